@@ -1,0 +1,7 @@
+import { defineProject, mergeConfig } from 'vitest/config'
+import { sharedConfig } from '@locus/vitest-config'
+
+export default mergeConfig(
+  sharedConfig,
+  defineProject({ test: { name: 'examples', include: ['**/*.test.ts'], exclude: ['node_modules/**'] } }),
+)

@@ -1,0 +1,3 @@
+import { locusConfig } from '@locus/eslint-config'
+
+export default locusConfig({ tsconfigRootDir: import.meta.dirname })

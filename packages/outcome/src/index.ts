@@ -1,0 +1,28 @@
+export { LocusError, UNKNOWN_ERROR_CODE, hasLocusErrorCode, toLocusError } from './locus-error.js'
+export type { LocusErrorOptions } from './locus-error.js'
+export {
+  ERROR_CODES,
+  ErrorCodeSchema,
+  FAILURE_CAUSES,
+  FAILURE_STATUSES,
+  FailureCauseSchema,
+  FailureStatusSchema,
+  RUN_DISPOSITIONS,
+  RunDispositionSchema,
+  isErrorCode,
+  isFailureCause,
+  isFailureStatus,
+} from './vocabulary.js'
+export type { ErrorCode, FailureCause, FailureStatus, RunDisposition } from './vocabulary.js'
+export type { JsonObject, JsonValue } from './json-value.js'
+export { formatJsonPath } from './json-path.js'
+export {
+  PREPARATION_FAILURE_REASONS,
+  WORKFLOW_RESULT_PREPARATION,
+  WorkflowResultPreparationError,
+  isWorkflowResultPreparationError,
+  prepareWorkflowResult,
+} from './prepare-workflow-result.js'
+export type { PreparationFailureReason } from './prepare-workflow-result.js'
+export { OUTCOME_FAILURE_REASONS, classifyOutcome, isSemanticFailure } from './classify-outcome.js'
+export type { OutcomeClassification, OutcomeFailure, OutcomeFailureReason, OutcomeSuccess } from './classify-outcome.js'

@@ -1,0 +1,62 @@
+// Shared flat config for every package and app. Type-checked rules run through
+// the TypeScript project service, so each package's tsconfig.json decides what
+// is checked.
+import js from '@eslint/js'
+import globals from 'globals'
+import tseslint from 'typescript-eslint'
+
+/**
+ * @param {{ tsconfigRootDir: string }} options
+ * @returns {import('typescript-eslint').ConfigArray}
+ */
+export function locusConfig({ tsconfigRootDir }) {
+  return tseslint.config(
+    {
+      ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/.locus-pi/**', '**/coverage/**', '.tools/**'],
+    },
+    js.configs.recommended,
+    ...tseslint.configs.strictTypeChecked,
+    {
+      languageOptions: {
+        parserOptions: {
+          projectService: true,
+          tsconfigRootDir,
+        },
+      },
+      rules: {
+        '@typescript-eslint/consistent-type-imports': 'error',
+        '@typescript-eslint/consistent-type-exports': 'error',
+        '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+        '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+        // A sibling package is imported by its name, never by reaching into its src/.
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              { group: ['@locus/*/src', '@locus/*/src/*', '**/packages/*/src/*'], message: 'Import a sibling package by its public name.' },
+            ],
+          },
+        ],
+      },
+    },
+    {
+      files: ['**/*.test.ts', '**/*.test-d.ts', '**/test/**', '**/bench/**'],
+      rules: {
+        '@typescript-eslint/no-non-null-assertion': 'off',
+        '@typescript-eslint/no-unsafe-assignment': 'off',
+        '@typescript-eslint/no-unsafe-member-access': 'off',
+        '@typescript-eslint/no-unsafe-argument': 'off',
+        '@typescript-eslint/no-floating-promises': 'off',
+        '@typescript-eslint/require-await': 'off',
+        '@typescript-eslint/only-throw-error': 'off',
+        '@typescript-eslint/prefer-promise-reject-errors': 'off',
+        '@typescript-eslint/unbound-method': 'off',
+      },
+    },
+    {
+      files: ['**/*.js', '**/*.mjs'],
+      ...tseslint.configs.disableTypeChecked,
+      languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { ...globals.node } },
+    },
+  )
+}
