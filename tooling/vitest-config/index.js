@@ -7,12 +7,15 @@ import { defineConfig } from 'vitest/config'
  */
 export const SOURCE_CONDITION = '@locus/source'
 
-const serverConditions = [SOURCE_CONDITION, 'node', 'import', 'module', 'default']
+// Only the source condition and 'node': vitest hands these to the worker as
+// `node --conditions`, and 'import' or 'module' there would make Node's own
+// require() of dual CJS/ESM dependencies (pg, pg-pool) load their ESM builds.
+const serverConditions = [SOURCE_CONDITION, 'node']
 
 /** Shared settings that every package's vitest project merges. */
 export const sharedConfig = defineConfig({
   resolve: { conditions: serverConditions },
-  ssr: { resolve: { conditions: serverConditions, externalConditions: [SOURCE_CONDITION, 'node'] } },
+  ssr: { resolve: { conditions: serverConditions, externalConditions: serverConditions } },
   test: {
     environment: 'node',
     restoreMocks: true,
