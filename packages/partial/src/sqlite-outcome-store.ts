@@ -1,0 +1,204 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import type { Database as SqliteDatabase } from 'better-sqlite3'
+import {
+  type GapRecordInput,
+  type MigrationResult,
+  type OutcomeStore,
+  type ReportOptions,
+  type RunRecordInput,
+  normalizeGaps,
+  normalizeRun,
+  normalizeRuns,
+  resolveSince,
+  toGapsReport,
+  toOutcomeReport,
+} from './outcome-store.js'
+import { OutcomeStoreError, PartialInputError } from './partial-error.js'
+
+/** Options of {@link createSqliteOutcomeStore}. */
+export interface SqliteOutcomeStoreOptions {
+  /** Path of the database file, created with its directory when missing; `:memory:` for a throwaway store. */
+  readonly path: string
+  /**
+   * The clock used for a gap's default `createdAt` and the default report window.
+   * @default () => new Date()
+   */
+  readonly clock?: () => Date
+}
+
+/**
+ * The schema, one entry per version. Instants are stored as epoch
+ * milliseconds so the window filters compare integers on an index.
+ */
+const SQLITE_MIGRATIONS: readonly { readonly version: number; readonly name: string; readonly sql: string }[] = [
+  {
+    version: 1,
+    name: 'runs and run_gaps',
+    sql: `
+      create table runs (
+        run_id text primary key,
+        outcome text not null check (outcome in ('complete', 'partial', 'cannot_answer', 'failed')),
+        correct integer check (correct in (0, 1)),
+        started_at integer not null,
+        workflow text,
+        disposition text check (disposition in ('completed', 'failed', 'cancelled'))
+      );
+      create index runs_started_at on runs (started_at, outcome, correct);
+      create table run_gaps (
+        id integer primary key,
+        run_id text not null,
+        step integer,
+        tool text not null,
+        criticality text not null check (criticality in ('required', 'enriching', 'confirming')),
+        reason text not null,
+        created_at integer not null
+      );
+      create index run_gaps_created_at on run_gaps (created_at, tool, criticality);
+      create index run_gaps_run_id on run_gaps (run_id);
+    `,
+  },
+]
+
+// The seed's outcome query in SQLite's dialect: the same columns and filters;
+// `correct` is already 0/1, and the window is a parameter in epoch milliseconds.
+const OUTCOME_REPORT_SQL = `
+select
+  count(*) filter (where outcome = 'complete')      as complete,
+  count(*) filter (where outcome = 'partial')       as partial,
+  count(*) filter (where outcome = 'cannot_answer') as cannot_answer,
+  count(*) filter (where outcome = 'failed')        as failed,
+  round(avg(correct) filter (where outcome = 'complete'), 2) as correct_complete,
+  round(avg(correct) filter (where outcome = 'partial'), 2)  as correct_partial
+  from runs
+ where started_at > ?`
+
+const GAPS_REPORT_SQL = `
+select tool, count(*) as gaps,
+       count(*) filter (where criticality = 'required') as blocking
+  from run_gaps
+ where created_at > ?
+ group by 1 order by blocking desc, gaps desc`
+
+const UPSERT_RUN_SQL = `
+insert into runs (run_id, outcome, correct, started_at, workflow, disposition)
+values (@runId, @outcome, @correct, @startedAt, @workflow, @disposition)
+on conflict (run_id) do update set
+  outcome = excluded.outcome, correct = excluded.correct, started_at = excluded.started_at,
+  workflow = excluded.workflow, disposition = excluded.disposition`
+
+const INSERT_GAP_SQL = `
+insert into run_gaps (run_id, step, tool, criticality, reason, created_at)
+values (?, ?, ?, ?, ?, ?)`
+
+/**
+ * An outcome store in a SQLite file through better-sqlite3: the embedded
+ * default, with nothing to run beside the process. Call `migrate()` once
+ * before use ({@link openOutcomeStore} does it for you).
+ *
+ * @example
+ * ```ts
+ * const store = createSqliteOutcomeStore({ path: '.locus-pi/runs/outcomes.sqlite' })
+ * await store.migrate()
+ * await store.recordRun({ runId: 'r1', outcome: 'partial', correct: true, startedAt: new Date() })
+ * console.log(await store.outcomeReport())
+ * await store.close()
+ * ```
+ */
+export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): OutcomeStore {
+  if (typeof options.path !== 'string' || options.path.length === 0) {
+    throw new PartialInputError('options.path', 'give the path of the SQLite file, or ":memory:".')
+  }
+  const clock = options.clock ?? (() => new Date())
+  let database: SqliteDatabase
+  try {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })
+    database = new Database(options.path)
+    database.pragma('journal_mode = WAL')
+    database.pragma('synchronous = NORMAL')
+    database.pragma('busy_timeout = 5000')
+  } catch (error) {
+    throw new OutcomeStoreError('sqlite', 'open', error)
+  }
+
+  // Runs a synchronous operation and turns driver errors into the typed store error.
+  const guarded = <TResult>(operation: string, body: () => TResult): Promise<TResult> => {
+    try {
+      return Promise.resolve(body())
+    } catch (error) {
+      if (PartialInputError.isInstance(error)) return Promise.reject(error)
+      return Promise.reject(new OutcomeStoreError('sqlite', operation, error))
+    }
+  }
+
+  const toRow = (run: ReturnType<typeof normalizeRun>) => ({
+    runId: run.runId,
+    outcome: run.outcome,
+    correct: run.correct === null ? null : run.correct ? 1 : 0,
+    startedAt: run.startedAt.getTime(),
+    workflow: run.workflow,
+    disposition: run.disposition,
+  })
+
+  return {
+    kind: 'sqlite',
+    migrate: () =>
+      guarded('migrate', (): MigrationResult => {
+        const applied: number[] = []
+        // `immediate` takes the write lock first, so two processes cannot both apply a version.
+        database
+          .transaction(() => {
+            database.exec(`create table if not exists schema_migrations (
+              version integer primary key, name text not null, applied_at integer not null)`)
+            const done = new Set(
+              database.prepare('select version from schema_migrations').pluck().all() as number[],
+            )
+            for (const migration of SQLITE_MIGRATIONS) {
+              if (done.has(migration.version)) continue
+              database.exec(migration.sql)
+              database
+                .prepare('insert into schema_migrations (version, name, applied_at) values (?, ?, ?)')
+                .run(migration.version, migration.name, clock().getTime())
+              applied.push(migration.version)
+            }
+          })
+          .immediate()
+        return { applied, version: Math.max(0, ...SQLITE_MIGRATIONS.map((migration) => migration.version)) }
+      }),
+    recordRun: (run: RunRecordInput) =>
+      guarded('recordRun', () => {
+        database.prepare(UPSERT_RUN_SQL).run(toRow(normalizeRun(run)))
+      }),
+    recordRuns: (runs: readonly RunRecordInput[]) =>
+      guarded('recordRuns', () => {
+        const rows = normalizeRuns(runs).map(toRow)
+        const statement = database.prepare(UPSERT_RUN_SQL)
+        database.transaction(() => {
+          for (const row of rows) statement.run(row)
+        })()
+      }),
+    recordGaps: (runId: string, gaps: readonly GapRecordInput[]) =>
+      guarded('recordGaps', () => {
+        const rows = normalizeGaps(runId, gaps, clock())
+        const statement = database.prepare(INSERT_GAP_SQL)
+        database.transaction(() => {
+          for (const gap of rows) statement.run(runId, gap.step, gap.tool, gap.criticality, gap.reason, gap.createdAt.getTime())
+        })()
+      }),
+    outcomeReport: (reportOptions?: ReportOptions) =>
+      guarded('outcomeReport', () => {
+        const since = resolveSince(reportOptions, clock())
+        return toOutcomeReport(database.prepare(OUTCOME_REPORT_SQL).get(since.getTime()) as Record<string, unknown> | undefined)
+      }),
+    gapsReport: (reportOptions?: ReportOptions) =>
+      guarded('gapsReport', () => {
+        const since = resolveSince(reportOptions, clock())
+        return toGapsReport(database.prepare(GAPS_REPORT_SQL).all(since.getTime()) as Record<string, unknown>[])
+      }),
+    close: () =>
+      guarded('close', () => {
+        if (database.open) database.close()
+      }),
+  }
+}
