@@ -1,0 +1,81 @@
+export {
+  ATTEMPT_TRIO_FIELDS,
+  ATTEMPT_TRIO_LINE_TYPES,
+  AgentEndLineSchema,
+  AgentStartLineSchema,
+  BudgetChangeLineSchema,
+  ErrorLineSchema,
+  GroupEndLineSchema,
+  GroupStartLineSchema,
+  JOURNAL_LINE_TYPES,
+  JOURNAL_SCHEMA_VERSION,
+  JournalLineSchema,
+  LogLineSchema,
+  RETRY_MESSAGE_PREFIX,
+  ReplayDivergedLineSchema,
+  RetryLineSchema,
+  RunEndLineSchema,
+  RunStartLineSchema,
+  ToolEndLineSchema,
+  ToolStartLineSchema,
+} from './journal-line-schema.js'
+export type {
+  AgentEndLine,
+  AgentStartLine,
+  BudgetChangeLine,
+  ErrorLine,
+  GroupEndLine,
+  GroupStartLine,
+  JournalCommonField,
+  JournalLine,
+  JournalLineInput,
+  JournalLineOf,
+  JournalLineType,
+  LogLine,
+  ReplayDivergedLine,
+  RetryLine,
+  RunEndLine,
+  RunStartLine,
+  ToolEndLine,
+  ToolStartLine,
+} from './journal-line-schema.js'
+export { JsonValueSchema } from './json-value-schema.js'
+export { agentResultJsonSchema, journalLineJsonSchema } from './journal-line-json-schema.js'
+export { JOURNAL_LINE_INVALID, JournalLineError, isJournalLineError } from './journal-line-error.js'
+export type { JournalLineErrorDetails } from './journal-line-error.js'
+export { parseJournalLine } from './parse-journal-line.js'
+export {
+  JOURNAL_CLOSED,
+  JOURNAL_FILE_ERROR_CODES,
+  JOURNAL_READ_FAILED,
+  JOURNAL_WRITER_OPTIONS_INVALID,
+  JOURNAL_WRITE_FAILED,
+  JournalClosedError,
+  JournalReadError,
+  JournalWriteError,
+  JournalWriterOptionsError,
+} from './journal-file-errors.js'
+export type { JournalFileErrorCode } from './journal-file-errors.js'
+export { DEFAULT_BATCH_LINES, DEFAULT_BATCH_MS, JOURNAL_DURABILITIES, createJournalWriter } from './journal-writer.js'
+export type { JournalDurability, JournalWriter, JournalWriterOptions } from './journal-writer.js'
+export { readJournal, readJournalAsync } from './read-journal.js'
+export type { InvalidJournalLine, JournalReadResult, OutOfOrderLine, TornTail } from './read-journal.js'
+export {
+  AGENT_RESULT_INVALID,
+  AGENT_RESULT_SCHEMA,
+  AgentResultEnvelopeError,
+  AgentResultEnvelopeSchema,
+  parseAgentResultEnvelope,
+} from './agent-result-envelope.js'
+export type {
+  AgentResultEnvelope,
+  AgentResultEnvelopeBody,
+  CompletedAgentResult,
+  FailedAgentResult,
+} from './agent-result-envelope.js'
+export { SerializedErrorSchema, deserializeError, registerErrorFactory, serializeError } from './serialized-error.js'
+export type { ErrorFactory, SerializedError } from './serialized-error.js'
+export { RUN_ID_INVALID, RUN_ID_RULE, RUN_LAYOUT, RunIdError, runPaths, validateRunId } from './run-paths.js'
+export type { CallPaths, RunPaths } from './run-paths.js'
+export { renderOutputsReadme } from './render-outputs-readme.js'
+export type { RenderOutputsReadmeOptions } from './render-outputs-readme.js'

@@ -1,0 +1,356 @@
+import { ErrorCodeSchema, FailureCauseSchema, RunDispositionSchema } from '@locus/outcome'
+import { z } from 'zod'
+import { JsonValueSchema } from './json-value-schema.js'
+import { SerializedErrorSchema } from './serialized-error.js'
+
+/** The version written as `v` on every journal line. A reader refuses any other. */
+export const JOURNAL_SCHEMA_VERSION = 1
+
+/** Every journal line type, in the order a run usually writes them. */
+export const JOURNAL_LINE_TYPES = [
+  'run_start',
+  'run_end',
+  'agent_start',
+  'agent_end',
+  'error',
+  'retry',
+  'group_start',
+  'group_end',
+  'tool_start',
+  'tool_end',
+  'budget_change',
+  'replay_diverged',
+  'log',
+] as const
+export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
+
+/** The three fields that name one physical attempt of one logical `agent()` call. They travel together. */
+export const ATTEMPT_TRIO_FIELDS = ['attempt', 'attempts', 'logicalCallId'] as const
+
+/** The line types that record an agent attempt and so carry the attempt trio (on `error`, all of it or none). */
+export const ATTEMPT_TRIO_LINE_TYPES = ['agent_start', 'agent_end', 'error'] as const
+
+/** Every retry boundary message starts with this marker, so a plain-text search finds them all. */
+export const RETRY_MESSAGE_PREFIX = '[workflow:retry]'
+
+const nonEmpty = z.string().min(1)
+const count = z.int().min(0)
+const duration = z.number().min(0).describe('Milliseconds.')
+
+/** Fields every line carries; the writer fills them in. */
+const common = {
+  v: z.literal(JOURNAL_SCHEMA_VERSION).describe('Journal schema version.'),
+  seq: count.describe('Position in this file; strictly increasing.'),
+  ts: z.iso.datetime({ offset: true }).describe('When the line was written, ISO 8601.'),
+  runId: nonEmpty.describe('The run this line belongs to.'),
+  executionId: nonEmpty.describe('The execution (root, resume attempt or child) that wrote this file.'),
+}
+
+const attemptTrio = {
+  attempt: z.int().min(1).describe('Which physical attempt of the logical call this is, from 1.'),
+  attempts: z.int().min(1).describe('How many attempts the call declared.'),
+  logicalCallId: nonEmpty.describe('The logical agent() call every attempt belongs to; retries are grouped by it.'),
+}
+
+const callPlace = {
+  label: z.string().optional(),
+  phase: z.string().optional(),
+  groupId: z.string().optional(),
+}
+
+const AGENT_STATUSES = ['completed', 'failed'] as const
+const GROUP_KINDS = ['parallel', 'pipeline'] as const
+const GROUP_OUTCOMES = ['completed', 'failed', 'hard-stopped', 'cancelled'] as const
+const TOOL_STATUSES = ['completed', 'failed', 'timed-out'] as const
+const LOG_LEVELS = ['info', 'warn', 'error'] as const
+
+const UsageSchema = z
+  .object({ inputTokens: count, outputTokens: count })
+  .describe('Tokens the provider reported for this attempt.')
+
+/** `run_start`: the first line of an execution. */
+export const RunStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('run_start'),
+    workflow: nonEmpty.describe('Workflow name.'),
+    input: JsonValueSchema,
+    options: JsonValueSchema.describe('Budgets, concurrency, launch mode, durability.'),
+    parentRunId: nonEmpty.optional().describe('Set on a child run.'),
+    resumeOf: nonEmpty.optional().describe('The execution this one resumes.'),
+  })
+  .meta({ id: 'RunStartLine' })
+
+/** `run_end`: the run's durable disposition. `ok` is true exactly when the disposition is `completed`. */
+export const RunEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('run_end'),
+    disposition: RunDispositionSchema,
+    ok: z.boolean(),
+    result: JsonValueSchema.describe('The detached result, or the JSON-safe failure envelope.'),
+    error: SerializedErrorSchema.optional(),
+    durationMs: duration,
+  })
+  .refine((line) => line.ok === (line.disposition === 'completed'), {
+    error: 'ok must be true exactly when disposition is "completed"',
+    path: ['ok'],
+  })
+  .meta({ id: 'RunEndLine', description: "The run's durable disposition. Rule: ok is true exactly when disposition is completed." })
+
+/** `agent_start`: one physical attempt of an `agent()` call was dispatched. */
+export const AgentStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('agent_start'),
+    callId: nonEmpty.describe('This physical attempt; every attempt has its own.'),
+    ...attemptTrio,
+    agent: nonEmpty,
+    ...callPlace,
+    ordinal: nonEmpty.describe('Position of the logical call in the group tree, e.g. g1[2].1; shared by its attempts.'),
+    requestKey: z.string().optional().describe('Canonical request key used by replay.'),
+    timeoutMs: z.number().positive().optional(),
+    prompt: z.string(),
+  })
+  .refine((line) => line.attempt <= line.attempts, { error: 'attempt must not exceed attempts', path: ['attempt'] })
+  .meta({ id: 'AgentStartLine', description: 'One physical attempt of an agent() call was dispatched. Rule: attempt <= attempts.' })
+
+/** `agent_end`: an attempt answered or failed. `failureCause` is present exactly when it failed. */
+export const AgentEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('agent_end'),
+    callId: nonEmpty,
+    ...attemptTrio,
+    agent: nonEmpty,
+    ...callPlace,
+    ordinal: nonEmpty,
+    status: z.enum(AGENT_STATUSES),
+    failureCause: FailureCauseSchema.optional().describe('Why the attempt failed; required when status is failed.'),
+    reason: z.string().optional().describe('Human-readable detail; never branch on it.'),
+    stopReason: z.string().optional(),
+    durationMs: duration,
+    usage: UsageSchema.optional(),
+    replayed: z.boolean().optional().describe('True when the answer came from a recording.'),
+  })
+  .refine((line) => line.attempt <= line.attempts, { error: 'attempt must not exceed attempts', path: ['attempt'] })
+  .refine((line) => (line.status === 'failed') === (line.failureCause !== undefined), {
+    error: 'failureCause is required when status is "failed" and not allowed when it is "completed"',
+    path: ['failureCause'],
+  })
+  .meta({ id: 'AgentEndLine', description: 'An attempt answered or failed. Rules: attempt <= attempts; failureCause is present exactly when status is failed.' })
+
+/**
+ * `error`: something threw. When an agent attempt threw instead of answering,
+ * this is its terminal record and carries the attempt trio.
+ */
+export const ErrorLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('error'),
+    message: z.string(),
+    error: SerializedErrorSchema,
+    failureCause: FailureCauseSchema.optional().describe('Set when the error ends an agent call, e.g. sdk-unavailable.'),
+    callId: nonEmpty.optional(),
+    agent: nonEmpty.optional(),
+    ordinal: nonEmpty.optional(),
+    ...callPlace,
+    attempt: attemptTrio.attempt.optional(),
+    attempts: attemptTrio.attempts.optional(),
+    logicalCallId: attemptTrio.logicalCallId.optional(),
+  })
+  .refine(
+    (line) => {
+      const present = [line.attempt, line.attempts, line.logicalCallId].filter((field) => field !== undefined).length
+      return present === 0 || present === 3
+    },
+    { error: 'attempt, attempts and logicalCallId travel together: all or none', path: ['logicalCallId'] },
+  )
+  .refine((line) => line.attempt === undefined || line.attempts === undefined || line.attempt <= line.attempts, {
+    error: 'attempt must not exceed attempts',
+    path: ['attempt'],
+  })
+  .meta({ id: 'ErrorLine', description: 'Something threw; the terminal record of an attempt that threw. Rule: attempt, attempts and logicalCallId are all present or all absent.' })
+
+/** `retry`: the boundary between a discarded attempt and the next one. */
+export const RetryLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('retry'),
+    kind: z.enum(['agent', 'tool']),
+    message: z.string().startsWith(RETRY_MESSAGE_PREFIX).describe('Starts with [workflow:retry].'),
+    logicalCallId: nonEmpty.optional().describe('For agent retries: the logical call retried.'),
+    callId: nonEmpty.optional().describe('The discarded attempt (callId, or toolCallId for tools).'),
+    fromAttempt: z.int().min(1),
+    toAttempt: z.int().min(2),
+    attempts: z.int().min(2),
+    cause: nonEmpty.describe('Why the discarded attempt failed: a failure cause or an error code.'),
+    delayMs: duration.optional(),
+  })
+  .refine((line) => line.fromAttempt < line.toAttempt && line.toAttempt <= line.attempts, {
+    error: 'fromAttempt < toAttempt <= attempts must hold',
+    path: ['toAttempt'],
+  })
+  .meta({ id: 'RetryLine', description: 'The boundary between a discarded attempt and the next. Rule: fromAttempt < toAttempt <= attempts.' })
+
+/** `group_start`: a `parallel()` or `pipeline()` group began. */
+export const GroupStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('group_start'),
+    groupId: nonEmpty,
+    groupKind: z.enum(GROUP_KINDS),
+    total: count,
+    parentGroupId: nonEmpty.optional(),
+    label: z.string().optional(),
+    phase: z.string().optional(),
+    concurrency: z.int().min(1).optional(),
+  })
+  .meta({ id: 'GroupStartLine' })
+
+/** `group_end`: the group's barrier settled. A group with failures or undispatched slots is never `completed`. */
+export const GroupEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('group_end'),
+    groupId: nonEmpty,
+    groupKind: z.enum(GROUP_KINDS),
+    total: count,
+    completed: count,
+    failed: count,
+    notDispatched: count,
+    outcome: z.enum(GROUP_OUTCOMES),
+    stageIndex: count.optional().describe('Pipelines: the stage at which the first failure happened.'),
+  })
+  .refine((line) => line.outcome !== 'completed' || (line.failed === 0 && line.notDispatched === 0), {
+    error: 'outcome "completed" needs failed = 0 and notDispatched = 0',
+    path: ['outcome'],
+  })
+  .meta({ id: 'GroupEndLine', description: 'A group barrier settled. Rule: outcome completed needs failed = 0 and notDispatched = 0.' })
+
+const toolAttempt = {
+  toolCallId: nonEmpty,
+  tool: nonEmpty,
+  attempt: z.int().min(1),
+  maxAttempts: z.int().min(1),
+}
+
+/** `tool_start`: one attempt of a `tool()` call began. Tools number attempts with `attempt`/`maxAttempts`. */
+export const ToolStartLineSchema = z
+  .object({ ...common, type: z.literal('tool_start'), ...toolAttempt, ...callPlace })
+  .meta({ id: 'ToolStartLine' })
+
+/** `tool_end`: one tool attempt settled. */
+export const ToolEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('tool_end'),
+    ...toolAttempt,
+    ...callPlace,
+    status: z.enum(TOOL_STATUSES),
+    failure: z
+      .object({ error: z.string(), retryable: z.boolean(), code: ErrorCodeSchema.optional() })
+      .optional()
+      .describe('Set when the attempt failed or timed out.'),
+    durationMs: duration,
+  })
+  .meta({ id: 'ToolEndLine' })
+
+/** `budget_change`: a budget was set or changed, e.g. a per-call value overriding the run's. */
+export const BudgetChangeLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('budget_change'),
+    budget: nonEmpty,
+    scope: z.enum(['run', 'call']),
+    from: z.number().nullable(),
+    to: z.number().nullable(),
+    callId: nonEmpty.optional(),
+    reason: z.string().optional(),
+  })
+  .meta({ id: 'BudgetChangeLine' })
+
+/** `replay_diverged`: the one-way replay latch tripped; every later call runs live. */
+export const ReplayDivergedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('replay_diverged'),
+    ordinal: nonEmpty,
+    expectedKey: z.string(),
+    actualKey: z.string(),
+    fields: z.array(z.string()).describe('Request fields that differ.'),
+  })
+  .meta({ id: 'ReplayDivergedLine' })
+
+/** `log`: a line the workflow script logged. */
+export const LogLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('log'),
+    level: z.enum(LOG_LEVELS),
+    message: z.string(),
+    data: JsonValueSchema.optional(),
+    label: z.string().optional(),
+    phase: z.string().optional(),
+  })
+  .meta({ id: 'LogLine' })
+
+/** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
+export const JournalLineSchema = z
+  .discriminatedUnion('type', [
+    RunStartLineSchema,
+    RunEndLineSchema,
+    AgentStartLineSchema,
+    AgentEndLineSchema,
+    ErrorLineSchema,
+    RetryLineSchema,
+    GroupStartLineSchema,
+    GroupEndLineSchema,
+    ToolStartLineSchema,
+    ToolEndLineSchema,
+    BudgetChangeLineSchema,
+    ReplayDivergedLineSchema,
+    LogLineSchema,
+  ])
+  .meta({ id: 'JournalLine' })
+
+export type RunStartLine = z.output<typeof RunStartLineSchema>
+export type RunEndLine = z.output<typeof RunEndLineSchema>
+export type AgentStartLine = z.output<typeof AgentStartLineSchema>
+export type AgentEndLine = z.output<typeof AgentEndLineSchema>
+export type ErrorLine = z.output<typeof ErrorLineSchema>
+export type RetryLine = z.output<typeof RetryLineSchema>
+export type GroupStartLine = z.output<typeof GroupStartLineSchema>
+export type GroupEndLine = z.output<typeof GroupEndLineSchema>
+export type ToolStartLine = z.output<typeof ToolStartLineSchema>
+export type ToolEndLine = z.output<typeof ToolEndLineSchema>
+export type BudgetChangeLine = z.output<typeof BudgetChangeLineSchema>
+export type ReplayDivergedLine = z.output<typeof ReplayDivergedLineSchema>
+export type LogLine = z.output<typeof LogLineSchema>
+
+/** Any journal line. Narrow on `type`. */
+export type JournalLine =
+  | RunStartLine
+  | RunEndLine
+  | AgentStartLine
+  | AgentEndLine
+  | ErrorLine
+  | RetryLine
+  | GroupStartLine
+  | GroupEndLine
+  | ToolStartLine
+  | ToolEndLine
+  | BudgetChangeLine
+  | ReplayDivergedLine
+  | LogLine
+
+/** The fields the writer fills in on every line. */
+export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'
+
+type DistributiveOmit<TUnion, TKey extends PropertyKey> = TUnion extends unknown ? Omit<TUnion, TKey> : never
+
+/** A line as a caller passes it to `JournalWriter.append`: everything but the common fields. */
+export type JournalLineInput = DistributiveOmit<JournalLine, JournalCommonField>
+
+/** The line of a given type. */
+export type JournalLineOf<TType extends JournalLineType> = Extract<JournalLine, { type: TType }>
