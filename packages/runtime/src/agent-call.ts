@@ -1,0 +1,383 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { AGENT_RESULT_SCHEMA, type AgentResultEnvelope, serializeError } from '@locus/journal'
+import { allocateChildId, currentSlot } from '@locus/groups'
+import type { FailureCause } from '@locus/outcome'
+import { isTransportRetryable, parseAttempts } from '@locus/retry'
+import { z } from 'zod'
+import { overrideBudgets } from './budgets.js'
+import type { AgentAnswer, AgentCallOptions } from './define.js'
+import { AgentCallError, RuntimeInputError, SchemaValidationError, TransportRetryRefusedError } from './errors.js'
+import { type AgentSession, type CallBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
+import { positionToken } from './ids.js'
+import { type RunState, writeJsonAtomic } from './run-state.js'
+import { CallBudgetsSchema } from './run-options.js'
+import { describeZodIssues } from './zod-issues.js'
+
+const agentOptionsSchema = z
+  .object({
+    agent: z.string().min(1).optional(),
+    label: z.string().optional(),
+    phase: z.string().optional(),
+    attempts: z.unknown().optional(),
+    timeoutMs: z.number().int('timeoutMs must be a whole number of milliseconds').positive('timeoutMs must be at least 1').optional(),
+    choice: z
+      .array(z.string().min(1, 'a choice may not be empty'))
+      .min(1, 'choice must list at least one value')
+      .refine((choices) => new Set(choices).size === choices.length, 'choice values must be unique')
+      .optional(),
+    choiceFallback: z.string().optional(),
+    budgets: CallBudgetsSchema.optional(),
+    accept: z.custom<(answer: string) => true | string>((value) => typeof value === 'function', { error: 'accept must be a function' }).optional(),
+    worktree: z.string().min(1).optional(),
+    workspaceHandle: z.string().min(1).optional(),
+  })
+  .strict()
+
+/**
+ * Creates a call's directory with its transcript and result directories.
+ * Plain mkdirs, with a recursive one only for the first call: metadata
+ * operations dominate a call's cost on slow disks.
+ */
+function makeCallDirs(dirs: { dir: string; transcriptDir: string; resultDir: string }): void {
+  try {
+    mkdirSync(dirs.dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    mkdirSync(dirs.dir, { recursive: true })
+  }
+  mkdirSync(dirs.transcriptDir)
+  mkdirSync(dirs.resultDir)
+}
+
+/** How one physical attempt ended. */
+type AttemptEnd =
+  | { kind: 'answered'; answer: string; usedFallback: boolean; usage: Usage | undefined; stopReason: string }
+  | { kind: 'failed'; failureCause: FailureCause; reason: string; usage: Usage | undefined; stopReason: string | undefined; choiceAnswers?: string[] }
+  | { kind: 'threw'; failureCause: FailureCause; error: unknown }
+
+function addUsage(total: Usage | undefined, more: Usage | undefined): Usage | undefined {
+  if (more === undefined) return total
+  if (total === undefined) return more
+  return { inputTokens: total.inputTokens + more.inputTokens, outputTokens: total.outputTokens + more.outputTokens }
+}
+
+/** Matches an answer to the declared choices: exact after trimming, then case-insensitively. */
+export function matchChoice(text: string, choices: readonly string[]): string | undefined {
+  const trimmed = text.trim().replace(/^["'`]+|["'`.!]+$/g, '').trim()
+  if (choices.includes(trimmed)) return trimmed
+  const lower = trimmed.toLowerCase()
+  return choices.find((choice) => choice.toLowerCase() === lower)
+}
+
+function clarificationPrompt(answer: string, choices: readonly string[]): string {
+  return (
+    `Your answer ${JSON.stringify(answer.trim().slice(0, 200))} is not one of the allowed values. ` +
+    `Reply with exactly one of: ${choices.map((choice) => JSON.stringify(choice)).join(', ')}. Reply with the value only.`
+  )
+}
+
+/** Classifies a turn that came back without our fuse or a cancellation firing. */
+function classifyTurn(result: TurnResult): { failureCause: FailureCause; reason: string } | undefined {
+  if (result.failureCause !== undefined) return { failureCause: result.failureCause, reason: result.reason ?? result.failureCause }
+  switch (result.stopReason) {
+    case 'end':
+      return undefined
+    case 'length':
+      return {
+        failureCause: 'provider-error',
+        reason: 'stopReason=length: the provider stopped at its output-token limit, so the answer is not exact text; it is kept in the transcript only',
+      }
+    case 'tool-call-budget':
+      return { failureCause: 'tool-call-budget', reason: result.reason ?? 'the child exceeded its tool-call budget' }
+    case 'content-filter':
+      return { failureCause: 'provider-error', reason: result.reason ?? 'the provider filtered the answer' }
+    case 'error':
+      return { failureCause: 'provider-error', reason: result.reason ?? 'the provider reported an error' }
+    case 'aborted':
+      return { failureCause: 'unclassified', reason: result.reason ?? 'the host aborted the turn on its own' }
+  }
+}
+
+interface AttemptPlan {
+  readonly prompt: string
+  readonly options: AgentCallOptions
+  readonly request: SessionRequest
+  readonly budgets: Required<CallBudgets>
+}
+
+async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { session?: AgentSession }): Promise<AttemptEnd> {
+  const host = run.host
+  if (host === undefined) {
+    return {
+      kind: 'threw',
+      failureCause: 'sdk-unavailable',
+      error: new HostError('sdk-unavailable', 'No agent host is configured for this run; pass `host` to runWorkflowScript or --host to the CLI.'),
+    }
+  }
+  const controller = new AbortController()
+  let firedBy: 'call-timeout' | 'cancelled' | undefined
+  const onRunAbort = (): void => {
+    firedBy ??= 'cancelled'
+    controller.abort()
+  }
+  if (run.signal.aborted) onRunAbort()
+  else run.signal.addEventListener('abort', onRunAbort, { once: true })
+  const fuse = new AbortController()
+  if (plan.options.timeoutMs !== undefined) {
+    run.clock.sleep(plan.options.timeoutMs, fuse.signal).then(
+      () => {
+        if (fuse.signal.aborted) return
+        firedBy ??= 'call-timeout'
+        controller.abort()
+      },
+      () => undefined,
+    )
+  }
+  const aborted = new Promise<'aborted'>((resolve) => {
+    if (controller.signal.aborted) resolve('aborted')
+    else controller.signal.addEventListener('abort', () => { resolve('aborted') }, { once: true })
+  })
+  let usage: Usage | undefined
+  let lastStop: string | undefined
+  const interrupted = (): AttemptEnd => ({
+    kind: 'failed',
+    failureCause: firedBy ?? 'cancelled',
+    reason: firedBy === 'call-timeout' ? `the call's timeoutMs fuse (${plan.options.timeoutMs ?? 0} ms) expired and the child was aborted` : 'the run was cancelled',
+    usage,
+    stopReason: 'aborted',
+  })
+  /** Sends one turn; undefined means our fuse or a cancellation ended it first. */
+  const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
+    const pending = session.prompt(text, { signal: controller.signal })
+    const winner = await Promise.race([pending, aborted])
+    if (winner === 'aborted') {
+      // The host may ignore the abort; its late answer is discarded, never published.
+      pending.catch(() => undefined)
+      return undefined
+    }
+    usage = addUsage(usage, winner.usage)
+    lastStop = winner.stopReason
+    return winner
+  }
+  try {
+    if (controller.signal.aborted) return interrupted()
+    const session = await host.openSession(plan.request)
+    sessionRef.session = session
+    const first = await turn(session, plan.prompt)
+    if (first === undefined) return interrupted()
+    const failure = classifyTurn(first)
+    if (failure !== undefined) return { kind: 'failed', ...failure, usage, stopReason: lastStop }
+    if (first.text.trim() === '') return { kind: 'failed', failureCause: 'empty-answer', reason: 'the child answered with no text', usage, stopReason: lastStop }
+    if (first.text.length > plan.budgets.maxAnswerChars) {
+      return {
+        kind: 'failed',
+        failureCause: 'answer-too-long',
+        reason: `the answer has ${first.text.length} characters, over the budget of ${plan.budgets.maxAnswerChars}; split the task`,
+        usage,
+        stopReason: lastStop,
+      }
+    }
+    let answer = first.text
+    let usedFallback = false
+    const choices = plan.options.choice
+    if (choices !== undefined) {
+      let chosen = matchChoice(first.text, choices)
+      if (chosen === undefined) {
+        // Value repair: one clarification turn inside the same child, never a new child.
+        const second = await turn(session, clarificationPrompt(first.text, choices))
+        if (second === undefined) return interrupted()
+        const secondFailure = classifyTurn(second)
+        if (secondFailure !== undefined) return { kind: 'failed', ...secondFailure, usage, stopReason: lastStop }
+        chosen = matchChoice(second.text, choices)
+        if (chosen === undefined) {
+          if (plan.options.choiceFallback === undefined) {
+            return {
+              kind: 'failed',
+              failureCause: 'unparseable-answer',
+              reason: `the answer was not one of the declared choices, twice`,
+              usage,
+              stopReason: lastStop,
+              choiceAnswers: [first.text, second.text],
+            }
+          }
+          chosen = plan.options.choiceFallback
+          usedFallback = true
+        }
+      }
+      answer = chosen
+    }
+    const verdict = plan.options.accept?.(answer) ?? true
+    if (verdict !== true) return { kind: 'failed', failureCause: 'script-rejected', reason: verdict, usage, stopReason: lastStop }
+    return { kind: 'answered', answer, usedFallback, usage, stopReason: lastStop ?? 'end' }
+  } catch (error) {
+    if (firedBy !== undefined) return interrupted()
+    return { kind: 'threw', failureCause: failureCauseOf(error), error }
+  } finally {
+    fuse.abort()
+    run.signal.removeEventListener('abort', onRunAbort)
+  }
+}
+
+function describeCall(agent: string, label: string | undefined): string {
+  return label === undefined ? `agent "${agent}"` : `agent "${agent}" (${label})`
+}
+
+/** The `agent()` of a workflow context. */
+export async function callAgent(run: RunState, prompt: string, rawOptions: AgentCallOptions = {}): Promise<AgentAnswer> {
+  if (typeof prompt !== 'string' || prompt.trim() === '') {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', 'agent(prompt): prompt must be a non-empty string', ['prompt: must be a non-empty string'])
+  }
+  const parsedOptions = agentOptionsSchema.safeParse(rawOptions)
+  if (!parsedOptions.success) {
+    const issues = describeZodIssues(parsedOptions.error, 'agent options')
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid agent() options:\n  ${issues.join('\n  ')}`, issues)
+  }
+  const options = rawOptions
+  const attempts = parseAttempts(options.attempts)
+  const binding = options.worktree !== undefined ? `worktree ${options.worktree}` : options.workspaceHandle !== undefined ? `workspaceHandle ${options.workspaceHandle}` : undefined
+  if (attempts > 1 && binding !== undefined) throw new TransportRetryRefusedError(attempts, binding)
+
+  const slot = currentSlot()
+  const agent = options.agent ?? 'default'
+  const label = options.label ?? slot?.label
+  const phase = options.phase ?? slot?.phase
+  const groupId = slot?.groupId
+  const ordinal = allocateChildId()
+  const logicalCallId = `call-${positionToken(ordinal)}`
+  const where = { agent, ...(label === undefined ? {} : { label }), ...(phase === undefined ? {} : { phase }), ...(groupId === undefined ? {} : { groupId }) }
+
+  const agents = run.workflow.agents
+  if (agents !== undefined && agent !== 'default' && !(agent in agents)) {
+    const error = new AgentCallError(
+      `Unknown agent role "${agent}"; this workflow declares: ${Object.keys(agents).join(', ') || 'none'}.`,
+      { failureCause: 'unknown-agent', callId: `${logicalCallId}-a1`, logicalCallId, attempt: 1, attempts, agent, label, phase },
+    )
+    run.emit({ type: 'error', message: error.message, error: serializeError(error), failureCause: 'unknown-agent', ...where, callId: error.callId })
+    throw error
+  }
+
+  const { budgets, increases } = overrideBudgets(run.callDefaults, options.budgets)
+  for (const increase of increases) {
+    run.emit({ type: 'budget_change', budget: increase.budget, scope: 'call', from: increase.from, to: increase.to, callId: logicalCallId, reason: 'per-call override' })
+  }
+  const tools = run.hostTools
+
+  for (let attempt = 1; ; attempt += 1) {
+    run.chargeInvocation()
+    const callId = `${logicalCallId}-a${attempt}`
+    const dirs = run.paths.callDir(callId)
+    makeCallDirs(dirs)
+    const trio = { attempt, attempts, logicalCallId }
+    run.emit({
+      type: 'agent_start',
+      callId,
+      ...trio,
+      ...where,
+      ordinal,
+      prompt,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    })
+    const startedAt = run.clock.now()
+    const sessionRef: { session?: AgentSession } = {}
+    const request: SessionRequest = {
+      runId: run.runId,
+      callId,
+      logicalCallId,
+      attempt,
+      agent,
+      agentConfig: agents?.[agent],
+      label,
+      phase,
+      budgets,
+      tools,
+      transcriptDir: dirs.transcriptDir,
+    }
+    const end = await runAttempt(run, { prompt, options, request, budgets }, sessionRef)
+    const durationMs = run.clock.now() - startedAt
+    writeFileSync(join(dirs.transcriptDir, 'transcript.json'), JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
+    try {
+      await sessionRef.session?.close?.()
+    } catch {
+      // closing is best effort; the attempt's outcome is already decided
+    }
+    const common = {
+      schema: AGENT_RESULT_SCHEMA,
+      callId,
+      ...trio,
+      agent,
+      ordinal,
+      ...(end.kind !== 'threw' && end.stopReason !== undefined ? { stopReason: end.stopReason } : {}),
+      ...(end.kind !== 'threw' && end.usage !== undefined ? { usage: end.usage } : {}),
+      paths: { transcriptDir: dirs.transcriptDir, resultDir: dirs.resultDir },
+    } as const
+    const envelope: AgentResultEnvelope =
+      end.kind === 'answered'
+        ? { ...common, status: 'completed', answer: end.answer }
+        : {
+            ...common,
+            status: 'failed',
+            failureCause: end.failureCause,
+            reason: end.kind === 'failed' ? end.reason : end.error instanceof Error ? end.error.message : String(end.error),
+          }
+    writeJsonAtomic(join(dirs.resultDir, 'result.json'), envelope)
+
+    if (end.kind === 'threw') {
+      run.emit({
+        type: 'error',
+        message: `${describeCall(agent, label)} attempt ${attempt}/${attempts} threw: ${end.error instanceof Error ? end.error.message : String(end.error)}`,
+        error: serializeError(end.error),
+        failureCause: end.failureCause,
+        callId,
+        ...trio,
+        ...where,
+      })
+    } else {
+      run.emit({
+        type: 'agent_end',
+        callId,
+        ...trio,
+        ...where,
+        ordinal,
+        status: end.kind === 'answered' ? 'completed' : 'failed',
+        ...(end.kind === 'failed' ? { failureCause: end.failureCause, reason: end.reason } : {}),
+        ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
+        ...(end.usage === undefined ? {} : { usage: end.usage }),
+        durationMs,
+      })
+    }
+    if (end.kind === 'answered') {
+      return { answer: end.answer, usedFallback: end.usedFallback, callId, logicalCallId, attempt, attempts, usage: end.usage }
+    }
+    if (attempt < attempts && isTransportRetryable(end.failureCause)) {
+      run.emit({
+        type: 'retry',
+        kind: 'agent',
+        message: `[workflow:retry] ${describeCall(agent, label)} attempt ${attempt}/${attempts} ended ${end.failureCause}; re-sending the same prompt in a new child as attempt ${attempt + 1}`,
+        logicalCallId,
+        callId,
+        fromAttempt: attempt,
+        toAttempt: attempt + 1,
+        attempts,
+        cause: end.failureCause,
+      })
+      continue
+    }
+    if (end.kind === 'failed' && end.choiceAnswers !== undefined && options.choice !== undefined) {
+      throw new SchemaValidationError({ choices: options.choice, answers: end.choiceAnswers, callId, logicalCallId })
+    }
+    const reason = end.kind === 'threw' ? (end.error instanceof Error ? end.error.message : String(end.error)) : end.reason
+    const exhausted = attempt > 1 ? ` after ${attempt} attempts` : ''
+    throw new AgentCallError(`${describeCall(agent, label)} failed${exhausted} with ${end.failureCause}: ${reason}`, {
+      failureCause: end.failureCause,
+      callId,
+      logicalCallId,
+      attempt,
+      attempts,
+      agent,
+      label,
+      phase,
+      cause: end.kind === 'threw' ? end.error : undefined,
+    })
+  }
+}

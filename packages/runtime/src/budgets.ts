@@ -1,0 +1,53 @@
+import type { CallBudgets } from './host.js'
+
+/** How a run was launched; it selects the per-call budget defaults its calls share. */
+export const LAUNCH_MODES = ['interactive', 'background'] as const
+export type LaunchMode = (typeof LAUNCH_MODES)[number]
+
+/**
+ * Per-call defaults of each launch mode. An interactive run answers a person
+ * who is waiting, so its children are kept short; a background run may spend more.
+ */
+export const LAUNCH_MODE_BUDGETS: Readonly<Record<LaunchMode, Required<CallBudgets>>> = {
+  interactive: { maxToolCalls: 20, maxOutputTokens: 8_000, maxAnswerChars: 40_000 },
+  background: { maxToolCalls: 100, maxOutputTokens: 32_000, maxAnswerChars: 200_000 },
+}
+
+/** Run-level budgets and caps. */
+export interface RunBudgets {
+  /** Physical agent attempts the whole run may start; every retry counts. Exceeding it is a hard stop. */
+  readonly maxTotalAgentInvocations?: number
+  /** Milliseconds from the run's start after which no new call is dispatched. Exceeding it is a hard stop. */
+  readonly deadlineMs?: number
+  /** Run-level per-call budgets; each overrides the launch mode's default. */
+  readonly perCall?: CallBudgets
+}
+
+/** One budget raised above the level it overrides; the runtime journals each as `budget_change`. */
+export interface BudgetIncrease {
+  readonly budget: keyof CallBudgets
+  readonly from: number
+  readonly to: number
+}
+
+const BUDGET_KEYS = ['maxToolCalls', 'maxOutputTokens', 'maxAnswerChars'] as const
+
+/**
+ * Lays an explicit override over a base: an explicit value wins, and every
+ * value raised above its base is reported so it can be journaled.
+ */
+export function overrideBudgets(
+  base: Required<CallBudgets>,
+  override: CallBudgets | undefined,
+): { budgets: Required<CallBudgets>; increases: BudgetIncrease[] } {
+  if (override === undefined) return { budgets: base, increases: [] }
+  const budgets = { ...base }
+  const increases: BudgetIncrease[] = []
+  for (const key of BUDGET_KEYS) {
+    const value = override[key]
+    if (value === undefined) continue
+    if (value > base[key]) increases.push({ budget: key, from: base[key], to: value })
+    budgets[key] = value
+  }
+  return { budgets, increases }
+}

@@ -1,0 +1,149 @@
+import type { parallel, pipeline } from '@locus/groups'
+import type { RetryPolicy } from '@locus/retry'
+import type { z } from 'zod'
+import type { AgentConfig, CallBudgets, Usage } from './host.js'
+
+/** What a tool's `run` receives besides its arguments. */
+export interface ToolCallContext {
+  /** Aborted when the attempt's deadline passes or the run is cancelled. */
+  readonly signal: AbortSignal
+  readonly attempt: number
+  readonly toolCallId: string
+  readonly runId: string
+}
+
+/** A tool a workflow offers to its script and to every agent it calls. */
+export interface ToolDefinition<TInput = unknown, TOutput = unknown> {
+  readonly description?: string
+  readonly input: z.ZodType<TInput>
+  readonly run: (args: TInput, call: ToolCallContext) => TOutput | Promise<TOutput>
+  /** The tool's own default retry policy; a call's `retry` overrides it. @default no retry, no timeout */
+  readonly retry?: RetryPolicy
+}
+
+/**
+ * Declares a tool: its zod input schema, its implementation and, optionally,
+ * its default seed-001 retry policy.
+ *
+ * @example
+ * ```ts
+ * const lookup = defineTool({
+ *   input: z.object({ id: z.string() }),
+ *   retry: { timeout_secs: 5, max_retries: 3, backoff_base_secs: 2, backoff_max_secs: 30 },
+ *   run: async ({ id }, { signal }) => fetchTicket(id, signal),
+ * })
+ * ```
+ */
+export function defineTool<TInput, TOutput>(definition: ToolDefinition<TInput, TOutput>): ToolDefinition<TInput, TOutput> {
+  return definition
+}
+
+/** A tool as a workflow holds it, whatever its argument and result types. */
+export interface DeclaredTool {
+  readonly description?: string
+  readonly input: z.ZodType
+  readonly run: (args: never, call: ToolCallContext) => unknown
+  readonly retry?: RetryPolicy
+}
+
+/** Options of one `agent()` call. */
+export interface AgentCallOptions {
+  /** Catalog role: prompt and model identity only; every call gets the full tool surface. @default 'default' */
+  readonly agent?: string
+  readonly label?: string
+  readonly phase?: string
+  /** Transport retry: children to try when one times out before answering. @default 1 */
+  readonly attempts?: number
+  /** The call's own fuse; when it expires the child is aborted and the attempt fails as `call-timeout`. */
+  readonly timeoutMs?: number
+  /** Exact choice: the answer must be one of these; a mismatch gets one clarification turn in the same child. */
+  readonly choice?: readonly string[]
+  /** Returned instead of throwing `SchemaValidationError` when the clarification also misses. */
+  readonly choiceFallback?: string
+  /** Per-call budgets; each overrides the run-level value, and an increase is journaled. */
+  readonly budgets?: CallBudgets
+  /** The script's own acceptance check; a string return rejects the answer with that reason (`script-rejected`). */
+  readonly accept?: (answer: string) => true | string
+  /** Binds the call to a runtime worktree. Such calls may not declare `attempts > 1`. */
+  readonly worktree?: string
+  /** Binds the call to a workspace handle. Such calls may not declare `attempts > 1`. */
+  readonly workspaceHandle?: string
+}
+
+/** What a successful `agent()` call returns. */
+export interface AgentAnswer {
+  /** The answer text, or the chosen value when the call declared `choice`. */
+  readonly answer: string
+  /** True when `choiceFallback` stood in for an answer outside the choices. */
+  readonly usedFallback: boolean
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly attempt: number
+  readonly attempts: number
+  readonly usage: Usage | undefined
+}
+
+/** Options of one `tool()` call. */
+export interface ToolCallOptions {
+  /** Seed 001 retry policy for this call; overrides the tool's default. */
+  readonly retry?: RetryPolicy
+  readonly label?: string
+}
+
+/** A line for the run's journal from the script itself. */
+export type LogFunction = (message: string, data?: unknown) => void
+
+/** What a workflow's `run` receives. */
+export interface WorkflowContext<TInput> {
+  readonly input: TInput
+  readonly agent: (prompt: string, options?: AgentCallOptions) => Promise<AgentAnswer>
+  readonly tool: (name: string, args: unknown, options?: ToolCallOptions) => Promise<unknown>
+  /** Fail-closed fan-out; see @locus/groups. */
+  readonly parallel: typeof parallel
+  /** Fail-closed staged fan-out; see @locus/groups. */
+  readonly pipeline: typeof pipeline
+  /** Aborted when the host cancels the run. */
+  readonly signal: AbortSignal
+  readonly runId: string
+  readonly log: LogFunction
+}
+
+/** A workflow as an author declares it. */
+export interface WorkflowDefinition<TInput = unknown> {
+  readonly name: string
+  readonly description?: string
+  readonly input?: z.ZodType<TInput>
+  readonly tools?: Readonly<Record<string, DeclaredTool>>
+  readonly agents?: Readonly<Record<string, AgentConfig>>
+  readonly run: (context: WorkflowContext<TInput>) => unknown
+}
+
+const WORKFLOW_MARKER = Symbol.for('locus.workflow')
+
+/**
+ * Declares a workflow: a name, a zod input schema, the tools and agent roles it
+ * offers, and the script.
+ *
+ * @example
+ * ```ts
+ * export default defineWorkflow({
+ *   name: 'triage',
+ *   input: z.object({ ticket: z.string() }),
+ *   agents: { analyst: { system: 'You triage support tickets.' } },
+ *   async run({ input, agent }) {
+ *     const { answer } = await agent(`Summarise ticket ${input.ticket}`, { agent: 'analyst' })
+ *     return { ok: true, summary: answer }
+ *   },
+ * })
+ * ```
+ */
+export function defineWorkflow<TInput>(definition: WorkflowDefinition<TInput>): WorkflowDefinition<TInput> {
+  const marked = { ...definition }
+  Object.defineProperty(marked, WORKFLOW_MARKER, { value: true, enumerable: false })
+  return marked
+}
+
+/** True for a value made by `defineWorkflow`, whichever copy of the package made it. */
+export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[WORKFLOW_MARKER] === true
+}

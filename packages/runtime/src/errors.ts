@@ -1,0 +1,184 @@
+import { type FailureCause, LocusError, hasLocusErrorCode } from '@locus/outcome'
+import type { AttemptRecord, CallFailure } from '@locus/retry'
+
+/** Stable codes of the errors the runtime throws. */
+export const RUNTIME_ERROR_CODES = [
+  'AGENT_CALL_FAILED',
+  'SCHEMA_VALIDATION',
+  'TRANSPORT_RETRY_REFUSED',
+  'TOOL_CALL_FAILED',
+  'UNKNOWN_TOOL',
+  'TOOL_INPUT_INVALID',
+  'RUN_OPTIONS_INVALID',
+  'WORKFLOW_INPUT_INVALID',
+  'WORKFLOW_DEFINITION_INVALID',
+] as const
+export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
+
+export interface AgentCallErrorDetails {
+  readonly failureCause: FailureCause
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly attempt: number
+  readonly attempts: number
+  readonly agent: string
+  readonly label?: string | undefined
+  readonly phase?: string | undefined
+  readonly cause?: unknown
+}
+
+/**
+ * An `agent()` call failed. Thrown after the call's journal lines, transcript and
+ * result envelope are written; `failureCause` is the same machine-readable cause
+ * those records carry.
+ */
+export class AgentCallError extends LocusError {
+  declare readonly code: 'AGENT_CALL_FAILED'
+  readonly failureCause: FailureCause
+  readonly callId: string
+  readonly logicalCallId: string
+  /** The attempt that ended the call. */
+  readonly attempt: number
+  /** The attempts the call declared. */
+  readonly attempts: number
+  readonly agent: string
+  readonly label: string | undefined
+  readonly phase: string | undefined
+
+  constructor(message: string, details: AgentCallErrorDetails) {
+    super(message, { code: 'AGENT_CALL_FAILED', cause: details.cause })
+    this.name = 'AgentCallError'
+    this.failureCause = details.failureCause
+    this.callId = details.callId
+    this.logicalCallId = details.logicalCallId
+    this.attempt = details.attempt
+    this.attempts = details.attempts
+    this.agent = details.agent
+    this.label = details.label
+    this.phase = details.phase
+  }
+
+  static override isInstance(value: unknown): value is AgentCallError {
+    return hasLocusErrorCode(value, 'AGENT_CALL_FAILED')
+  }
+}
+
+/**
+ * A `choice` call whose child answered outside the declared choices twice: once,
+ * and again after its one same-session clarification turn.
+ */
+export class SchemaValidationError extends LocusError {
+  declare readonly code: 'SCHEMA_VALIDATION'
+  readonly failureCause: FailureCause = 'unparseable-answer'
+  readonly choices: readonly string[]
+  readonly answers: readonly string[]
+  readonly callId: string
+  readonly logicalCallId: string
+
+  constructor(details: { choices: readonly string[]; answers: readonly string[]; callId: string; logicalCallId: string }) {
+    super(
+      `The agent answered ${details.answers.map((answer) => JSON.stringify(answer)).join(' and then ')}, ` +
+        `but the call declared choice [${details.choices.map((choice) => JSON.stringify(choice)).join(', ')}]. ` +
+        'Declare a choiceFallback to accept a default instead, or widen the choices.',
+      { code: 'SCHEMA_VALIDATION' },
+    )
+    this.name = 'SchemaValidationError'
+    this.choices = details.choices
+    this.answers = details.answers
+    this.callId = details.callId
+    this.logicalCallId = details.logicalCallId
+  }
+
+  static override isInstance(value: unknown): value is SchemaValidationError {
+    return hasLocusErrorCode(value, 'SCHEMA_VALIDATION')
+  }
+}
+
+/**
+ * A call bound to a worktree or workspace handle declared `attempts > 1`. A later
+ * attempt would inherit the filesystem state of an earlier one, so the runtime
+ * refuses before any attempt starts rather than silently running fewer.
+ */
+export class TransportRetryRefusedError extends LocusError {
+  declare readonly code: 'TRANSPORT_RETRY_REFUSED'
+  readonly attempts: number
+
+  constructor(attempts: number, binding: string) {
+    super(
+      `attempts: ${attempts} was declared on a call bound to ${binding}; a retried attempt would inherit the first ` +
+        "attempt's filesystem changes. Use attempts: 1 for workspace-bound calls, or run the call in the project workspace.",
+      { code: 'TRANSPORT_RETRY_REFUSED' },
+    )
+    this.name = 'TransportRetryRefusedError'
+    this.attempts = attempts
+  }
+
+  static override isInstance(value: unknown): value is TransportRetryRefusedError {
+    return hasLocusErrorCode(value, 'TRANSPORT_RETRY_REFUSED')
+  }
+}
+
+/** A `tool()` call ended in failure: terminal, out of attempts, or cancelled. */
+export class ToolCallError extends LocusError {
+  declare readonly code: 'TOOL_CALL_FAILED'
+  readonly tool: string
+  readonly toolCallId: string
+  /** The failure that ended the call, in the seed's shape: `error`, `retryable`, `code`. */
+  readonly failure: CallFailure
+  readonly attempts: readonly AttemptRecord[]
+  readonly stopReason: 'terminal' | 'exhausted' | 'cancelled'
+
+  constructor(details: {
+    tool: string
+    toolCallId: string
+    failure: CallFailure
+    attempts: readonly AttemptRecord[]
+    stopReason: 'terminal' | 'exhausted' | 'cancelled'
+  }) {
+    const tries = details.attempts.length === 1 ? '1 attempt' : `${details.attempts.length} attempts`
+    super(`Tool "${details.tool}" failed after ${tries} (${details.stopReason}): ${details.failure.error}`, {
+      code: 'TOOL_CALL_FAILED',
+      cause: details.failure.cause,
+    })
+    this.name = 'ToolCallError'
+    this.tool = details.tool
+    this.toolCallId = details.toolCallId
+    this.failure = details.failure
+    this.attempts = details.attempts
+    this.stopReason = details.stopReason
+  }
+
+  static override isInstance(value: unknown): value is ToolCallError {
+    return hasLocusErrorCode(value, 'TOOL_CALL_FAILED')
+  }
+}
+
+/** Input that a caller got wrong: options, workflow input, tool arguments, an unknown tool. */
+export class RuntimeInputError extends LocusError {
+  declare readonly code: Extract<
+    RuntimeErrorCode,
+    'UNKNOWN_TOOL' | 'TOOL_INPUT_INVALID' | 'RUN_OPTIONS_INVALID' | 'WORKFLOW_INPUT_INVALID' | 'WORKFLOW_DEFINITION_INVALID'
+  >
+  /** Each problem as `field: what is wrong`. */
+  readonly issues: readonly string[]
+
+  constructor(
+    code: RuntimeInputError['code'],
+    message: string,
+    issues: readonly string[] = [],
+    cause?: unknown,
+  ) {
+    super(message, { code, cause })
+    this.name = 'RuntimeInputError'
+    this.issues = issues
+  }
+
+  static override isInstance(value: unknown): value is RuntimeInputError {
+    return (
+      LocusError.isInstance(value) &&
+      ['UNKNOWN_TOOL', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'].includes(
+        value.code,
+      )
+    )
+  }
+}

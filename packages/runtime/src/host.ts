@@ -1,0 +1,116 @@
+import { type FailureCause, LocusError, hasLocusErrorCode, isFailureCause } from '@locus/outcome'
+import type { RetryPolicy } from '@locus/retry'
+import type { z } from 'zod'
+
+/** Identity of a catalog role: which prompt and model, never which capabilities. */
+export interface AgentConfig {
+  /** System prompt of the child session. */
+  readonly system?: string
+  /** Model identifier the host should use. */
+  readonly model?: string
+  /** Seed 001 retry policy applied by hosts to each LLM call of this agent. */
+  readonly retry?: RetryPolicy
+  readonly description?: string
+}
+
+/** Per-call spend controls. An explicit per-call value overrides the run-level one. */
+export interface CallBudgets {
+  /** Tool calls one child may make before it fails as `tool-call-budget`. */
+  readonly maxToolCalls?: number
+  /** Output tokens one child may produce. */
+  readonly maxOutputTokens?: number
+  /** Characters of answer accepted; a longer answer fails as `answer-too-long`. */
+  readonly maxAnswerChars?: number
+}
+
+/** A tool as a host sees it: the full surface of the workflow, called through the runtime so it is journaled. */
+export interface HostTool {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly input: z.ZodType
+  invoke(args: unknown, signal: AbortSignal): Promise<unknown>
+}
+
+/** What a host needs to open one child session: one physical attempt of an `agent()` call. */
+export interface SessionRequest {
+  readonly runId: string
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly attempt: number
+  readonly agent: string
+  readonly agentConfig: AgentConfig | undefined
+  readonly label: string | undefined
+  readonly phase: string | undefined
+  readonly budgets: CallBudgets
+  readonly tools: readonly HostTool[]
+  readonly transcriptDir: string
+}
+
+/** Why a turn stopped, as the host observed it. */
+export type StopReason = 'end' | 'length' | 'aborted' | 'tool-call-budget' | 'content-filter' | 'error'
+
+/** Token usage of a turn or a call. */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/** The result of one prompt in a child session. */
+export interface TurnResult {
+  readonly text: string
+  readonly stopReason: StopReason
+  readonly usage?: Usage
+  /** Set when the host itself classified the turn as a failure (for example `provider-error`). */
+  readonly failureCause?: FailureCause
+  readonly reason?: string
+}
+
+/** One message of a child session's transcript. */
+export interface TranscriptEntry {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool'
+  readonly content: string
+  readonly stopReason?: StopReason
+  readonly tool?: string
+}
+
+/** A child session: a message history that clarification turns continue. */
+export interface AgentSession {
+  prompt(text: string, options: { readonly signal: AbortSignal }): Promise<TurnResult>
+  transcript(): readonly TranscriptEntry[]
+  close?(): void | Promise<void>
+}
+
+/** Where agent() calls run: a scripted host in tests and demos, a model provider in production. */
+export interface AgentHost {
+  readonly name: string
+  openSession(request: SessionRequest): AgentSession | Promise<AgentSession>
+}
+
+/**
+ * A host failure with a machine-readable cause. Hosts throw it when a turn
+ * cannot produce an answer at all (for example `sdk-unavailable` or
+ * `host-turn-timeout`); anything else a host throws reads as `unclassified`.
+ */
+export class HostError extends LocusError {
+  declare readonly code: 'HOST_ERROR'
+  readonly failureCause: FailureCause
+
+  constructor(failureCause: FailureCause, message: string, cause?: unknown) {
+    super(message, { code: 'HOST_ERROR', cause })
+    this.name = 'HostError'
+    this.failureCause = failureCause
+  }
+
+  static override isInstance(value: unknown): value is HostError {
+    return hasLocusErrorCode(value, 'HOST_ERROR')
+  }
+}
+
+/** The failure cause a thrown host error carries, or `unclassified`. */
+export function failureCauseOf(thrown: unknown): FailureCause {
+  if (typeof thrown === 'object' && thrown !== null) {
+    const cause = (thrown as { failureCause?: unknown }).failureCause
+    if (isFailureCause(cause)) return cause
+  }
+  return 'unclassified'
+}

@@ -1,0 +1,43 @@
+export { runWorkflowScript, startWorkflowRun, RUN_RESULT_SCHEMA } from './run-workflow-script.js'
+export type { RunHandle, RunResult, WorkflowFunction } from './run-workflow-script.js'
+export type { RunOptions } from './run-options.js'
+export { defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
+export type {
+  AgentAnswer,
+  AgentCallOptions,
+  DeclaredTool,
+  LogFunction,
+  ToolCallContext,
+  ToolCallOptions,
+  ToolDefinition,
+  WorkflowContext,
+  WorkflowDefinition,
+} from './define.js'
+export { LAUNCH_MODES, LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
+export type { BudgetIncrease, LaunchMode, RunBudgets } from './budgets.js'
+export { HostError, failureCauseOf } from './host.js'
+export type {
+  AgentConfig,
+  AgentHost,
+  AgentSession,
+  CallBudgets,
+  HostTool,
+  SessionRequest,
+  StopReason,
+  TranscriptEntry,
+  TurnResult,
+  Usage,
+} from './host.js'
+export { createScriptedHost, parseScriptedFixtures } from './scripted-host.js'
+export type { ScriptedFixtures, ScriptedHost, ScriptedHostCall, ScriptedHostOptions, ScriptedMatch, ScriptedRule, ScriptedStep } from './scripted-host.js'
+export {
+  AgentCallError,
+  RUNTIME_ERROR_CODES,
+  RuntimeInputError,
+  SchemaValidationError,
+  ToolCallError,
+  TransportRetryRefusedError,
+} from './errors.js'
+export type { AgentCallErrorDetails, RuntimeErrorCode } from './errors.js'
+export { matchChoice } from './agent-call.js'
+export { positionToken } from './ids.js'

@@ -1,0 +1,290 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import {
+  type JournalLine,
+  createJournalWriter,
+  renderOutputsReadme,
+  runPaths,
+  serializeError,
+  type SerializedError,
+} from '@locus/journal'
+import {
+  WorkflowGroupFailureError,
+  createRunScope,
+  parallel,
+  pipeline,
+  runInScope,
+  toGroupFailureEnvelope,
+} from '@locus/groups'
+import {
+  type JsonValue,
+  type RunDisposition,
+  classifyOutcome,
+  hasLocusErrorCode,
+  prepareWorkflowResult,
+} from '@locus/outcome'
+import { systemClock } from '@locus/retry'
+import { callAgent } from './agent-call.js'
+import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
+import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
+import { RuntimeInputError } from './errors.js'
+import { createRunId } from './ids.js'
+import { type RunOptions, parseRunOptions } from './run-options.js'
+import { RunState, writeJsonAtomic } from './run-state.js'
+import { callTool } from './tool-call.js'
+import { describeZodIssues } from './zod-issues.js'
+
+/** The schema name of a run's `result.json`. */
+export const RUN_RESULT_SCHEMA = 'locus.run-result.v1'
+
+/** What a run ends with: the same facts its `result.json`, `run_end` line and `outputs/README.md` hold. */
+export interface RunResult {
+  readonly runId: string
+  readonly executionId: string
+  readonly runDir: string
+  readonly disposition: RunDisposition
+  /** True only for a `completed` run. */
+  readonly ok: boolean
+  /** The detached root result; the group failure envelope when a group failure escaped; null otherwise. */
+  readonly result: JsonValue
+  readonly error?: SerializedError
+}
+
+/** A started run: its identity, a way to cancel it, and its end. */
+export interface RunHandle {
+  readonly runId: string
+  readonly runDir: string
+  /** Host cancellation: started work settles, new work stops, the run ends `cancelled`. */
+  cancel(reason?: string): void
+  readonly done: Promise<RunResult>
+}
+
+/** A bare script: what `runWorkflowScript` also accepts instead of a definition. */
+export type WorkflowFunction = (context: WorkflowContext<unknown>) => unknown
+
+function normaliseWorkflow(workflow: WorkflowDefinition | WorkflowFunction): WorkflowDefinition {
+  if (typeof workflow === 'function') return { name: workflow.name === '' ? 'anonymous' : workflow.name, run: workflow }
+  if (isWorkflowDefinition(workflow) || (typeof workflow === 'object' && typeof (workflow as { run?: unknown }).run === 'function')) {
+    if (typeof workflow.name !== 'string' || workflow.name === '') {
+      throw new RuntimeInputError('WORKFLOW_DEFINITION_INVALID', 'The workflow has no name; give defineWorkflow({ name }) a non-empty string.', ['name: required'])
+    }
+    return workflow
+  }
+  throw new RuntimeInputError(
+    'WORKFLOW_DEFINITION_INVALID',
+    'runWorkflowScript expects a workflow made by defineWorkflow() or an async function; got ' + typeof workflow,
+    ['workflow: not a workflow'],
+  )
+}
+
+interface Settled {
+  readonly disposition: RunDisposition
+  readonly result: JsonValue
+  readonly error?: SerializedError
+}
+
+function isCancellation(error: unknown): boolean {
+  return hasLocusErrorCode(error, 'WORKFLOW_CANCELLED')
+}
+
+/** Decides the one disposition every surface of the run will show. */
+function settle(outcome: { returned: true; value: unknown } | { returned: false; error: unknown }, cancelled: boolean): Settled {
+  if (!outcome.returned) {
+    const error = serializeError(outcome.error)
+    if (cancelled || isCancellation(outcome.error)) return { disposition: 'cancelled', result: null, error }
+    if (WorkflowGroupFailureError.isInstance(outcome.error)) {
+      return { disposition: 'failed', result: toGroupFailureEnvelope(outcome.error) as unknown as JsonValue, error }
+    }
+    return { disposition: 'failed', result: null, error }
+  }
+  let detached: JsonValue
+  try {
+    detached = prepareWorkflowResult(outcome.value)
+  } catch (error) {
+    return { disposition: cancelled ? 'cancelled' : 'failed', result: null, error: serializeError(error) }
+  }
+  if (cancelled) return { disposition: 'cancelled', result: detached }
+  return { disposition: classifyOutcome(detached).failed ? 'failed' : 'completed', result: detached }
+}
+
+/**
+ * Starts a workflow run and returns at once with its id, a cancel function and
+ * a promise of its result. Bad options or input throw before anything is
+ * written.
+ */
+export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): RunHandle {
+  parseRunOptions(options)
+  const definition = normaliseWorkflow(workflow as WorkflowDefinition | WorkflowFunction)
+  let input: unknown = options.input
+  if (definition.input !== undefined) {
+    const parsed = definition.input.safeParse(options.input)
+    if (!parsed.success) {
+      const issues = describeZodIssues(parsed.error, 'input')
+      throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
+    }
+    input = parsed.data
+  }
+  const clock = options.clock ?? systemClock
+  const runsDir = options.runsDir ?? join(resolve(options.cwd ?? process.cwd()), '.locus-pi', 'runs')
+  const runId = options.runId ?? createRunId(new Date(clock.now()))
+  const paths = runPaths(runsDir, runId)
+  const executionId = paths.executionId
+  mkdirSync(paths.outputsDir, { recursive: true })
+
+  const controller = new AbortController()
+  const hostSignal = options.signal
+  const onHostAbort = (): void => { controller.abort(hostSignal?.reason) }
+  if (hostSignal?.aborted === true) onHostAbort()
+  else hostSignal?.addEventListener('abort', onHostAbort, { once: true })
+
+  const launchMode = options.launchMode ?? 'interactive'
+  const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], options.budgets?.perCall)
+  const lines: JournalLine[] = []
+  const writer = createJournalWriter(paths.journalPath, {
+    runId,
+    executionId,
+    durability: options.durability ?? 'batch',
+    onLine: (line) => {
+      lines.push(line)
+      options.onEvent?.(line)
+    },
+  })
+  const startedAt = clock.now()
+  const run = new RunState(
+    runId,
+    executionId,
+    paths,
+    writer,
+    definition,
+    options.host,
+    clock,
+    controller.signal,
+    startedAt,
+    options.budgets?.deadlineMs,
+    options.budgets?.maxTotalAgentInvocations,
+    callDefaults,
+  )
+  run.scope = createRunScope({
+    signal: controller.signal,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    observer: (event) => {
+      run.emit(event)
+    },
+  })
+  run.hostTools = Object.entries(definition.tools ?? {}).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    input: tool.input,
+    invoke: (args: unknown) => callTool(run, name, args),
+  }))
+
+  run.emit({
+    type: 'run_start',
+    workflow: definition.name,
+    input: prepareWorkflowResult(input),
+    options: prepareWorkflowResult({
+      launchMode,
+      concurrency: options.concurrency ?? null,
+      durability: options.durability ?? 'batch',
+      budgets: { ...options.budgets, perCall: callDefaults },
+      host: options.host?.name ?? null,
+    }),
+  })
+  for (const increase of increases) {
+    run.emit({ type: 'budget_change', budget: increase.budget, scope: 'run', from: increase.from, to: increase.to, reason: `run-level override of the ${launchMode} default` })
+  }
+
+  const context: WorkflowContext<unknown> = {
+    input,
+    agent: (prompt, callOptions) => callAgent(run, prompt, callOptions),
+    tool: (name, args, callOptions) => callTool(run, name, args, callOptions),
+    parallel,
+    pipeline,
+    signal: controller.signal,
+    runId,
+    log: (message, data) => {
+      run.emit({ type: 'log', level: 'info', message, ...(data === undefined ? {} : { data: safeJson(data) }) })
+    },
+  }
+
+  const done = (async (): Promise<RunResult> => {
+    let outcome: { returned: true; value: unknown } | { returned: false; error: unknown }
+    try {
+      const value: unknown = await runInScope(run.scope, () => definition.run(context as never))
+      outcome = { returned: true, value }
+    } catch (error) {
+      outcome = { returned: false, error }
+    }
+    hostSignal?.removeEventListener('abort', onHostAbort)
+    const settled = settle(outcome, controller.signal.aborted)
+    const ok = settled.disposition === 'completed'
+    const endedAt = clock.now()
+    run.emit({
+      type: 'run_end',
+      disposition: settled.disposition,
+      ok,
+      result: settled.result,
+      ...(settled.error === undefined ? {} : { error: settled.error }),
+      durationMs: endedAt - startedAt,
+    })
+    writer.close()
+    writeJsonAtomic(paths.resultPath, {
+      schema: RUN_RESULT_SCHEMA,
+      runId,
+      executionId,
+      workflow: definition.name,
+      disposition: settled.disposition,
+      ok,
+      result: settled.result,
+      ...(settled.error === undefined ? {} : { error: settled.error }),
+      startedAt: new Date(startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+    })
+    writeFileSync(paths.outputsReadmePath, renderOutputsReadme(lines))
+    return {
+      runId,
+      executionId,
+      runDir: paths.rootDir,
+      disposition: settled.disposition,
+      ok,
+      result: settled.result,
+      ...(settled.error === undefined ? {} : { error: settled.error }),
+    }
+  })()
+
+  return {
+    runId,
+    runDir: paths.rootDir,
+    cancel: (reason?: string) => { controller.abort(reason ?? 'cancelled by the host') },
+    done,
+  }
+}
+
+function safeJson(value: unknown): JsonValue {
+  try {
+    return prepareWorkflowResult(value)
+  } catch (error) {
+    return { unserializable: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/**
+ * Runs a workflow to its end and returns its disposition and result. A root
+ * value that fails the outcome classifier, a group failure that escapes, a
+ * thrown error or a value that cannot be detached make the run `failed`; host
+ * cancellation makes it `cancelled`. The return value, `result.json`, the
+ * `run_end` line and `outputs/README.md` always agree.
+ *
+ * @example
+ * ```ts
+ * const run = await runWorkflowScript(triage, { input: { ticket: 'T-1' }, host: createScriptedHost({ rules }) })
+ * if (!run.ok) console.error(run.disposition, run.error?.message)
+ * ```
+ */
+export function runWorkflowScript<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): Promise<RunResult> {
+  try {
+    return startWorkflowRun(workflow, options).done
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)))
+  }
+}
