@@ -41,3 +41,4 @@ export {
 export type { AgentCallErrorDetails, RuntimeErrorCode } from './errors.js'
 export { matchChoice } from './agent-call.js'
 export { positionToken } from './ids.js'
+export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { JournalLine } from '@locus/journal'
+import type { OutcomeStore } from '@locus/partial'
 import type { RetryClock } from '@locus/retry'
 import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
@@ -31,6 +32,10 @@ export interface RunOptions {
   readonly clock?: RetryClock
   /** Receives every journal line as it is written: a live subscription for CLIs and servers. */
   readonly onEvent?: (line: JournalLine) => void
+  /** Where the run's answer outcome and gaps are recorded when it ends (see @locus/partial). */
+  readonly metrics?: OutcomeStore
+  /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
+  readonly source?: string
 }
 
 const positiveInteger = (field: string) =>
@@ -76,6 +81,12 @@ const runOptionsSchema = z
       )
       .optional(),
     onEvent: z.custom<(line: JournalLine) => void>((value) => typeof value === 'function', { error: 'onEvent must be a function' }).optional(),
+    metrics: z
+      .custom<OutcomeStore>((value) => typeof value === 'object' && value !== null && typeof (value as OutcomeStore).recordRun === 'function', {
+        error: 'metrics must be an OutcomeStore from @locus/partial',
+      })
+      .optional(),
+    source: z.string().min(1).optional(),
   })
   .strict()
 

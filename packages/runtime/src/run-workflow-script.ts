@@ -31,6 +31,7 @@ import { RuntimeInputError } from './errors.js'
 import { createRunId } from './ids.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
 import { RunState, writeJsonAtomic } from './run-state.js'
+import { recordRunOutcome } from './run-metrics.js'
 import { callTool } from './tool-call.js'
 import { describeZodIssues } from './zod-issues.js'
 
@@ -188,6 +189,7 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
       durability: options.durability ?? 'batch',
       budgets: { ...options.budgets, perCall: callDefaults },
       host: options.host?.name ?? null,
+      source: options.source ?? null,
     }),
   })
   for (const increase of increases) {
@@ -219,6 +221,14 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
     const settled = settle(outcome, controller.signal.aborted)
     const ok = settled.disposition === 'completed'
     const endedAt = clock.now()
+    if (options.metrics !== undefined) {
+      try {
+        await recordRunOutcome(options.metrics, { runId, workflow: definition.name, startedAt: new Date(startedAt), disposition: settled.disposition, result: settled.result })
+      } catch (error) {
+        // Metrics are a report about the run, never a reason to change its outcome.
+        run.emit({ type: 'log', level: 'error', message: `could not record the run's outcome metrics: ${error instanceof Error ? error.message : String(error)}` })
+      }
+    }
     run.emit({
       type: 'run_end',
       disposition: settled.disposition,
