@@ -1,0 +1,43 @@
+export { CANONICAL_REQUEST_FIELDS, canonicalRequest } from './canonical-request.js'
+export type {
+  AgentCallRequest,
+  BudgetInput,
+  BudgetValue,
+  CallBudgetsRecord,
+  CanonicalRequest,
+  CanonicalRequestField,
+} from './canonical-request.js'
+export { canonicalJson } from './canonical-json.js'
+export { REQUEST_KEY_PREFIX, requestKey } from './request-key.js'
+export { diffCanonicalRequests } from './diff-canonical-requests.js'
+export { compareOrdinals } from './compare-ordinals.js'
+export { createRecording } from './recording.js'
+export type { RecordedCall, Recording, RecordingEntry } from './recording.js'
+export { SKIPPED_CALL_REASONS, loadRecording } from './load-recording.js'
+export type { LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
+export { REPLAY_CALL_STATUSES, REPLAY_LIVE_REASONS, createReplaySession } from './replay-session.js'
+export type {
+  ReplayCall,
+  ReplayCallStatus,
+  ReplayDecision,
+  ReplayDivergence,
+  ReplayExtraCall,
+  ReplayFromRecording,
+  ReplayLiveReason,
+  ReplayReport,
+  ReplayReportCall,
+  ReplaySession,
+  ReplaySessionOptions,
+  RunLive,
+} from './replay-session.js'
+export {
+  CanonicalRequestError,
+  DuplicateOrdinalError,
+  OrdinalRepeatedError,
+  REPLAY_ERROR_CODES,
+  RecordingEntryError,
+  RecordingUnreadableError,
+  ReplayOptionsError,
+  isReplayError,
+} from './replay-errors.js'
+export type { ReplayErrorCode, ReplayFieldProblem } from './replay-errors.js'

@@ -1,0 +1,214 @@
+import {
+  type AgentResultEnvelope,
+  type AgentStartLine,
+  type JournalReadResult,
+  RUN_LAYOUT,
+  parseAgentResultEnvelope,
+  readJournal,
+  validateRunId,
+} from '@locus/journal'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
+import { type Recording, type RecordingEntry, createRecording } from './recording.js'
+import { RecordingUnreadableError } from './replay-errors.js'
+
+/** The file the runtime writes a call attempt's result envelope to, inside its result directory. */
+const ENVELOPE_FILE = 'result.json'
+
+/** The identity fields an `agent_start` line keeps; the others (choice, budgets...) are not journaled. */
+const JOURNALED_REQUEST_FIELDS: readonly CanonicalRequestField[] = ['agent', 'prompt', 'timeoutMs']
+
+/**
+ * Why a logical call found in the journal is not in the recording:
+ * - `unfinished`: its last attempt has an `agent_start` but no terminal line (`agent_end` or `error`).
+ * - `no-request-key`: neither its `agent_start` lines nor its envelope carry a `requestKey`.
+ * - `missing-envelope`: the final attempt's `result.json` cannot be read.
+ * - `invalid-envelope`: it can be read but is not a valid `locus.agent.run-result.v2` envelope.
+ *
+ * A skipped call runs live when a session reaches its ordinal.
+ */
+export const SKIPPED_CALL_REASONS = ['unfinished', 'no-request-key', 'missing-envelope', 'invalid-envelope'] as const
+export type SkippedCallReason = (typeof SKIPPED_CALL_REASONS)[number]
+
+/** A logical call that is in the journal but not in the recording. */
+export interface SkippedCall {
+  readonly ordinal: string
+  readonly logicalCallId: string
+  /** The final attempt's `callId`. */
+  readonly callId: string
+  readonly reason: SkippedCallReason
+  /** What went wrong, for a person. */
+  readonly detail: string
+}
+
+/** A recording read from a run directory, with what the reader had to leave out. */
+export interface LoadedRecording extends Recording {
+  /** The execution directory, absolute. */
+  readonly executionDir: string
+  readonly journalPath: string
+  /** True when the journal ends in a partial line (the run crashed mid-write); the line was ignored. */
+  readonly tornTail: boolean
+  /** Complete journal lines that were not valid and were ignored. */
+  readonly invalidLines: number
+  /** Logical calls found in the journal but not recorded, in journal order. */
+  readonly skipped: readonly SkippedCall[]
+}
+
+interface AttemptSeen {
+  readonly start: AgentStartLine
+  terminal: boolean
+}
+
+interface LogicalCallSeen {
+  readonly logicalCallId: string
+  /** Attempts by attempt number. */
+  readonly attempts: Map<number, AttemptSeen>
+}
+
+function groupLogicalCalls(journal: JournalReadResult): LogicalCallSeen[] {
+  const calls = new Map<string, LogicalCallSeen>()
+  const attemptsByCallId = new Map<string, AttemptSeen>()
+  for (const line of journal.lines) {
+    if (line.type === 'agent_start') {
+      let call = calls.get(line.logicalCallId)
+      if (call === undefined) {
+        call = { logicalCallId: line.logicalCallId, attempts: new Map() }
+        calls.set(line.logicalCallId, call)
+      }
+      if (attemptsByCallId.has(line.callId)) continue
+      const attempt: AttemptSeen = { start: line, terminal: false }
+      call.attempts.set(line.attempt, attempt)
+      attemptsByCallId.set(line.callId, attempt)
+    } else if (line.type === 'agent_end' || (line.type === 'error' && line.callId !== undefined)) {
+      // An attempt that threw ends with an `error` line instead of `agent_end`; both are terminal.
+      const attempt = line.callId === undefined ? undefined : attemptsByCallId.get(line.callId)
+      if (attempt !== undefined) attempt.terminal = true
+    }
+  }
+  return [...calls.values()]
+}
+
+function finalAttempt(call: LogicalCallSeen): AttemptSeen {
+  let final: AttemptSeen | undefined
+  for (const [number, attempt] of call.attempts) {
+    if (final === undefined || number > final.start.attempt) final = attempt
+  }
+  // A logical call exists only because an agent_start created it, so there is at least one attempt.
+  return final as AttemptSeen
+}
+
+function readEnvelope(
+  executionDir: string,
+  callId: string,
+): { envelope: AgentResultEnvelope } | { reason: 'missing-envelope' | 'invalid-envelope'; detail: string } {
+  let path: string
+  try {
+    path = join(executionDir, RUN_LAYOUT.calls, validateRunId(callId, 'callId'), RUN_LAYOUT.callResult, ENVELOPE_FILE)
+  } catch (error) {
+    return { reason: 'missing-envelope', detail: (error as Error).message }
+  }
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    return { reason: 'missing-envelope', detail: `${path} cannot be read: ${(error as Error).message}` }
+  }
+  try {
+    return { envelope: parseAgentResultEnvelope(JSON.parse(text)) }
+  } catch (error) {
+    return { reason: 'invalid-envelope', detail: `${path}: ${(error as Error).message}` }
+  }
+}
+
+function journaledRequest(start: AgentStartLine): CanonicalRequest {
+  return start.timeoutMs === undefined
+    ? { agent: start.agent, prompt: start.prompt }
+    : { agent: start.agent, prompt: start.prompt, timeoutMs: start.timeoutMs }
+}
+
+/**
+ * Reads the recording of one execution from disk: `<dir>/journal.jsonl` with
+ * the journal's reader, and for each logical call (grouped by
+ * `logicalCallId`) the ordinal and request key of its `agent_start` lines and
+ * the result envelope of its FINAL attempt from
+ * `<dir>/calls/<callId>/result/result.json`. All attempts of a call share one
+ * ordinal, so a discarded attempt is never recorded on its own.
+ *
+ * `dir` is any execution directory holding a `journal.jsonl`: a root run
+ * directory (`.locus-pi/runs/<runId>`) or a nested one
+ * (`.locus-pi/runs/<runId>/executions/<executionId>`). A torn last line is
+ * ignored, invalid lines are counted, and calls that never finished or lack a
+ * readable envelope are listed in `skipped` instead of recorded; nothing of
+ * that throws.
+ *
+ * The recorded request of each call is what the journal keeps of it
+ * (`agent`, `prompt`, `timeoutMs`), so a divergence names those fields when
+ * they differ; a difference in budgets, choice or contract version still
+ * diverges (the key covers them), with those fields named only when the rest
+ * of the request is known to be absent.
+ *
+ * @throws {RecordingUnreadableError} code `REPLAY_RECORDING_UNREADABLE` when the journal cannot be read at all.
+ * @throws {DuplicateOrdinalError} when two logical calls in the journal share an ordinal.
+ *
+ * @example
+ * ```ts
+ * const recording = loadRecording('.locus-pi/runs/20260922-161200-k3x9qz')
+ * const session = createReplaySession(recording)
+ * ```
+ */
+export function loadRecording(dir: string): LoadedRecording {
+  const executionDir = resolve(dir)
+  const journalPath = join(executionDir, RUN_LAYOUT.journal)
+  let journal: JournalReadResult
+  try {
+    journal = readJournal(journalPath)
+  } catch (error) {
+    throw new RecordingUnreadableError(dir, journalPath, error)
+  }
+  const entries: RecordingEntry[] = []
+  const skipped: SkippedCall[] = []
+  for (const call of groupLogicalCalls(journal)) {
+    const final = finalAttempt(call)
+    const { callId, ordinal } = final.start
+    const skip = (reason: SkippedCallReason, detail: string): void => {
+      skipped.push({ ordinal, logicalCallId: call.logicalCallId, callId, reason, detail })
+    }
+    if (!final.terminal) {
+      skip('unfinished', `attempt ${final.start.attempt} of ${final.start.attempts} has no agent_end or error line`)
+      continue
+    }
+    const read = readEnvelope(executionDir, callId)
+    if ('reason' in read) {
+      skip(read.reason, read.detail)
+      continue
+    }
+    let key = final.start.requestKey ?? read.envelope.requestKey
+    if (key === undefined) {
+      for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
+    }
+    if (key === undefined || key.length === 0) {
+      skip('no-request-key', 'the call was journaled without a requestKey, so replay cannot tell whether it is the same request')
+      continue
+    }
+    entries.push({
+      ordinal,
+      key,
+      envelope: read.envelope,
+      request: journaledRequest(final.start),
+      requestFields: JOURNALED_REQUEST_FIELDS,
+    })
+  }
+  const recording = createRecording(entries)
+  return {
+    get: (ordinal) => recording.get(ordinal),
+    has: (ordinal) => recording.has(ordinal),
+    size: recording.size,
+    entries: () => recording.entries(),
+    executionDir,
+    journalPath,
+    tornTail: journal.tornTail !== null,
+    invalidLines: journal.invalid.length,
+    skipped,
+  }
+}

@@ -1,0 +1,109 @@
+// Writes real run directories with the journal's own writer and real envelope
+// files, so tests and the benchmark read exactly the formats a run leaves.
+import { AGENT_RESULT_SCHEMA, type AgentResultEnvelopeBody, RUN_LAYOUT, createJournalWriter } from '@locus/journal'
+import type { FailureCause } from '@locus/outcome'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type AgentCallRequest, requestKey } from '../src/index.js'
+
+export interface FixtureAttempt {
+  /** How the attempt ended; `unfinished` writes no terminal line (a crash mid-call). */
+  readonly outcome: 'completed' | 'failed' | 'threw' | 'unfinished'
+  readonly failureCause?: FailureCause
+  readonly answer?: string
+  /** @default true except for `unfinished` */
+  readonly writeEnvelope?: boolean
+}
+
+export interface FixtureCall {
+  readonly ordinal: string
+  readonly request: AgentCallRequest & { readonly agent: string }
+  readonly attempts: readonly FixtureAttempt[]
+  /** The declared `attempts`. @default attempts.length */
+  readonly declared?: number
+  /** @default derived from the ordinal */
+  readonly logicalCallId?: string
+  /** Write `requestKey` on agent_start. @default true */
+  readonly journalKey?: boolean
+}
+
+export function tempRunsDir(prefix = 'locus-replay-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export function logicalCallIdOf(ordinal: string): string {
+  return `call-${ordinal.replaceAll('[', '.').replaceAll(']', '')}`
+}
+
+/** Writes `<executionDir>/journal.jsonl` plus one envelope per finished attempt. */
+export function writeRun(executionDir: string, calls: readonly FixtureCall[], options: { runId?: string; tornTail?: string } = {}): void {
+  mkdirSync(executionDir, { recursive: true })
+  const runId = options.runId ?? 'run-1'
+  const journalPath = join(executionDir, RUN_LAYOUT.journal)
+  const journal = createJournalWriter(journalPath, { runId, executionId: runId, durability: 'none' })
+  journal.append({ type: 'run_start', workflow: 'fixture', input: null, options: {} })
+  for (const call of calls) {
+    const logicalCallId = call.logicalCallId ?? logicalCallIdOf(call.ordinal)
+    const declared = call.declared ?? call.attempts.length
+    const key = requestKey(call.request)
+    call.attempts.forEach((attempt, index) => {
+      const number = index + 1
+      const callId = `${logicalCallId}-a${number}`
+      const trio = { attempt: number, attempts: declared, logicalCallId }
+      journal.append({
+        type: 'agent_start',
+        callId,
+        ...trio,
+        agent: call.request.agent,
+        ordinal: call.ordinal,
+        prompt: call.request.prompt,
+        ...(call.journalKey === false ? {} : { requestKey: key }),
+        ...(call.request.timeoutMs === undefined ? {} : { timeoutMs: call.request.timeoutMs }),
+      })
+      if (attempt.outcome === 'unfinished') return
+      const failed = attempt.outcome !== 'completed'
+      const failureCause = attempt.failureCause ?? (failed ? 'call-timeout' : undefined)
+      if (attempt.writeEnvelope !== false) {
+        const resultDir = join(executionDir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult)
+        mkdirSync(resultDir, { recursive: true })
+        const envelope: AgentResultEnvelopeBody = {
+          schema: AGENT_RESULT_SCHEMA,
+          callId,
+          ...trio,
+          agent: call.request.agent,
+          ordinal: call.ordinal,
+          status: failed ? 'failed' : 'completed',
+          ...(failed ? { failureCause } : { answer: attempt.answer ?? `answer to ${call.request.prompt}` }),
+          paths: { transcriptDir: join(executionDir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.transcript), resultDir },
+        }
+        writeFileSync(join(resultDir, 'result.json'), JSON.stringify(envelope))
+      }
+      if (attempt.outcome === 'threw') {
+        journal.append({
+          type: 'error',
+          message: `attempt ${number} threw`,
+          error: { name: 'Error', code: 'UNKNOWN_ERROR', message: 'boom' },
+          ...(failureCause === undefined ? {} : { failureCause }),
+          callId,
+          ...trio,
+          agent: call.request.agent,
+          ordinal: call.ordinal,
+        })
+      } else {
+        journal.append({
+          type: 'agent_end',
+          callId,
+          ...trio,
+          agent: call.request.agent,
+          ordinal: call.ordinal,
+          status: failed ? 'failed' : 'completed',
+          ...(failed && failureCause !== undefined ? { failureCause } : {}),
+          durationMs: 5,
+        })
+      }
+    })
+  }
+  journal.close()
+  if (options.tornTail !== undefined) writeFileSync(journalPath, options.tornTail, { flag: 'a' })
+}
