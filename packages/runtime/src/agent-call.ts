@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { AGENT_RESULT_SCHEMA, type AgentResultEnvelope, serializeError } from '@locus/journal'
 import { allocateChildId, currentSlot } from '@locus/groups'
 import type { FailureCause } from '@locus/outcome'
+import { type AgentCallRequest, requestKey } from '@locus/replay'
 import { isTransportRetryable, parseAttempts } from '@locus/retry'
 import { z } from 'zod'
 import { overrideBudgets } from './budgets.js'
@@ -223,6 +224,55 @@ function describeCall(agent: string, label: string | undefined): string {
   return label === undefined ? `agent "${agent}"` : `agent "${agent}" (${label})`
 }
 
+/**
+ * The version of the returned-outcome contract calls are made under. It is
+ * part of every call's identity, so a recording made under another contract
+ * diverges instead of replaying answers judged by different rules.
+ */
+export const RETURN_CONTRACT_VERSION = 2
+
+/**
+ * Answers a call from its recording: no child, no charge against the cap.
+ * The call still leaves an agent_start and a `replayed` agent_end, so the
+ * journal shows where each answer came from.
+ */
+function replayRecordedCall(
+  run: RunState,
+  envelope: AgentResultEnvelope,
+  call: { ordinal: string; key: string; prompt: string; where: { agent: string; label?: string; phase?: string; groupId?: string }; attempts: number },
+): AgentAnswer {
+  const trio = { attempt: envelope.attempt, attempts: Math.max(envelope.attempts, envelope.attempt), logicalCallId: envelope.logicalCallId }
+  run.emit({ type: 'agent_start', callId: envelope.callId, ...trio, ...call.where, ordinal: call.ordinal, requestKey: call.key, prompt: call.prompt })
+  const usage = envelope.usage
+  if (envelope.status === 'completed') {
+    run.emit({ type: 'agent_end', callId: envelope.callId, ...trio, ...call.where, ordinal: call.ordinal, status: 'completed', durationMs: 0, replayed: true, ...(usage === undefined ? {} : { usage }) })
+    const answer = typeof envelope.answer === 'string' ? envelope.answer : JSON.stringify(envelope.answer ?? null)
+    return { answer, usedFallback: false, callId: envelope.callId, logicalCallId: envelope.logicalCallId, attempt: trio.attempt, attempts: trio.attempts, usage }
+  }
+  run.emit({
+    type: 'agent_end',
+    callId: envelope.callId,
+    ...trio,
+    ...call.where,
+    ordinal: call.ordinal,
+    status: 'failed',
+    failureCause: envelope.failureCause,
+    ...(envelope.reason === undefined ? {} : { reason: envelope.reason }),
+    durationMs: 0,
+    replayed: true,
+  })
+  throw new AgentCallError(`${describeCall(call.where.agent, call.where.label)} failed with ${envelope.failureCause} (replayed from the recording)`, {
+    failureCause: envelope.failureCause,
+    callId: envelope.callId,
+    logicalCallId: envelope.logicalCallId,
+    attempt: trio.attempt,
+    attempts: trio.attempts,
+    agent: call.where.agent,
+    label: call.where.label,
+    phase: call.where.phase,
+  })
+}
+
 /** The `agent()` of a workflow context. */
 export async function callAgent(run: RunState, prompt: string, rawOptions: AgentCallOptions = {}): Promise<AgentAnswer> {
   if (typeof prompt !== 'string' || prompt.trim() === '') {
@@ -257,6 +307,22 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
     throw error
   }
 
+  // What makes this call the same call on replay; attempts, label and phase never join it.
+  const request: AgentCallRequest = {
+    agent,
+    prompt,
+    choice: options.choice,
+    choiceFallback: options.choiceFallback,
+    timeoutMs: options.timeoutMs,
+    budgets: options.budgets === undefined ? undefined : { ...options.budgets },
+    returnContractVersion: RETURN_CONTRACT_VERSION,
+  }
+  const key = requestKey(request)
+  if (run.replay !== undefined) {
+    const decision = run.replay.next({ ordinal, request })
+    if (decision.mode === 'replay') return replayRecordedCall(run, decision.envelope, { ordinal, key, prompt, where, attempts })
+  }
+
   const { budgets, increases } = overrideBudgets(run.callDefaults, options.budgets)
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'call', from: increase.from, to: increase.to, callId: logicalCallId, reason: 'per-call override' })
@@ -275,6 +341,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       ...trio,
       ...where,
       ordinal,
+      requestKey: key,
       prompt,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     })
@@ -307,6 +374,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       ...trio,
       agent,
       ordinal,
+      requestKey: key,
       ...(end.kind !== 'threw' && end.stopReason !== undefined ? { stopReason: end.stopReason } : {}),
       ...(end.kind !== 'threw' && end.usage !== undefined ? { usage: end.usage } : {}),
       paths: { transcriptDir: dirs.transcriptDir, resultDir: dirs.resultDir },

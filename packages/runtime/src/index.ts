@@ -1,4 +1,6 @@
-export { runWorkflowScript, startWorkflowRun, RUN_RESULT_SCHEMA } from './run-workflow-script.js'
+export { runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA } from './run-workflow-script.js'
+export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun } from './resume-run.js'
+export type { ReplayRunResult, ResumeResult } from './resume-run.js'
 export type { RunHandle, RunResult, WorkflowFunction } from './run-workflow-script.js'
 export type { RunOptions } from './run-options.js'
 export { defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
@@ -39,6 +41,6 @@ export {
   TransportRetryRefusedError,
 } from './errors.js'
 export type { AgentCallErrorDetails, RuntimeErrorCode } from './errors.js'
-export { matchChoice } from './agent-call.js'
+export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
 export { positionToken } from './ids.js'
 export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'

@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { JournalLine, JournalLineInput, JournalWriter, RunPaths } from '@locus/journal'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
+import type { ReplaySession } from '@locus/replay'
 import type { RetryClock } from '@locus/retry'
 import type { CallBudgets } from './host.js'
 import type { WorkflowDefinition } from './define.js'
@@ -14,6 +15,8 @@ export class RunState {
   scope!: RunScope
   /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
   hostTools: HostTool[] = []
+  /** Set on a resumed or replayed execution: recorded calls answer from it while their keys match. */
+  replay: ReplaySession | undefined
 
   constructor(
     readonly runId: string,

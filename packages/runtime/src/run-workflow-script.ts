@@ -23,6 +23,7 @@ import {
   hasLocusErrorCode,
   prepareWorkflowResult,
 } from '@locus/outcome'
+import { type Recording, type ReplayReport, createReplaySession } from '@locus/replay'
 import { systemClock } from '@locus/retry'
 import { callAgent } from './agent-call.js'
 import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
@@ -42,13 +43,26 @@ export const RUN_RESULT_SCHEMA = 'locus.run-result.v1'
 export interface RunResult {
   readonly runId: string
   readonly executionId: string
+  /** The root run's directory. */
   readonly runDir: string
+  /** This execution's directory: the root run's own, or a nested resume or replay execution. */
+  readonly executionDir: string
   readonly disposition: RunDisposition
   /** True only for a `completed` run. */
   readonly ok: boolean
   /** The detached root result; the group failure envelope when a group failure escaped; null otherwise. */
   readonly result: JsonValue
   readonly error?: SerializedError
+  /** Set on a resumed or replayed execution: which recorded calls replayed, diverged or went missing. */
+  readonly replay?: ReplayReport
+}
+
+/** What a resumed or replayed execution starts from. Internal to the runtime. */
+export interface LaunchInternals {
+  readonly executionId?: string
+  readonly recording?: Recording
+  readonly replayFailures?: boolean
+  readonly resumeOf?: string
 }
 
 /** A started run: its identity, a way to cancel it, and its end. */
@@ -114,6 +128,16 @@ function settle(outcome: { returned: true; value: unknown } | { returned: false;
  * written.
  */
 export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): RunHandle {
+  return launchRun(workflow, options, {})
+}
+
+/** The default runs directory: `<cwd>/.locus-pi/runs`. */
+export function resolveRunsDir(options: Pick<RunOptions, 'runsDir' | 'cwd'>): string {
+  return options.runsDir ?? join(resolve(options.cwd ?? process.cwd()), '.locus-pi', 'runs')
+}
+
+/** Starts a run, a resumed execution or a replay. Internal. */
+export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions, internals: LaunchInternals): RunHandle {
   parseRunOptions(options)
   const definition = normaliseWorkflow(workflow as WorkflowDefinition | WorkflowFunction)
   let input: unknown = options.input
@@ -126,9 +150,9 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
     input = parsed.data
   }
   const clock = options.clock ?? systemClock
-  const runsDir = options.runsDir ?? join(resolve(options.cwd ?? process.cwd()), '.locus-pi', 'runs')
+  const runsDir = resolveRunsDir(options)
   const runId = options.runId ?? createRunId(new Date(clock.now()))
-  const paths = runPaths(runsDir, runId)
+  const paths = runPaths(runsDir, runId, internals.executionId)
   const executionId = paths.executionId
   mkdirSync(paths.outputsDir, { recursive: true })
 
@@ -172,6 +196,14 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
       run.emit(event)
     },
   })
+  if (internals.recording !== undefined) {
+    run.replay = createReplaySession(internals.recording, {
+      replayFailures: internals.replayFailures ?? false,
+      onDiverged: (divergence) => {
+        run.emit({ type: 'replay_diverged', ordinal: divergence.ordinal, expectedKey: divergence.expectedKey, actualKey: divergence.actualKey, fields: [...divergence.fields] })
+      },
+    })
+  }
   run.hostTools = Object.entries(definition.tools ?? {}).map(([name, tool]) => ({
     name,
     description: tool.description,
@@ -191,6 +223,7 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
       host: options.host?.name ?? null,
       source: options.source ?? null,
     }),
+    ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
   })
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'run', from: increase.from, to: increase.to, reason: `run-level override of the ${launchMode} default` })
@@ -255,10 +288,12 @@ export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | 
       runId,
       executionId,
       runDir: paths.rootDir,
+      executionDir: paths.executionDir,
       disposition: settled.disposition,
       ok,
       result: settled.result,
       ...(settled.error === undefined ? {} : { error: settled.error }),
+      ...(run.replay === undefined ? {} : { replay: run.replay.report() }),
     }
   })()
 

@@ -15,7 +15,7 @@ describe('run outcome metrics', () => {
     ['failed', { ok: false, partial: false, found: false, gaps: [], text: 'x' }, 'cannot_answer'],
     ['completed', { ok: true, answer: { ok: true, partial: false, found: true, gaps: [], text: 'x' } }, 'complete'],
   ] as const)('derives the answer outcome of a %s run with result %j', (disposition, result, outcome) => {
-    expect(answerOutcomeOf(disposition, result)).toBe(outcome)
+    expect(answerOutcomeOf(disposition, result as never)).toBe(outcome)
   })
 
   it('reads gaps per tool from an Answer in the result, ignoring malformed entries', () => {

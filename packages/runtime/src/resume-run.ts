@@ -1,0 +1,148 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { type JsonValue } from '@locus/outcome'
+import { RUN_LAYOUT, readJournal, runPaths } from '@locus/journal'
+import { type RecordedCall, type ReplayDivergence, type ReplayReport, createRecording, loadRecording } from '@locus/replay'
+import type { WorkflowDefinition } from './define.js'
+import { RuntimeInputError } from './errors.js'
+import type { RunOptions } from './run-options.js'
+import { type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
+
+/** Prefixes of the nested execution directories a run grows. */
+export const RESUME_EXECUTION_PREFIX = 'resume-'
+export const REPLAY_EXECUTION_PREFIX = 'replay-'
+
+/** What a resumed execution did besides its own run result. */
+export interface ResumeResult extends RunResult {
+  /** The execution it continued from: the root run or the previous resume. */
+  readonly resumedFrom: string
+  /** Calls answered from the recording, without a host call. */
+  readonly replayed: number
+  /** Calls that ran live: past the recorded prefix, re-run after a failure, or after a divergence. */
+  readonly live: number
+  readonly divergence: ReplayDivergence | null
+}
+
+/** The result of a determinism check. */
+export interface ReplayRunResult {
+  /** True when every recorded call was asked for again with its recorded key, and nothing else was asked. */
+  readonly ok: boolean
+  readonly runId: string
+  /** Where the replay's own journal and result were written. */
+  readonly executionDir: string
+  readonly report: ReplayReport
+  readonly divergence: ReplayDivergence | null
+  /** The replayed execution's own end, for diagnosis. */
+  readonly run: RunResult
+}
+
+interface RunOnDisk {
+  readonly runsDir: string
+  readonly runId: string
+  readonly executions: readonly string[]
+  readonly input: JsonValue | undefined
+  readonly lastExecutionId: string
+}
+
+function findRun(runId: string, options: Pick<RunOptions, 'runsDir' | 'cwd'>): RunOnDisk {
+  const runsDir = resolveRunsDir(options)
+  const root = runPaths(runsDir, runId)
+  if (!existsSync(root.journalPath)) {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `No run "${runId}" in ${runsDir} (no ${root.journalPath}). List runs with \`locus ls\` or pass the right runs directory.`, [
+      `runId: "${runId}" not found`,
+    ])
+  }
+  const executionsDir = join(root.rootDir, RUN_LAYOUT.executions)
+  const executions = existsSync(executionsDir)
+    ? readdirSync(executionsDir).filter((name) => name.startsWith(RESUME_EXECUTION_PREFIX)).sort()
+    : []
+  const start = readJournal(root.journalPath).lines.find((line) => line.type === 'run_start')
+  return { runsDir, runId, executions, input: start?.input, lastExecutionId: executions.at(-1) ?? root.executionId }
+}
+
+function nextExecutionId(prefix: string, existing: readonly string[]): string {
+  return `${prefix}${String(existing.length + 1).padStart(3, '0')}`
+}
+
+/**
+ * Merges the recordings of the root run and every earlier resume: a later
+ * execution's answer for an ordinal wins. Replayed calls leave no envelope of
+ * their own, so the execution that really made the call keeps recording it.
+ */
+function recordingOf(run: RunOnDisk): ReturnType<typeof createRecording> {
+  const byOrdinal = new Map<string, RecordedCall>()
+  const root = runPaths(run.runsDir, run.runId)
+  const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
+  for (const source of sources) {
+    if (!existsSync(join(source, RUN_LAYOUT.journal))) continue
+    for (const call of loadRecording(source).entries()) byOrdinal.set(call.ordinal, call)
+  }
+  return createRecording(
+    [...byOrdinal.values()].map((call) => ({
+      ordinal: call.ordinal,
+      key: call.key,
+      envelope: call.envelope,
+      ...(call.request === undefined ? {} : { request: call.request, requestFields: call.requestFields }),
+    })),
+  )
+}
+
+/**
+ * Resumes a run: a new execution in a fixed nested directory under the root
+ * run replays the recorded prefix (no host calls while keys match) and
+ * continues live where the run stopped: after a crash, a cancellation, or a
+ * call that failed (recorded failures run again). The first call whose
+ * request differs trips the one-way divergence latch: it and every later call
+ * run live, and a `replay_diverged` line says where and why.
+ */
+export async function resumeRun<TInput>(
+  runId: string,
+  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
+  options: RunOptions = {},
+): Promise<ResumeResult> {
+  const run = findRun(runId, options)
+  const executionId = nextExecutionId(RESUME_EXECUTION_PREFIX, run.executions)
+  const handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
+    executionId,
+    recording: recordingOf(run),
+    resumeOf: run.lastExecutionId,
+  })
+  const result = await handle.done
+  const report = result.replay
+  return {
+    ...result,
+    resumedFrom: run.lastExecutionId,
+    replayed: report?.counts.replayed ?? 0,
+    live: report?.counts.live ?? 0,
+    divergence: report?.divergence ?? null,
+  }
+}
+
+/**
+ * Re-runs a finished run entirely from its recording, with no host: the
+ * determinism check. Every recorded call, failed ones included, answers from
+ * the recording while its key matches; a call that diverges or was never
+ * recorded fails as `sdk-unavailable` because there is no host to ask. The
+ * result reports per call (matched, diverged, missing, extra) instead of
+ * throwing.
+ */
+export async function replayRun<TInput>(
+  runId: string,
+  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
+  options: Omit<RunOptions, 'host'> = {},
+): Promise<ReplayRunResult> {
+  const run = findRun(runId, options)
+  const executionsDir = join(runPaths(run.runsDir, runId).rootDir, RUN_LAYOUT.executions)
+  const replays = existsSync(executionsDir) ? readdirSync(executionsDir).filter((name) => name.startsWith(REPLAY_EXECUTION_PREFIX)) : []
+  const { host: _ignored, ...withoutHost } = options as RunOptions
+  const handle = launchRun(workflow, { ...withoutHost, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
+    executionId: nextExecutionId(REPLAY_EXECUTION_PREFIX, replays),
+    recording: recordingOf(run),
+    replayFailures: true,
+    resumeOf: run.lastExecutionId,
+  })
+  const result = await handle.done
+  const report = result.replay
+  if (report === undefined) throw new Error('replayRun: the replay execution produced no report')
+  return { ok: report.identical, runId, executionDir: result.executionDir, report, divergence: report.divergence, run: result }
+}
