@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint'
 export function locusConfig({ tsconfigRootDir }) {
   return tseslint.config(
     {
-      ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/.locus-pi/**', '**/coverage/**', '.tools/**'],
+      ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '**/.locus-pi/**', '**/coverage/**', '.tools/**', '**/.docs-snippets/**'],
     },
     js.configs.recommended,
     ...tseslint.configs.strictTypeChecked,

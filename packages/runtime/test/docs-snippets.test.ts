@@ -1,0 +1,57 @@
+// Every TypeScript snippet in the runtime README, the author guide and the
+// operator guide really runs; where a ```text block follows one, it prints
+// exactly that.
+import { execFile } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+const packageDir = fileURLToPath(new URL('..', import.meta.url))
+// Inside the package, so that '@locus/runtime', 'zod' and the siblings resolve as they do for a user.
+const workDir = join(packageDir, '.docs-snippets')
+const documents = ['README.md', '../../docs/authoring.md', '../../docs/running.md']
+
+interface Snippet {
+  readonly document: string
+  readonly line: number
+  readonly code: string
+  readonly expected: string | undefined
+}
+
+function extractSnippets(document: string, text: string): Snippet[] {
+  const blocks = [...text.matchAll(/^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm)]
+  const snippets: Snippet[] = []
+  blocks.forEach((block, index) => {
+    const [, language, code = ''] = block
+    if (language !== 'ts' || !code.includes("from '@locus/")) return
+    // A fragment that uses a context it does not declare is illustration, not a program.
+    if (!code.includes('runWorkflowScript') && !code.includes('readJournal')) return
+    const next = blocks[index + 1]
+    const between = next === undefined ? '' : text.slice(block.index + block[0].length, next.index)
+    const expected = next?.[1] === 'text' && between.trim() === '' ? next[2] : undefined
+    snippets.push({ document, line: text.slice(0, block.index).split('\n').length, code, expected })
+  })
+  return snippets
+}
+
+const snippets = documents.flatMap((document) => extractSnippets(document, readFileSync(join(packageDir, document), 'utf8')))
+mkdirSync(workDir, { recursive: true })
+afterAll(() => {
+  rmSync(workDir, { recursive: true, force: true })
+})
+
+describe('documentation snippets', () => {
+  it('finds the runnable snippets of all three documents', () => {
+    for (const document of documents) expect(snippets.some((snippet) => snippet.document === document)).toBe(true)
+  })
+
+  it.each(snippets.map((snippet) => [`${snippet.document}:${snippet.line}`, snippet] as const))('%s runs', async (_name, snippet) => {
+    const file = join(workDir, `snippet-${snippets.indexOf(snippet)}.mts`)
+    writeFileSync(file, snippet.code)
+    const { stdout } = await run(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', file], { cwd: packageDir, timeout: 30_000 })
+    if (snippet.expected !== undefined) expect(stdout).toBe(snippet.expected)
+  })
+})
