@@ -11,7 +11,7 @@ import type { AgentAnswer, AgentCallOptions } from './define.js'
 import { AgentCallError, RuntimeInputError, SchemaValidationError, TransportRetryRefusedError } from './errors.js'
 import { type AgentSession, type CallBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
 import { positionToken } from './ids.js'
-import { type RunState, writeJsonAtomic } from './run-state.js'
+import type { RunState } from './run-state.js'
 import { CallBudgetsSchema } from './run-options.js'
 import { describeZodIssues } from './zod-issues.js'
 
@@ -388,7 +388,9 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
             failureCause: end.failureCause,
             reason: end.kind === 'failed' ? end.reason : end.error instanceof Error ? end.error.message : String(end.error),
           }
-    writeJsonAtomic(join(dirs.resultDir, 'result.json'), envelope)
+    // Written once into a fresh directory; a crash mid-write leaves an envelope
+    // that replay reports as invalid and re-runs, so no rename is needed.
+    writeFileSync(join(dirs.resultDir, 'result.json'), JSON.stringify(envelope, null, 2) + '\n', { flag: 'wx' })
 
     if (end.kind === 'threw') {
       run.emit({

@@ -1,10 +1,30 @@
 import { allocateChildId, currentSlot } from '@locus/groups'
-import { DEFAULT_RETRY_POLICY, type AttemptRecord, parseRetryPolicy, runWithRetry } from '@locus/retry'
+import { DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
 import { positionToken } from './ids.js'
 import type { RunState } from './run-state.js'
 import { describeZodIssues } from './zod-issues.js'
+
+// Policies are plain objects reused call after call: validate each object
+// once, and again only if one of its fields changed since.
+const validatedPolicies = new WeakMap<object, RetryPolicy>()
+
+function validatedPolicy(policy: RetryPolicy): RetryPolicy {
+  const known = validatedPolicies.get(policy)
+  if (
+    known !== undefined &&
+    known.timeout_secs === policy.timeout_secs &&
+    known.max_retries === policy.max_retries &&
+    known.backoff_base_secs === policy.backoff_base_secs &&
+    known.backoff_max_secs === policy.backoff_max_secs
+  ) {
+    return known
+  }
+  const parsed = parseRetryPolicy(policy)
+  validatedPolicies.set(policy, parsed)
+  return parsed
+}
 
 function toolEndStatus(record: AttemptRecord): 'completed' | 'failed' | 'timed-out' {
   if (record.outcome === 'succeeded') return 'completed'
@@ -33,7 +53,8 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
     const issues = describeZodIssues(parsedArgs.error, `${name} args`)
     throw new RuntimeInputError('TOOL_INPUT_INVALID', `Invalid arguments for tool "${name}":\n  ${issues.join('\n  ')}`, issues)
   }
-  const policy = parseRetryPolicy(options.retry ?? tool.retry ?? DEFAULT_RETRY_POLICY)
+  const requested = options.retry ?? tool.retry ?? DEFAULT_RETRY_POLICY
+  const policy = validatedPolicy(requested)
   const slot = currentSlot()
   const label = options.label ?? slot?.label
   const groupId = slot?.groupId

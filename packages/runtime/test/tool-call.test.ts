@@ -114,3 +114,21 @@ describe('tool()', () => {
     expect(run.error?.message).toMatch(/lookup args\.id/)
   })
 })
+
+describe('tool() retry policy validation', () => {
+  it('refuses a policy that became invalid after an earlier call used it', async () => {
+    const policy = { timeout_secs: null, max_retries: 1, backoff_base_secs: 0, backoff_max_secs: 0 }
+    const workflow = defineWorkflow({
+      name: 'mutated-policy',
+      tools: { lookup: flakyTool(0) },
+      run: async ({ tool }) => {
+        await tool('lookup', { id: 'a' }, { retry: policy })
+        policy.max_retries = 0
+        return tool('lookup', { id: 'b' }, { retry: policy })
+      },
+    })
+    const run = await runWorkflowScript(workflow, { runsDir: tempRunsDir() })
+    expect(run.error?.code).toBe('RETRY_POLICY_INVALID')
+    expect(run.error?.message).toMatch(/max_retries/)
+  })
+})
