@@ -1,0 +1,100 @@
+import { systemClock } from '@locus/retry'
+import { type AgentHost, type AgentSession, HostError, type SessionRequest } from '@locus/runtime'
+import { type AiSdkHostOptions, type AiSdkLanguageModel, parseAiSdkHostOptions } from './ai-sdk-host-options.js'
+import { AiSdkSession } from './ai-sdk-session.js'
+import { loadAi, loadOpenAi, loadOpenAiCompatible } from './load-sdk.js'
+import { resolveAgentSettings } from './resolve-agent-settings.js'
+
+/** The host `createAiSdkHost` returns: an {@link AgentHost} over the Vercel AI SDK. */
+export interface AiSdkHost extends AgentHost {
+  /** Opens one child session; rejects with `HostError('sdk-unavailable')` when no model can be had. */
+  openSession(request: SessionRequest): Promise<AgentSession>
+  /** The model id a role's sessions would use, after precedence; for diagnostics and dry runs. */
+  resolveModelId(request: Pick<SessionRequest, 'agent' | 'agentConfig'>): string
+}
+
+type ModelFactory = (modelId: string) => AiSdkLanguageModel
+
+async function createFactory(options: AiSdkHostOptions): Promise<ModelFactory | undefined> {
+  if (options.provider !== undefined) return options.provider
+  if (options.baseURL === undefined && options.api !== 'openai') return undefined
+  const headers = options.headers === undefined ? {} : { headers: { ...options.headers } }
+  const apiKey = options.apiKey === undefined ? {} : { apiKey: options.apiKey }
+  if (options.api === 'openai') {
+    const { createOpenAI } = await loadOpenAi()
+    const provider = createOpenAI({ ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }), ...apiKey, ...headers })
+    return (modelId) => provider.chat(modelId)
+  }
+  const { createOpenAICompatible } = await loadOpenAiCompatible()
+  const provider = createOpenAICompatible({ name: options.providerName ?? 'locus', baseURL: options.baseURL ?? '', ...apiKey, ...headers })
+  return (modelId) => provider.chatModel(modelId)
+}
+
+/**
+ * Creates an agent host that runs each `agent()` call as a child session
+ * against a real model through the Vercel AI SDK: any OpenAI-compatible
+ * server (Ollama, vLLM, llama.cpp's server, LM Studio) or OpenAI itself.
+ *
+ * - A session is a message history; a clarification turn continues it.
+ * - The workflow's tools are offered to the model with their zod input
+ *   schemas; a tool call runs through the runtime (journaled) and counts
+ *   against the call's `maxToolCalls` (going over ends as `tool-call-budget`).
+ * - Each LLM call runs under the role's seed-001 retry policy (`agents[role].retry`,
+ *   else the workflow's agent `retry`, else `options.retry`, else one attempt):
+ *   429 is `rate_limited` and waits at least `Retry-After`, 5xx and dropped
+ *   connections are `provider_error`, both retried; 401/403 are `refused` and
+ *   other 4xx `provider_error`, both terminal; a per-attempt timeout is
+ *   `deadline_exceeded` and retried. The AI SDK's own retries are off.
+ * - A `length` finish is `stopReason: 'length'` (the runtime fails it as
+ *   `provider-error` and keeps the transcript); a content filter or a failed
+ *   LLM call is a `provider-error` turn; an abort cancels the request in flight.
+ * - A missing SDK module or a provider that cannot produce the model throws
+ *   `HostError('sdk-unavailable')`.
+ *
+ * @throws {AiSdkHostOptionsError} when the options are unusable.
+ * @example
+ * ```ts
+ * const host = createAiSdkHost({ baseURL: 'http://localhost:11434/v1', modelId: 'llama3.2' })
+ * const run = await runWorkflowScript(workflow, { host, input })
+ * ```
+ */
+export function createAiSdkHost(options: AiSdkHostOptions): AiSdkHost {
+  const parsed = parseAiSdkHostOptions(options)
+  const clock = parsed.clock ?? systemClock
+  const models = new Map<string, AiSdkLanguageModel>()
+  let factory: Promise<ModelFactory | undefined> | undefined
+
+  async function resolveModel(modelId: string, agent: string): Promise<AiSdkLanguageModel> {
+    const cached = models.get(modelId)
+    if (cached !== undefined) return cached
+    if (parsed.model !== undefined && parsed.model.modelId === modelId) return parsed.model
+    factory ??= createFactory(parsed)
+    const create = await factory
+    if (create === undefined) {
+      throw new HostError(
+        'sdk-unavailable',
+        `Agent "${agent}" asks for model "${modelId}", but the host was given only a model object ("${parsed.model?.modelId ?? ''}") and cannot resolve other ids; ` +
+          'pass baseURL or provider to createAiSdkHost, or useWorkflowModels: false to ignore the workflow\'s model.',
+      )
+    }
+    let model: AiSdkLanguageModel
+    try {
+      model = create(modelId)
+    } catch (error) {
+      throw new HostError('sdk-unavailable', `The provider could not create model "${modelId}" for agent "${agent}": ${error instanceof Error ? error.message : String(error)}`, error)
+    }
+    models.set(modelId, model)
+    return model
+  }
+
+  return {
+    name: parsed.name ?? 'ai-sdk',
+    resolveModelId: (request) => resolveAgentSettings(parsed, request as SessionRequest).modelId,
+    async openSession(request: SessionRequest): Promise<AgentSession> {
+      const settings = resolveAgentSettings(parsed, request)
+      const ai = await loadAi()
+      const model = await resolveModel(settings.modelId, request.agent)
+      return new AiSdkSession({ ai, model, settings, request, clock, onLlmAttempt: parsed.onLlmAttempt, attemptLog: parsed.attemptLog ?? 'on-failure' })
+    },
+  }
+}
