@@ -47,6 +47,7 @@ const manifest = {
   devDependencies: {
     '@locus/bench-kit': 'workspace:*',
     '@locus/tsconfig': 'workspace:*',
+    '@locus/tsup-config': 'workspace:*',
     '@locus/vitest-config': 'workspace:*',
   },
   publishConfig: { access: 'public' },
@@ -55,7 +56,7 @@ const files = {
   'package.json': JSON.stringify(manifest, null, 2) + '\n',
   'tsconfig.json': JSON.stringify({ extends: '@locus/tsconfig/base.json', include: ['src', 'test', 'bench', '*.config.ts'] }, null, 2) + '\n',
   'tsconfig.build.json': JSON.stringify({ extends: '@locus/tsconfig/build.json', include: ['src'], exclude: ['src/**/*.test.ts', 'src/**/*.test-d.ts'] }, null, 2) + '\n',
-  'tsup.config.ts': `import { defineConfig } from 'tsup'\n\nexport default defineConfig({\n  entry: ['src/index.ts'],\n  format: ['esm'],\n  dts: true,\n  sourcemap: true,\n  clean: true,\n  tsconfig: 'tsconfig.build.json',\n})\n`,
+  'tsup.config.ts': "import { locusPackage } from '@locus/tsup-config'\n\nexport default locusPackage()\n",
   'vitest.config.ts': `import { defineProject, mergeConfig } from 'vitest/config'\nimport { sharedConfig } from '@locus/vitest-config'\n\nexport default mergeConfig(sharedConfig, defineProject({ test: { name: '${name}' } }))\n`,
   'src/index.ts': '',
 }

@@ -1,13 +1,7 @@
 import { cp } from 'node:fs/promises'
-import { defineConfig } from 'tsup'
+import { locusPackage } from '@locus/tsup-config'
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  tsconfig: 'tsconfig.build.json',
+export default locusPackage({
   // The prompt templates are read at runtime from beside the bundle (dist/prompts/).
   onSuccess: async () => {
     await cp('src/prompts', 'dist/prompts', { recursive: true })

@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup'
+import { locusPackage } from '@locus/tsup-config'
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  tsconfig: 'tsconfig.build.json',
-})
+export default locusPackage()
