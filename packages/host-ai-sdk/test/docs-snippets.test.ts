@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
+import { type DocsSnippet, extractSnippets } from '@locus/vitest-config/docs-snippets'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type OpenAiCompatibleTestServer, createOpenAiCompatibleTestServer } from './openai-compatible-server.js'
 
@@ -19,26 +20,8 @@ const documents = ['README.md', '../../docs/models.md']
 // The runs go to a temp cwd, so tsx is named by its absolute location rather than resolved from there.
 const tsxLoader = pathToFileURL(join(createRequire(join(packageDir, 'package.json')).resolve('tsx/package.json'), '..', 'dist', 'loader.mjs')).href
 
-interface Snippet {
-  readonly document: string
-  readonly line: number
-  readonly code: string
-  readonly expected: string | undefined
-}
-
-function extractSnippets(document: string, text: string): Snippet[] {
-  const blocks = [...text.matchAll(/^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm)]
-  const snippets: Snippet[] = []
-  blocks.forEach((block, index) => {
-    const [, language, code = ''] = block
-    if (language !== 'ts' || !code.includes("from '@locus/host-ai-sdk'")) return
-    const next = blocks[index + 1]
-    const between = next === undefined ? '' : text.slice(block.index + block[0].length, next.index)
-    // A text block right after the snippet, or after one short sentence that introduces it, is its output.
-    const expected = next?.[1] === 'text' && !between.includes('```') && between.trim().split('\n').length <= 2 ? next[2] : undefined
-    snippets.push({ document, line: text.slice(0, block.index).split('\n').length, code, expected })
-  })
-  return snippets
+function findSnippets(document: string, text: string): DocsSnippet[] {
+  return extractSnippets(document, text, { select: (code) => code.includes("from '@locus/host-ai-sdk'"), maxLinesBetween: 2 })
 }
 
 let server: OpenAiCompatibleTestServer
@@ -57,7 +40,7 @@ afterAll(async () => {
 })
 
 const snippets = (
-  await Promise.all(documents.map(async (document) => extractSnippets(document, await readFile(join(packageDir, document), 'utf8'))))
+  await Promise.all(documents.map(async (document) => findSnippets(document, await readFile(join(packageDir, document), 'utf8'))))
 ).flat()
 
 describe('documentation snippets', () => {

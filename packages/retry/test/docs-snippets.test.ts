@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
+import { type DocsSnippet, extractSnippets } from '@locus/vitest-config/docs-snippets'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
@@ -14,25 +15,8 @@ const packageDir = fileURLToPath(new URL('..', import.meta.url))
 const sourceEntry = pathToFileURL(join(packageDir, 'src', 'index.ts')).href
 const documents = ['README.md', '../../docs/retries.md']
 
-interface Snippet {
-  readonly document: string
-  readonly line: number
-  readonly code: string
-  readonly expected: string | undefined
-}
-
-function extractSnippets(document: string, text: string): Snippet[] {
-  const blocks = [...text.matchAll(/^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm)]
-  const snippets: Snippet[] = []
-  blocks.forEach((block, index) => {
-    const [, language, code = ''] = block
-    if (language !== 'ts' || !code.includes("from '@locus/retry'")) return
-    const next = blocks[index + 1]
-    const between = next === undefined ? '' : text.slice(block.index + block[0].length, next.index)
-    const expected = next?.[1] === 'text' && between.trim() === '' ? next[2] : undefined
-    snippets.push({ document, line: text.slice(0, block.index).split('\n').length, code, expected })
-  })
-  return snippets
+function findSnippets(document: string, text: string): DocsSnippet[] {
+  return extractSnippets(document, text, { select: (code) => code.includes("from '@locus/retry'") })
 }
 
 let workDir = ''
@@ -44,7 +28,7 @@ afterAll(async () => {
 })
 
 const snippets = (
-  await Promise.all(documents.map(async (document) => extractSnippets(document, await readFile(join(packageDir, document), 'utf8'))))
+  await Promise.all(documents.map(async (document) => findSnippets(document, await readFile(join(packageDir, document), 'utf8'))))
 ).flat()
 
 describe('documentation snippets', () => {

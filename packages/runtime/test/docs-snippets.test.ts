@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { type DocsSnippet, extractSnippets } from '@locus/vitest-config/docs-snippets'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
@@ -14,30 +15,11 @@ const packageDir = fileURLToPath(new URL('..', import.meta.url))
 const workDir = join(packageDir, '.docs-snippets')
 const documents = ['README.md', '../../docs/authoring.md', '../../docs/running.md']
 
-interface Snippet {
-  readonly document: string
-  readonly line: number
-  readonly code: string
-  readonly expected: string | undefined
+function findSnippets(document: string, text: string): DocsSnippet[] {
+  return extractSnippets(document, text, { select: (code) => code.includes("from '@locus/") && (code.includes('runWorkflowScript') || code.includes('readJournal')) })
 }
 
-function extractSnippets(document: string, text: string): Snippet[] {
-  const blocks = [...text.matchAll(/^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm)]
-  const snippets: Snippet[] = []
-  blocks.forEach((block, index) => {
-    const [, language, code = ''] = block
-    if (language !== 'ts' || !code.includes("from '@locus/")) return
-    // A fragment that uses a context it does not declare is illustration, not a program.
-    if (!code.includes('runWorkflowScript') && !code.includes('readJournal')) return
-    const next = blocks[index + 1]
-    const between = next === undefined ? '' : text.slice(block.index + block[0].length, next.index)
-    const expected = next?.[1] === 'text' && between.trim() === '' ? next[2] : undefined
-    snippets.push({ document, line: text.slice(0, block.index).split('\n').length, code, expected })
-  })
-  return snippets
-}
-
-const snippets = documents.flatMap((document) => extractSnippets(document, readFileSync(join(packageDir, document), 'utf8')))
+const snippets = documents.flatMap((document) => findSnippets(document, readFileSync(join(packageDir, document), 'utf8')))
 mkdirSync(workDir, { recursive: true })
 afterAll(() => {
   rmSync(workDir, { recursive: true, force: true })
