@@ -132,6 +132,9 @@ export const AgentEndLineSchema = z
     durationMs: duration,
     usage: UsageSchema.optional(),
     replayed: z.boolean().optional().describe('True when the answer came from a recording.'),
+    answer: JsonValueSchema.optional().describe(
+      'The answer of a completed attempt (text, or the chosen value), so the journal alone is enough to replay the call.',
+    ),
   })
   .refine((line) => line.attempt <= line.attempts, { error: 'attempt must not exceed attempts', path: ['attempt'] })
   .refine((line) => (line.status === 'failed') === (line.failureCause !== undefined), {

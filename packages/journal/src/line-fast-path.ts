@@ -194,6 +194,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
       durationMs: isDuration,
       usage: optional(object({ inputTokens: isCount, outputTokens: isCount })),
       replayed: optional(isBoolean),
+      answer: optional(isJson),
     },
     [attemptWithinAttempts, (line) => (line.status === 'failed') === (line.failureCause !== undefined)],
   ),

@@ -175,13 +175,14 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     .record({ callId: id, agent: id, ordinal: id, prompt: text, trio, ...place, timeoutMs: fc.option(fc.integer({ min: 1, max: 100_000 }), { nil: undefined }) })
     .map(({ trio: fields, ...rest }) => ({ type: 'agent_start' as const, ...rest, ...fields })),
   fc
-    .record({ callId: id, agent: id, ordinal: id, trio, ...place, failed: fc.boolean(), cause, durationMs: duration, usage: fc.option(fc.record({ inputTokens: count, outputTokens: count }), { nil: undefined }) })
-    .map(({ trio: fields, failed, cause: failureCause, ...rest }) => ({
+    .record({ callId: id, agent: id, ordinal: id, trio, ...place, failed: fc.boolean(), cause, durationMs: duration, usage: fc.option(fc.record({ inputTokens: count, outputTokens: count }), { nil: undefined }), answer: fc.option(fc.jsonValue(), { nil: undefined }) })
+    .map(({ trio: fields, failed, cause: failureCause, answer, ...rest }) => ({
       type: 'agent_end' as const,
       ...rest,
       ...fields,
       status: failed ? ('failed' as const) : ('completed' as const),
       failureCause: failed ? failureCause : undefined,
+      answer: failed ? undefined : answer,
     })),
   fc
     .record({ message: text, error: serializedError, withTrio: fc.boolean(), trio, callId: fc.option(id, { nil: undefined }), failureCause: fc.option(cause, { nil: undefined }) })

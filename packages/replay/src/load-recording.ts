@@ -1,4 +1,6 @@
 import {
+  AGENT_RESULT_SCHEMA,
+  type AgentEndLine,
   type AgentResultEnvelope,
   type AgentStartLine,
   type JournalReadResult,
@@ -58,6 +60,8 @@ export interface LoadedRecording extends Recording {
 interface AttemptSeen {
   readonly start: AgentStartLine
   terminal: boolean
+  /** The attempt's agent_end, when it answered or failed rather than threw. */
+  end?: AgentEndLine
 }
 
 interface LogicalCallSeen {
@@ -83,7 +87,10 @@ function groupLogicalCalls(journal: JournalReadResult): LogicalCallSeen[] {
     } else if (line.type === 'agent_end' || (line.type === 'error' && line.callId !== undefined)) {
       // An attempt that threw ends with an `error` line instead of `agent_end`; both are terminal.
       const attempt = line.callId === undefined ? undefined : attemptsByCallId.get(line.callId)
-      if (attempt !== undefined) attempt.terminal = true
+      if (attempt !== undefined) {
+        attempt.terminal = true
+        if (line.type === 'agent_end') attempt.end = line
+      }
     }
   }
   return [...calls.values()]
@@ -119,6 +126,32 @@ function readEnvelope(
   } catch (error) {
     return { reason: 'invalid-envelope', detail: `${path}: ${(error as Error).message}` }
   }
+}
+
+/**
+ * Builds the envelope of a call from its journal lines when they hold the
+ * whole result: a failed agent_end, or a completed one that carries its
+ * answer. Reading one file per call would otherwise dominate loading a long
+ * run; older journals without `answer` fall back to the envelope files.
+ */
+function envelopeFromJournal(executionDir: string, start: AgentStartLine, end: AgentEndLine): AgentResultEnvelope | undefined {
+  if (end.status === 'completed' && end.answer === undefined) return undefined
+  const callDir = join(executionDir, RUN_LAYOUT.calls, start.callId)
+  const common = {
+    schema: AGENT_RESULT_SCHEMA,
+    callId: start.callId,
+    logicalCallId: start.logicalCallId,
+    attempt: start.attempt,
+    attempts: start.attempts,
+    agent: start.agent,
+    ordinal: start.ordinal,
+    ...(start.requestKey === undefined ? {} : { requestKey: start.requestKey }),
+    ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
+    ...(end.usage === undefined ? {} : { usage: end.usage }),
+    paths: { transcriptDir: join(callDir, RUN_LAYOUT.transcript), resultDir: join(callDir, RUN_LAYOUT.callResult) },
+  } as const
+  if (end.status === 'completed') return { ...common, status: 'completed', ...(end.answer === undefined ? {} : { answer: end.answer }) }
+  return { ...common, status: 'failed', failureCause: end.failureCause ?? 'unclassified', ...(end.reason === undefined ? {} : { reason: end.reason }) }
 }
 
 function journaledRequest(start: AgentStartLine): CanonicalRequest {
@@ -178,7 +211,8 @@ export function loadRecording(dir: string): LoadedRecording {
       skip('unfinished', `attempt ${final.start.attempt} of ${final.start.attempts} has no agent_end or error line`)
       continue
     }
-    const read = readEnvelope(executionDir, callId)
+    const fromJournal = final.end === undefined ? undefined : envelopeFromJournal(executionDir, final.start, final.end)
+    const read = fromJournal === undefined ? readEnvelope(executionDir, callId) : { envelope: fromJournal }
     if ('reason' in read) {
       skip(read.reason, read.detail)
       continue

@@ -245,7 +245,18 @@ function replayRecordedCall(
   run.emit({ type: 'agent_start', callId: envelope.callId, ...trio, ...call.where, ordinal: call.ordinal, requestKey: call.key, prompt: call.prompt })
   const usage = envelope.usage
   if (envelope.status === 'completed') {
-    run.emit({ type: 'agent_end', callId: envelope.callId, ...trio, ...call.where, ordinal: call.ordinal, status: 'completed', durationMs: 0, replayed: true, ...(usage === undefined ? {} : { usage }) })
+    run.emit({
+      type: 'agent_end',
+      callId: envelope.callId,
+      ...trio,
+      ...call.where,
+      ordinal: call.ordinal,
+      status: 'completed',
+      durationMs: 0,
+      replayed: true,
+      ...(usage === undefined ? {} : { usage }),
+      ...(envelope.answer === undefined ? {} : { answer: envelope.answer }),
+    })
     const answer = typeof envelope.answer === 'string' ? envelope.answer : JSON.stringify(envelope.answer ?? null)
     return { answer, usedFallback: false, callId: envelope.callId, logicalCallId: envelope.logicalCallId, attempt: trio.attempt, attempts: trio.attempts, usage }
   }
@@ -410,7 +421,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
         ...where,
         ordinal,
         status: end.kind === 'answered' ? 'completed' : 'failed',
-        ...(end.kind === 'failed' ? { failureCause: end.failureCause, reason: end.reason } : {}),
+        ...(end.kind === 'failed' ? { failureCause: end.failureCause, reason: end.reason } : { answer: end.answer }),
         ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
         ...(end.usage === undefined ? {} : { usage: end.usage }),
         durationMs,

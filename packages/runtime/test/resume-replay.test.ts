@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readJournal } from '@locus/journal'
@@ -147,6 +147,16 @@ describe('resumeRun', () => {
     expect(host.calls.map((call) => call.prompt).sort()).toEqual(['item 3', 'item 4', 'item 5'])
     expect(resumed.result).toEqual({ ok: true, answers: ['recorded answer', 'recorded answer', 'recorded answer', 'live answer', 'live answer', 'live answer'] })
   }, 60_000)
+
+  it('replays from the journal alone: the answers travel on agent_end, the envelope files are evidence', async () => {
+    const runsDir = tempRunsDir()
+    const original = await runWorkflowScript(tenCalls(), { runsDir, runId: 'journal-only', host: createScriptedHost({ rules: [{ steps: [{ text: 'recorded' }] }] }) })
+    rmSync(join(original.runDir, 'calls'), { recursive: true, force: true })
+    const host = answering()
+    const resumed = await resumeRun('journal-only', tenCalls(), { runsDir, host })
+    expect(host.sessionCount).toBe(0)
+    expect(resumed.result).toEqual(original.result)
+  })
 
   it('refuses an unknown run id, naming it', async () => {
     await expect(resumeRun('no-such-run', tenCalls(), { runsDir: tempRunsDir() })).rejects.toThrow(/No run "no-such-run"/)
