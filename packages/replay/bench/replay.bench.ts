@@ -31,14 +31,12 @@ for (let index = 0; index < count; index += 1) {
 }
 
 const setupStarted = process.hrtime.bigint()
-writeRun(runDir, calls, { runId: 'run-bench' })
+// As the runtime writes runs: answers on agent_end, so replay needs the journal alone.
+writeRun(runDir, calls, { runId: 'run-bench', answersInJournal: true, envelopeFiles: false })
 const setupMs = Number(process.hrtime.bigint() - setupStarted) / 1e6
-console.log(`wrote ${count} recorded calls (journal + ${count} envelope files) in ${(setupMs / 1000).toFixed(1)} s`)
+console.log(`wrote ${count} recorded calls (journal only) in ${(setupMs / 1000).toFixed(1)} s`)
 
 const journalPath = join(runDir, RUN_LAYOUT.journal)
-const envelopePaths = calls.map((call) =>
-  join(runDir, RUN_LAYOUT.calls, `${logicalCallIdOf(call.ordinal)}-a1`, RUN_LAYOUT.callResult, 'result.json'),
-)
 
 let sink = 0
 const floorName = 'floor: read + split + JSON.parse + zod (journal)'
@@ -53,18 +51,6 @@ const results = await measure(
           if (line.length === 0) continue
           sink += JournalLineSchema.parse(JSON.parse(line)).seq
         }
-      },
-    },
-    {
-      name: 'floor + read/parse/zod each envelope file',
-      operations: count,
-      run: () => {
-        const text = readFileSync(journalPath, 'utf8')
-        for (const line of text.split('\n')) {
-          if (line.length === 0) continue
-          sink += JournalLineSchema.parse(JSON.parse(line)).seq
-        }
-        for (const path of envelopePaths) sink += AgentResultEnvelopeSchema.parse(JSON.parse(readFileSync(path, 'utf8'))).attempt
       },
     },
     {
@@ -92,10 +78,5 @@ const results = await measure(
 
 const ratios = printTable(`@locus/replay: load a recorded run and replay every call (${count} calls, per call)`, results, floorName)
 reportTarget('loadRecording + replay vs the journal floor', ratios.get('loadRecording + replay all via next()') ?? Number.NaN, 2)
-const withEnvelopes = results.find((result) => result.name === 'floor + read/parse/zod each envelope file')
-const ours = results.find((result) => result.name === 'loadRecording + replay all via next()')
-if (withEnvelopes !== undefined && ours !== undefined) {
-  reportTarget('loadRecording + replay vs the floor that also reads the envelopes', ours.nsPerOp / withEnvelopes.nsPerOp, 2)
-}
 rmSync(runsDir, { recursive: true, force: true })
 if (sink < 0) console.log(sink)

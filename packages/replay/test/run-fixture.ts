@@ -37,7 +37,11 @@ export function logicalCallIdOf(ordinal: string): string {
 }
 
 /** Writes `<executionDir>/journal.jsonl` plus one envelope per finished attempt. */
-export function writeRun(executionDir: string, calls: readonly FixtureCall[], options: { runId?: string; tornTail?: string } = {}): void {
+export function writeRun(
+  executionDir: string,
+  calls: readonly FixtureCall[],
+  options: { runId?: string; tornTail?: string; answersInJournal?: boolean; envelopeFiles?: boolean } = {},
+): void {
   mkdirSync(executionDir, { recursive: true })
   const runId = options.runId ?? 'run-1'
   const journalPath = join(executionDir, RUN_LAYOUT.journal)
@@ -64,7 +68,7 @@ export function writeRun(executionDir: string, calls: readonly FixtureCall[], op
       if (attempt.outcome === 'unfinished') return
       const failed = attempt.outcome !== 'completed'
       const failureCause = attempt.failureCause ?? (failed ? 'call-timeout' : undefined)
-      if (attempt.writeEnvelope !== false) {
+      if (attempt.writeEnvelope !== false && options.envelopeFiles !== false) {
         const resultDir = join(executionDir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult)
         mkdirSync(resultDir, { recursive: true })
         const envelope: AgentResultEnvelopeBody = {
@@ -99,6 +103,7 @@ export function writeRun(executionDir: string, calls: readonly FixtureCall[], op
           ordinal: call.ordinal,
           status: failed ? 'failed' : 'completed',
           ...(failed && failureCause !== undefined ? { failureCause } : {}),
+          ...(options.answersInJournal === true && !failed ? { answer: attempt.answer ?? `answer to ${call.request.prompt}` } : {}),
           durationMs: 5,
         })
       }
