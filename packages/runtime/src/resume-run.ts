@@ -1,7 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JsonValue } from '@locus/outcome'
-import { RUN_LAYOUT, readJournal, runPaths } from '@locus/journal'
+import { RUN_LAYOUT, parseJournalLine, runPaths } from '@locus/journal'
 import { type RecordedCall, type ReplayDivergence, type ReplayReport, createRecording, loadRecording } from '@locus/replay'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
@@ -56,8 +56,30 @@ function findRun(runId: string, options: Pick<RunOptions, 'runsDir' | 'cwd'>): R
   const executions = existsSync(executionsDir)
     ? readdirSync(executionsDir).filter((name) => name.startsWith(RESUME_EXECUTION_PREFIX)).sort()
     : []
-  const start = readJournal(root.journalPath).lines.find((line) => line.type === 'run_start')
-  return { runsDir, runId, executions, input: start?.input, lastExecutionId: executions.at(-1) ?? root.executionId }
+  return { runsDir, runId, executions, input: recordedInput(root.journalPath), lastExecutionId: executions.at(-1) ?? root.executionId }
+}
+
+/** The input recorded on the run_start line, the journal's first line: read just that, not the whole file. */
+function recordedInput(journalPath: string): JsonValue | undefined {
+  const fd = openSync(journalPath, 'r')
+  try {
+    let text = ''
+    const chunk = Buffer.alloc(64 * 1024)
+    for (let position = 0; !text.includes('\n'); ) {
+      const read = readSync(fd, chunk, 0, chunk.length, position)
+      if (read === 0) break
+      text += chunk.toString('utf8', 0, read)
+      position += read
+    }
+    const firstLine = text.split('\n', 1)[0] ?? ''
+    const line = parseJournalLine(JSON.parse(firstLine))
+    return line.type === 'run_start' ? line.input : undefined
+  } catch {
+    // A journal torn before its first line ended recorded no input.
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
 }
 
 function nextExecutionId(prefix: string, existing: readonly string[]): string {

@@ -6,6 +6,7 @@ import { readJournal } from '@locus/journal'
 import { createManualClock } from '@locus/retry'
 import { createScriptedHost, defineWorkflow, replayRun, resumeRun, runWorkflowScript, startWorkflowRun } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { fanOut } from './fixtures/fan-out-workflow.js'
 import { linesOfType, settle, tempRunsDir } from './helpers.js'
 
@@ -156,6 +157,20 @@ describe('resumeRun', () => {
     const resumed = await resumeRun('journal-only', tenCalls(), { runsDir, host })
     expect(host.sessionCount).toBe(0)
     expect(resumed.result).toEqual(original.result)
+  })
+
+  it('resumes with the input the run was started with unless told otherwise', async () => {
+    const runsDir = tempRunsDir()
+    const workflow = defineWorkflow({
+      name: 'with-input',
+      input: z.object({ ticket: z.string() }),
+      run: async ({ input, agent }) => ({ ok: true, ticket: input.ticket, a: (await agent(`look at ${input.ticket}`)).answer }),
+    })
+    await runWorkflowScript(workflow, { runsDir, runId: 'with-input', input: { ticket: 'T-42' }, host: answering() })
+    const host = answering()
+    const resumed = await resumeRun('with-input', workflow, { runsDir, host })
+    expect(resumed.result).toMatchObject({ ticket: 'T-42' })
+    expect(host.sessionCount).toBe(0)
   })
 
   it('refuses an unknown run id, naming it', async () => {
