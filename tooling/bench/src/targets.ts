@@ -1,0 +1,116 @@
+/**
+ * The targets Locus is held to in this comparison, each a ratio between two
+ * rows measured in the same process run, with what is known about the cost
+ * behind a miss and the design change that would close it.
+ */
+import type { WorkloadResult } from './run-workload.js'
+import { FAN_OUT_FLOOR, FAN_OUT_LOCUS, FAN_OUT_RUNTIME, FAN_OUT_WORKERS } from './workloads/fan-out.js'
+import { JOURNALED_FLOOR, JOURNALED_LOCUS } from './workloads/journaled-calls.js'
+import { RESUME_FLOOR, RESUME_FLOOR_WITH_ENVELOPES, RESUME_LOCUS } from './workloads/resume.js'
+
+export interface Target {
+  readonly workloadId: string
+  readonly label: string
+  /** `ratio = numerator / denominator`, both medians per item. */
+  readonly numerator: string
+  readonly denominator: string
+  /** `at-most`: ratio <= limit; `at-least`: ratio >= limit. */
+  readonly comparison: 'at-most' | 'at-least'
+  /** The target; absent for a line printed only for context, which is neither met nor missed. */
+  readonly limit?: number
+  /** For a target: why Locus pays more and which design change would close the gap, shown when missed. For a context line: what it shows. */
+  readonly explanation: string
+}
+
+export interface TargetOutcome extends Target {
+  readonly ratio: number
+  /** Absent for a context line. */
+  readonly met?: boolean
+}
+
+export const TARGETS: readonly Target[] = [
+  {
+    workloadId: 'fan-out',
+    label: 'Fan-out: Locus parallel() + runWithRetry within 2x of the raw floor (p-limit + allSettled + retry loop)',
+    numerator: FAN_OUT_LOCUS,
+    denominator: FAN_OUT_FLOOR,
+    comparison: 'at-most',
+    limit: 2,
+    explanation:
+      'Each branch pays for an AsyncLocalStorage frame (deterministic ids, hard-stop propagation) and for `prepareWorkflowResult` + `classifyOutcome` on its value; `runWithRetry` builds an attempt record per attempt. Skipping detachment for values that are already plain JSON leaves (numbers, strings, flat objects of them) and reusing one frame per slot would close the gap.',
+  },
+  {
+    workloadId: 'fan-out',
+    label: 'Fan-out, for context: Locus parallel() + runWithRetry against 16 hand-written workers',
+    numerator: FAN_OUT_LOCUS,
+    denominator: FAN_OUT_WORKERS,
+    comparison: 'at-most',
+    explanation:
+      'The leanest code anyone would write for this: no library, no per-slot evidence beyond the value. Locus additionally keeps per-slot evidence for the barrier, a frame per branch and a detached copy of each value.',
+  },
+  {
+    workloadId: 'fan-out',
+    label: 'Fan-out: Locus parallel() + runWithRetry at least 20x cheaper per task than LangGraph.js',
+    numerator: 'LangGraph Send fan-out',
+    denominator: FAN_OUT_LOCUS,
+    comparison: 'at-least',
+    limit: 20,
+    explanation: 'LangGraph pays a superstep task, its channel writes and a retry wrapper per task; if Locus is not 20x cheaper, its own per-branch costs (see the first line) are what to cut.',
+  },
+  {
+    workloadId: 'fan-out',
+    label: 'Fan-out, for context: LangGraph.js per task against the full runtime tool() in a journaled run',
+    numerator: 'LangGraph Send fan-out',
+    denominator: FAN_OUT_RUNTIME,
+    comparison: 'at-least',
+    explanation:
+      'What a Locus user gets, journal and argument validation included, against a LangGraph graph with no checkpointer at all.',
+  },
+  {
+    workloadId: 'journaled-calls',
+    label: 'Journaled calls: Locus tool() in a run (durability batch) within 3x of writeSync + batched fsync',
+    numerator: JOURNALED_LOCUS,
+    denominator: JOURNALED_FLOOR,
+    comparison: 'at-most',
+    limit: 3,
+    explanation:
+      'Per call the runtime validates the arguments with zod, allocates a deterministic id, schema-checks and stamps two journal lines and runs the retry executor. Buffering a batch\'s lines into one write (the batch fsync already allows it) and caching the argument check for schemas that are plain objects would close the gap.',
+  },
+  {
+    workloadId: 'resume',
+    label: 'Resume: Locus resumeRun() within 2x of read + JSON.parse + zod of the journal',
+    numerator: RESUME_LOCUS,
+    denominator: RESUME_FLOOR,
+    comparison: 'at-most',
+    limit: 2,
+    explanation:
+      'The floor reads one file; a resume also reads each call\'s result envelope (one file per call, about a fifth of its time in a profile), reads the journal twice (once just to find the run\'s input), hashes every re-asked request to compare keys, and journals every replayed call again as schema-checked lines. Keeping the recorded answers in the journal itself (or in one recording index written at run end), reading the input from the first line only, and journaling a replayed prefix as one line would bring it near the floor.',
+  },
+  {
+    workloadId: 'resume',
+    label: 'Resume, for context: Locus resumeRun() against the floor that also reads each result file',
+    numerator: RESUME_LOCUS,
+    denominator: RESUME_FLOOR_WITH_ENVELOPES,
+    comparison: 'at-most',
+    explanation:
+      'Against a floor that reads the same files, what is left is the second journal read, re-running the script, the request hashing and the re-journaling of replayed calls.',
+  },
+]
+
+/** Evaluates every target whose workload was run. */
+export function evaluateTargets(results: readonly WorkloadResult[]): TargetOutcome[] {
+  const outcomes: TargetOutcome[] = []
+  for (const target of TARGETS) {
+    const result = results.find((candidate) => candidate.workload.id === target.workloadId)
+    if (result === undefined) continue
+    const perItem = (name: string): number => result.rows.find((row) => row.name === name)?.nsPerItem ?? Number.NaN
+    const ratio = perItem(target.numerator) / perItem(target.denominator)
+    if (target.limit === undefined) {
+      outcomes.push({ ...target, ratio })
+      continue
+    }
+    const met = target.comparison === 'at-most' ? ratio <= target.limit : ratio >= target.limit
+    outcomes.push({ ...target, ratio, met })
+  }
+  return outcomes
+}
