@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import {
@@ -157,6 +158,8 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   mkdirSync(paths.outputsDir, { recursive: true })
 
   const controller = new AbortController()
+  // Every in-flight call listens on the run's signal; a wide fan-out is not a leak.
+  setMaxListeners(0, controller.signal)
   const hostSignal = options.signal
   const onHostAbort = (): void => { controller.abort(hostSignal?.reason) }
   if (hostSignal?.aborted === true) onHostAbort()

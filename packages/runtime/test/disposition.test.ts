@@ -143,3 +143,24 @@ describe('run input and options', () => {
     expect(existsSync(`${run.runDir}/outputs/README.md`)).toBe(true)
   })
 })
+
+describe('wide fan-out', () => {
+  it('does not warn about listener leaks when many calls listen on the run signal at once', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error): void => { warnings.push(warning.name) }
+    process.on('warning', onWarning)
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'ok', delayMs: 1 }] }] })
+    const clock = createManualClock()
+    const handle = startWorkflowRun(async ({ agent, parallel }) => ({ ok: true, all: await parallel(Array.from({ length: 40 }, (_, index) => () => agent(`item ${index}`))) }), {
+      host,
+      clock,
+      runsDir: tempRunsDir(),
+    })
+    await settle()
+    await clock.runUntilIdle()
+    expect((await handle.done).ok).toBe(true)
+    await settle()
+    process.off('warning', onWarning)
+    expect(warnings).not.toContain('MaxListenersExceededWarning')
+  })
+})
