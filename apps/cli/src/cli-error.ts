@@ -1,0 +1,47 @@
+import { LocusError } from '@locus/outcome'
+
+/**
+ * Stable codes of the mistakes `locus` reports before anything runs. Every one
+ * of them exits with code 2 and one message that says what to do.
+ */
+export const CLI_ERROR_CODES = [
+  'CLI_USAGE',
+  'WORKFLOW_FILE_NOT_FOUND',
+  'WORKFLOW_FILE_UNREADABLE',
+  'WORKFLOW_EXPORT_MISSING',
+  'WORKFLOW_SYNTAX_ERROR',
+  'WORKFLOW_IMPORT_FAILED',
+  'WORKFLOW_INPUT_INVALID',
+  'RUN_NOT_FOUND',
+  'RUNS_DIR_NOT_WRITABLE',
+  'HOST_OPTIONS_INVALID',
+  'INIT_FILE_EXISTS',
+] as const
+
+/** One of {@link CLI_ERROR_CODES}. */
+export type CliErrorCode = (typeof CLI_ERROR_CODES)[number]
+
+/**
+ * A mistake the person at the keyboard can fix: a wrong flag, a missing file,
+ * input that fails the workflow's schema, an unknown run id. The message names
+ * what is wrong and what to do; `locus` prints it without a stack trace (unless
+ * `--verbose`) and exits 2.
+ *
+ * @example
+ * ```ts
+ * throw new CliError('RUN_NOT_FOUND', 'No run "abc" in .locus-pi/runs. List runs with `locus ls`.')
+ * ```
+ */
+export class CliError extends LocusError {
+  declare readonly code: CliErrorCode
+
+  constructor(code: CliErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, { code, cause: options.cause })
+    this.name = 'CliError'
+  }
+
+  /** True for a {@link CliError} from any installed copy of this package. */
+  static override isInstance(value: unknown): value is CliError {
+    return LocusError.isInstance(value) && (CLI_ERROR_CODES as readonly string[]).includes(value.code)
+  }
+}

@@ -1,0 +1,74 @@
+import { JOURNAL_LINE_TYPES, type JournalLine, type JournalLineType } from '@locus/journal'
+import { CliError } from '../cli-error.js'
+import type { CliIo } from '../cli-io.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { followJournal } from '../follow-journal.js'
+import { formatJournalLine } from '../format-journal-line.js'
+import { readRunRecord } from '../run-record.js'
+import { resolveRunsDir } from '../runs-dir.js'
+import { styleFor } from '../style.js'
+import type { OutputFlags } from './run-flags.js'
+
+/** Flags of `locus journal`. */
+export interface JournalFlags extends OutputFlags {
+  /** Line types to keep, comma-separated: `agent_end,retry`. */
+  readonly type?: string | undefined
+  readonly follow?: boolean | undefined
+  /** `root`, `latest` or an execution id such as `resume-001`. @default 'latest' */
+  readonly execution?: string | undefined
+}
+
+/** Reads `--type a,b` into a set of line types, refusing unknown ones. */
+export function parseLineTypes(text: string | undefined): ReadonlySet<JournalLineType> | undefined {
+  if (text === undefined) return undefined
+  const types = text.split(',').map((type) => type.trim()).filter((type) => type !== '')
+  const unknown = types.filter((type) => !(JOURNAL_LINE_TYPES as readonly string[]).includes(type))
+  if (unknown.length > 0) {
+    throw new CliError('CLI_USAGE', `Unknown journal line type ${unknown.map((type) => `"${type}"`).join(', ')}: --type takes a comma-separated list of ${JOURNAL_LINE_TYPES.join(', ')}.`)
+  }
+  return new Set(types as JournalLineType[])
+}
+
+/**
+ * `locus journal <runId>`: the run's journal, one readable line per journal
+ * line (or the raw JSON with `--json`), filtered with `--type`, and with
+ * `--follow` kept open while the run is live, until its `run_end`.
+ */
+export async function journalCommand(runId: string, flags: JournalFlags, io: CliIo): Promise<ExitCode> {
+  const runsDir = resolveRunsDir(flags.runsDir, io)
+  const types = parseLineTypes(flags.type)
+  const run = readRunRecord(runsDir, runId)
+  const wanted = flags.execution ?? 'latest'
+  const all = [...run.executions, ...run.replays]
+  const execution = wanted === 'latest' ? run.latest : wanted === 'root' ? run.root : all.find((candidate) => candidate.executionId === wanted)
+  if (execution === undefined) {
+    throw new CliError('CLI_USAGE', `Run ${runId} has no execution "${wanted}"; it has ${all.map((candidate) => candidate.executionId).join(', ')} (or say root or latest).`)
+  }
+  const style = styleFor(io.stdout, io.env)
+  let startedAt: number | undefined
+  const print = (line: JournalLine): void => {
+    if (line.type === 'run_start') startedAt ??= Date.parse(line.ts)
+    if (types !== undefined && !types.has(line.type)) return
+    io.stdout.write(flags.json === true ? `${JSON.stringify(line)}\n` : `${formatJournalLine(line, startedAt, style)}\n`)
+  }
+  if (flags.follow !== true) {
+    for (const line of execution.journal.lines) print(line)
+    if (execution.journal.tornTail !== null) io.stderr.write(`locus: the journal ends in a torn line at byte ${execution.journal.tornTail.byteOffset}: the process stopped while writing it.\n`)
+    for (const invalid of execution.journal.invalid) io.stderr.write(`locus: skipped an invalid line: ${invalid.error}\n`)
+    return EXIT_CODES.completed
+  }
+  const controller = new AbortController()
+  const stop = io.onInterrupt(() => {
+    controller.abort()
+  })
+  try {
+    const ended = await followJournal(execution.journalPath, {
+      onLine: print,
+      onInvalid: (_text, error) => io.stderr.write(`locus: skipped an invalid line: ${(error as Error).message}\n`),
+      signal: controller.signal,
+    })
+    return ended ? EXIT_CODES.completed : EXIT_CODES.cancelled
+  } finally {
+    stop()
+  }
+}

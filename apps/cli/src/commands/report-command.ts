@@ -1,0 +1,57 @@
+import { formatGapsReport, formatOutcomeReport } from '@locus/partial'
+import type { CliIo } from '../cli-io.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { describeMetrics, openMetrics } from '../open-metrics.js'
+import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
+import { styleFor } from '../style.js'
+import type { OutputFlags } from './run-flags.js'
+import { CliError } from '../cli-error.js'
+
+/** Flags of `locus report`. */
+export interface ReportFlags extends OutputFlags {
+  /** The window in milliseconds, from `--since 30d`. @default 30 days */
+  readonly since?: number | undefined
+  /** For tests and reproducible reports: what "now" is. @default the current time */
+  readonly now?: Date | undefined
+}
+
+/** The default window of `locus report`. */
+export const DEFAULT_REPORT_SINCE_MS = 30 * 24 * 60 * 60 * 1000
+
+/**
+ * `locus report`: the outcome table (complete, partial, cannot_answer, failed,
+ * with correctness where graded) and the gaps-per-tool table over a window,
+ * from the outcome store runs are recorded in.
+ */
+export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<ExitCode> {
+  const runsDir = resolveRunsDir(flags.runsDir, io)
+  ensureWritableRunsDir(runsDir)
+  const sinceMs = flags.since ?? DEFAULT_REPORT_SINCE_MS
+  const since = new Date((flags.now ?? new Date()).getTime() - sinceMs)
+  let store: Awaited<ReturnType<typeof openMetrics>>
+  try {
+    store = await openMetrics(runsDir, io.env)
+  } catch (error) {
+    throw new CliError('RUNS_DIR_NOT_WRITABLE', `Cannot open the outcome store (${describeMetrics(runsDir, io.env)}): ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    const outcomes = await store.outcomeReport({ since })
+    const gaps = await store.gapsReport({ since })
+    if (flags.json === true) {
+      io.stdout.write(`${JSON.stringify({ type: 'report', since: since.toISOString(), store: store.kind, outcomes, gaps })}\n`)
+      return EXIT_CODES.completed
+    }
+    const style = styleFor(io.stdout, io.env)
+    const out = [
+      style.bold(`Outcomes since ${since.toISOString().slice(0, 16).replace('T', ' ')} UTC`) + style.dim(` (${describeMetrics(runsDir, io.env)})`),
+      formatOutcomeReport(outcomes),
+      '',
+      style.bold('Gaps per tool'),
+      gaps.tools.length === 0 ? style.dim('no gaps recorded in this window') : formatGapsReport(gaps),
+    ]
+    io.stdout.write(`${out.join('\n')}\n`)
+    return EXIT_CODES.completed
+  } finally {
+    await store.close()
+  }
+}

@@ -1,0 +1,83 @@
+import { resumeRun } from '@locus/runtime'
+import { CliError } from '../cli-error.js'
+import type { CliIo } from '../cli-io.js'
+import { createHost } from '../create-host.js'
+import type { ExitCode } from '../exit-codes.js'
+import { displayPath } from '../format-summary.js'
+import { cancelOnInterrupt } from '../interrupts.js'
+import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
+import { readRunRecord } from '../run-record.js'
+import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
+import { styleFor } from '../style.js'
+import { summarizeRun } from '../summarize-run.js'
+import { finishRun } from './finish-run.js'
+import { loadRecordedWorkflow, recordedStart } from './recorded-workflow.js'
+import { asCliInputError, tryOpenMetrics } from './run-command.js'
+import type { ExecutionFlags, OutputFlags } from './run-flags.js'
+import { executionOptions } from './run-flags.js'
+import type { HostFlags } from '../create-host.js'
+
+/** Flags of `locus resume`. */
+export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
+  readonly workflow?: string | undefined
+  readonly quiet?: boolean | undefined
+}
+
+/**
+ * `locus resume <runId>`: a new execution replays the run's recorded calls
+ * (no host call while requests match) and continues live from where it
+ * stopped: a crash, a kill, a cancellation or a failed call. The workflow
+ * comes from `run_start.options.source` or `--workflow`; input, budgets and
+ * scheduling from the run as recorded, unless flags override them.
+ */
+export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo): Promise<ExitCode> {
+  const runsDir = resolveRunsDir(flags.runsDir, io)
+  const run = readRunRecord(runsDir, runId)
+  const standing = summarizeRun(run).standing
+  if (standing === 'completed') {
+    throw new CliError('CLI_USAGE', `Run ${runId} already completed; there is nothing to resume. \`locus replay ${runId}\` checks that it replays identically.`)
+  }
+  const loaded = await loadRecordedWorkflow(run, flags.workflow, io, 'resume')
+  const recorded = recordedStart(run)
+  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: loaded.path, preferred: recorded.host })
+  ensureWritableRunsDir(runsDir)
+  const json = flags.json === true
+  const style = styleFor(io.stdout, io.env)
+  const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+  const metrics = await tryOpenMetrics(io, runsDir)
+  const controller = new AbortController()
+  const stopInterrupts = cancelOnInterrupt(io, () => {
+    controller.abort('interrupted from the terminal (Ctrl-C)')
+  })
+  try {
+    if (!json && flags.quiet !== true) {
+      io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}\n`))
+    }
+    let resumed: Awaited<ReturnType<typeof resumeRun>>
+    try {
+      resumed = await resumeRun(runId, loaded.workflow, {
+        runsDir,
+        ...(chosen.host === undefined ? {} : { host: chosen.host }),
+        ...executionOptions(flags, recorded.options),
+        ...(metrics === undefined ? {} : { metrics }),
+        source: loaded.path,
+        signal: controller.signal,
+        onEvent: (line) => {
+          reporter.onEvent(line)
+        },
+      })
+    } catch (error) {
+      throw asCliInputError(error)
+    } finally {
+      reporter.finish()
+    }
+    if (!json) {
+      const divergence = resumed.divergence === null ? '' : `; diverged at ${resumed.divergence.ordinal}, so later calls ran live`
+      io.stdout.write(`\nResumed from ${resumed.resumedFrom}: ${resumed.replayed} call(s) replayed from the recording, ${resumed.live} ran live${divergence}.\n`)
+    }
+    return finishRun(io, runsDir, runId, resumed.executionId, json)
+  } finally {
+    stopInterrupts()
+    await metrics?.close()
+  }
+}

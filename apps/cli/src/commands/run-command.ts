@@ -1,0 +1,87 @@
+import { join } from 'node:path'
+import { type OutcomeStore } from '@locus/partial'
+import { RuntimeInputError, startWorkflowRun } from '@locus/runtime'
+import { CliError } from '../cli-error.js'
+import type { CliIo } from '../cli-io.js'
+import { createHost } from '../create-host.js'
+import type { ExitCode } from '../exit-codes.js'
+import { displayPath } from '../format-summary.js'
+import { cancelOnInterrupt } from '../interrupts.js'
+import { loadWorkflow } from '../load-workflow.js'
+import { describeMetrics, openMetrics } from '../open-metrics.js'
+import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
+import { readWorkflowInput } from '../read-workflow-input.js'
+import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
+import { styleFor } from '../style.js'
+import { finishRun } from './finish-run.js'
+import { type RunFlags, executionOptions } from './run-flags.js'
+
+/** Turns the runtime's input errors (bad input, bad options) into the CLI's exit-2 errors. */
+export function asCliInputError(error: unknown): unknown {
+  if (!RuntimeInputError.isInstance(error)) return error
+  const code = error.code === 'WORKFLOW_INPUT_INVALID' ? 'WORKFLOW_INPUT_INVALID' : 'CLI_USAGE'
+  const hint = error.code === 'WORKFLOW_INPUT_INVALID' ? '\nPass the input with --input \'<json>\' or --input-file <file>.' : ''
+  return new CliError(code, `${error.message}${hint}`, { cause: error })
+}
+
+/** Opens the metrics store; a store that cannot open is reported and the run goes on without it. */
+export async function tryOpenMetrics(io: CliIo, runsDir: string): Promise<OutcomeStore | undefined> {
+  try {
+    return await openMetrics(runsDir, io.env)
+  } catch (error) {
+    io.stderr.write(`locus: warning: outcome metrics are off for this run: ${describeMetrics(runsDir, io.env)} could not be opened (${(error as Error).message}).\n`)
+    return undefined
+  }
+}
+
+/**
+ * `locus run <file>`: loads the workflow, validates its input, runs it with
+ * the chosen host and budgets while showing progress, records its metrics and
+ * ends with a summary. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
+ */
+export async function runCommand(file: string, flags: RunFlags, io: CliIo): Promise<ExitCode> {
+  const runsDir = resolveRunsDir(flags.runsDir, io)
+  const loaded = await loadWorkflow(file, io.cwd)
+  const input = readWorkflowInput(flags, io.cwd)
+  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: loaded.path })
+  ensureWritableRunsDir(runsDir)
+  const json = flags.json === true
+  const style = styleFor(io.stdout, io.env)
+  const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+  const metrics = await tryOpenMetrics(io, runsDir)
+  try {
+    let handle: ReturnType<typeof startWorkflowRun>
+    try {
+      handle = startWorkflowRun(loaded.workflow, {
+        runsDir,
+        input,
+        ...(chosen.host === undefined ? {} : { host: chosen.host }),
+        ...executionOptions(flags),
+        ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+        ...(metrics === undefined ? {} : { metrics }),
+        source: loaded.path,
+        onEvent: (line) => {
+          if (line.type === 'run_start' && !json && flags.quiet !== true) {
+            io.stdout.write(style.dim(`locus: run ${line.runId} of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}, in ${displayPath(join(runsDir, line.runId), io.cwd)}\n`))
+          }
+          reporter.onEvent(line)
+        },
+      })
+    } catch (error) {
+      throw asCliInputError(error)
+    }
+    const stopInterrupts = cancelOnInterrupt(io, () => {
+      handle.cancel('interrupted from the terminal (Ctrl-C)')
+    })
+    let executionId: string
+    try {
+      executionId = (await handle.done).executionId
+    } finally {
+      stopInterrupts()
+      reporter.finish()
+    }
+    return finishRun(io, runsDir, handle.runId, executionId, json)
+  } finally {
+    await metrics?.close()
+  }
+}

@@ -1,0 +1,57 @@
+import type { LaunchMode, RunBudgets, RunOptions } from '@locus/runtime'
+import type { HostFlags } from '../create-host.js'
+import type { InputFlags } from '../read-workflow-input.js'
+
+/** Flags every command that shows output shares. */
+export interface OutputFlags {
+  readonly runsDir?: string | undefined
+  readonly json?: boolean | undefined
+  readonly verbose?: boolean | undefined
+}
+
+/** Budget, scheduling and journal flags of `locus run` (and `locus resume`, where they override the recorded ones). */
+export interface ExecutionFlags {
+  readonly maxAgents?: number | undefined
+  readonly deadline?: number | undefined
+  readonly maxToolCalls?: number | undefined
+  readonly maxOutputTokens?: number | undefined
+  readonly maxAnswerChars?: number | undefined
+  readonly concurrency?: number | undefined
+  readonly durability?: 'none' | 'batch' | 'line' | undefined
+  readonly launchMode?: LaunchMode | undefined
+}
+
+/** All flags of `locus run`. */
+export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputFlags {
+  readonly quiet?: boolean | undefined
+  readonly runId?: string | undefined
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** Run budgets from flags; `undefined` when no budget flag was given. */
+export function budgetsFromFlags(flags: ExecutionFlags, base: RunBudgets = {}): RunBudgets | undefined {
+  const perCall: Mutable<NonNullable<RunBudgets['perCall']>> = { ...base.perCall }
+  if (flags.maxToolCalls !== undefined) perCall.maxToolCalls = flags.maxToolCalls
+  if (flags.maxOutputTokens !== undefined) perCall.maxOutputTokens = flags.maxOutputTokens
+  if (flags.maxAnswerChars !== undefined) perCall.maxAnswerChars = flags.maxAnswerChars
+  const budgets: Mutable<RunBudgets> = { ...base }
+  if (flags.maxAgents !== undefined) budgets.maxTotalAgentInvocations = flags.maxAgents
+  if (flags.deadline !== undefined) budgets.deadlineMs = flags.deadline
+  if (Object.keys(perCall).length > 0) budgets.perCall = perCall
+  return Object.keys(budgets).length === 0 ? undefined : budgets
+}
+
+/** The scheduling part of run options from flags, over recorded values. */
+export function executionOptions(flags: ExecutionFlags, base: Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode'> = {}): Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode'> {
+  const budgets = budgetsFromFlags(flags, base.budgets)
+  const concurrency = flags.concurrency ?? base.concurrency
+  const durability = flags.durability ?? base.durability
+  const launchMode = flags.launchMode ?? base.launchMode
+  return {
+    ...(budgets === undefined ? {} : { budgets }),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(durability === undefined ? {} : { durability }),
+    ...(launchMode === undefined ? {} : { launchMode }),
+  }
+}

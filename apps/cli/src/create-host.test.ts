@@ -1,0 +1,55 @@
+import { writeFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { CliError } from './cli-error.js'
+import { createHost, siblingFixturesPath } from './create-host.js'
+
+let dir: string
+let workflowPath: string
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'locus-host-'))
+  workflowPath = join(dir, 'triage.mts')
+  writeFileSync(siblingFixturesPath(workflowPath), JSON.stringify({ rules: [{ steps: [{ text: 'ok' }] }] }))
+  writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rules: [{ steps: [{ txt: 'typo' }] }] }))
+})
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise
+  } catch (error) {
+    return CliError.isInstance(error) ? error.code : 'not a CliError'
+  }
+  return undefined
+}
+
+describe('createHost', () => {
+  it('--host scripted reads --fixtures, or else <workflow>.fixtures.json beside the workflow', async () => {
+    expect(siblingFixturesPath('/a/triage.mts')).toBe('/a/triage.fixtures.json')
+    const chosen = await createHost({ host: 'scripted' }, { cwd: dir, env: {}, workflowPath })
+    expect(chosen.kind).toBe('scripted')
+    expect(chosen.host?.name).toBe('scripted')
+    expect(chosen.description).toBe('scripted (fixtures: triage.fixtures.json)')
+  })
+
+  it('without --host: --fixtures means scripted, LOCUS_MODEL_BASE_URL means a model, a sibling fixtures file means scripted, else none', async () => {
+    expect((await createHost({ fixtures: 'triage.fixtures.json' }, { cwd: dir, env: {}, workflowPath })).kind).toBe('scripted')
+    expect((await createHost({}, { cwd: dir, env: {}, workflowPath })).kind).toBe('scripted')
+    expect((await createHost({}, { cwd: dir, env: {}, workflowPath: join(dir, 'other.mts') })).kind).toBe('none')
+    const model = await createHost({}, { cwd: dir, env: { LOCUS_MODEL_BASE_URL: 'http://127.0.0.1:9/v1', LOCUS_MODEL: 'tiny' }, workflowPath })
+    expect(model).toMatchObject({ kind: 'openai-compatible', description: 'openai-compatible (tiny at http://127.0.0.1:9/v1)' })
+  })
+
+  it('a resumed run made with a model host is not silently resumed without one', async () => {
+    expect(await codeOf(createHost({}, { cwd: dir, env: {}, workflowPath, preferred: 'ai-sdk' }))).toBe('HOST_OPTIONS_INVALID')
+  })
+
+  it('refuses unusable fixtures, naming the field, and model settings that are missing', async () => {
+    await expect(createHost({ host: 'scripted', fixtures: 'bad.json' }, { cwd: dir, env: {}, workflowPath })).rejects.toThrow(/Invalid scripted host fixtures:\n {2}bad\.json/)
+    expect(await codeOf(createHost({ host: 'scripted', fixtures: 'missing.json' }, { cwd: dir, env: {}, workflowPath }))).toBe('HOST_OPTIONS_INVALID')
+    expect(await codeOf(createHost({ host: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }, { cwd: dir, env: {}, workflowPath }))).toBe('HOST_OPTIONS_INVALID')
+    expect(await codeOf(createHost({ host: 'none', fixtures: 'x.json' }, { cwd: dir, env: {}, workflowPath }))).toBe('CLI_USAGE')
+  })
+})

@@ -1,0 +1,148 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { basename, dirname, extname, join, relative, resolve } from 'node:path'
+import { type AgentHost, RuntimeInputError, createScriptedHost, parseScriptedFixtures } from '@locus/runtime'
+import { CliError } from './cli-error.js'
+
+/** The hosts `--host` names. `none` runs without one: every agent() call then fails as `sdk-unavailable`. */
+export const HOST_KINDS = ['scripted', 'openai-compatible', 'openai', 'none'] as const
+/** One of {@link HOST_KINDS}. */
+export type HostKind = (typeof HOST_KINDS)[number]
+
+/** The host flags of `locus run` and `locus resume`. */
+export interface HostFlags {
+  readonly host?: string | undefined
+  readonly fixtures?: string | undefined
+  readonly baseUrl?: string | undefined
+  readonly model?: string | undefined
+  readonly apiKey?: string | undefined
+}
+
+/** A host ready for a run, and a line that says which it is. */
+export interface ChosenHost {
+  readonly kind: HostKind
+  readonly host: AgentHost | undefined
+  /** For the run header: `scripted (fixtures: triage.fixtures.json)`. */
+  readonly description: string
+}
+
+/** The fixtures file `locus` looks for beside a workflow: `triage.ts` → `triage.fixtures.json`. */
+export function siblingFixturesPath(workflowPath: string): string {
+  return join(dirname(workflowPath), `${basename(workflowPath, extname(workflowPath))}.fixtures.json`)
+}
+
+function shown(path: string, cwd: string): string {
+  const fromCwd = relative(cwd, path)
+  return fromCwd.startsWith('..') ? path : fromCwd
+}
+
+function scriptedHost(fixturesPath: string, cwd: string): ChosenHost {
+  let text: string
+  try {
+    text = readFileSync(fixturesPath, 'utf8')
+  } catch (error) {
+    throw new CliError('HOST_OPTIONS_INVALID', `Cannot read fixtures file ${shown(fixturesPath, cwd)}: ${(error as Error).message}.`, { cause: error })
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new CliError('HOST_OPTIONS_INVALID', `Fixtures file ${shown(fixturesPath, cwd)} is not valid JSON: ${(error as Error).message}.`, { cause: error })
+  }
+  try {
+    const host = createScriptedHost(parseScriptedFixtures(json, shown(fixturesPath, cwd)))
+    return { kind: 'scripted', host, description: `scripted (fixtures: ${shown(fixturesPath, cwd)})` }
+  } catch (error) {
+    if (RuntimeInputError.isInstance(error)) throw new CliError('HOST_OPTIONS_INVALID', error.message, { cause: error })
+    throw error
+  }
+}
+
+async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags, env: CliEnv): Promise<ChosenHost> {
+  const baseURL = flags.baseUrl ?? env.LOCUS_MODEL_BASE_URL
+  const modelId = flags.model ?? env.LOCUS_MODEL
+  const apiKey = flags.apiKey ?? env.LOCUS_API_KEY
+  if (kind === 'openai-compatible' && (baseURL === undefined || baseURL === '')) {
+    throw new CliError('HOST_OPTIONS_INVALID', '--host openai-compatible needs --base-url (or LOCUS_MODEL_BASE_URL), such as http://localhost:11434/v1.')
+  }
+  if (modelId === undefined || modelId === '') {
+    throw new CliError('HOST_OPTIONS_INVALID', `--host ${kind} needs --model (or LOCUS_MODEL), such as llama3.2.`)
+  }
+  // Loaded only when asked for: the AI SDK is not needed for scripted runs.
+  const { createAiSdkHost, isAiSdkHostOptionsError } = await import('@locus/host-ai-sdk')
+  try {
+    const host = createAiSdkHost({
+      ...(baseURL === undefined || baseURL === '' ? {} : { baseURL }),
+      modelId,
+      ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
+      api: kind,
+    })
+    return { kind, host, description: `${kind} (${modelId}${baseURL === undefined ? '' : ` at ${baseURL}`})` }
+  } catch (error) {
+    if (isAiSdkHostOptionsError(error)) throw new CliError('HOST_OPTIONS_INVALID', error.message, { cause: error })
+    throw error
+  }
+}
+
+/** The environment variables hosts read. */
+export interface CliEnv {
+  readonly LOCUS_MODEL_BASE_URL?: string | undefined
+  readonly LOCUS_MODEL?: string | undefined
+  readonly LOCUS_API_KEY?: string | undefined
+}
+
+/**
+ * Chooses the run's host from flags and environment:
+ *
+ * - `--host scripted`: the scripted host, from `--fixtures <file>` or else the
+ *   workflow's sibling `<name>.fixtures.json`;
+ * - `--host openai-compatible` (or `openai`): a real model through
+ *   `@locus/host-ai-sdk`, from `--base-url`, `--model`, `--api-key` or
+ *   `LOCUS_MODEL_BASE_URL`, `LOCUS_MODEL`, `LOCUS_API_KEY`;
+ * - `--host none`: no host.
+ *
+ * Without `--host`: `--fixtures` means scripted; else `LOCUS_MODEL_BASE_URL`
+ * means openai-compatible; else `preferred` (the host a resumed run used);
+ * else a sibling fixtures file means scripted; else none.
+ *
+ * @throws {CliError} `CLI_USAGE` for an unknown host, `HOST_OPTIONS_INVALID` for unusable fixtures or model settings.
+ */
+export async function createHost(
+  flags: HostFlags,
+  context: { readonly cwd: string; readonly env: CliEnv; readonly workflowPath: string; readonly preferred?: string | null | undefined },
+): Promise<ChosenHost> {
+  const sibling = siblingFixturesPath(context.workflowPath)
+  let kind = flags.host
+  if (kind === undefined) {
+    if (flags.fixtures !== undefined) kind = 'scripted'
+    else if (context.env.LOCUS_MODEL_BASE_URL !== undefined && context.env.LOCUS_MODEL_BASE_URL !== '') kind = 'openai-compatible'
+    else if (context.preferred === 'scripted' && existsSync(sibling)) kind = 'scripted'
+    else if (context.preferred !== undefined && context.preferred !== null && context.preferred !== 'scripted') {
+      throw new CliError(
+        'HOST_OPTIONS_INVALID',
+        `The run was made with the host "${context.preferred}": pass --host openai-compatible --base-url <url> --model <id> ` +
+          '(or set LOCUS_MODEL_BASE_URL and LOCUS_MODEL), or --host none to continue without one.',
+      )
+    }
+    else kind = existsSync(sibling) ? 'scripted' : 'none'
+  }
+  if (!(HOST_KINDS as readonly string[]).includes(kind)) {
+    throw new CliError('CLI_USAGE', `Unknown host "${kind}": --host is one of ${HOST_KINDS.join(', ')}.`)
+  }
+  if (kind !== 'scripted' && flags.fixtures !== undefined) {
+    throw new CliError('CLI_USAGE', `--fixtures belongs to --host scripted, but --host is ${kind}.`)
+  }
+  switch (kind as HostKind) {
+    case 'scripted': {
+      const fixtures = flags.fixtures === undefined ? sibling : resolve(context.cwd, flags.fixtures)
+      if (flags.fixtures === undefined && !existsSync(fixtures)) {
+        throw new CliError('HOST_OPTIONS_INVALID', `--host scripted needs --fixtures <file>; no ${shown(fixtures, context.cwd)} beside the workflow either.`)
+      }
+      return scriptedHost(fixtures, context.cwd)
+    }
+    case 'openai-compatible':
+    case 'openai':
+      return modelHost(kind as 'openai-compatible' | 'openai', flags, context.env)
+    case 'none':
+      return { kind: 'none', host: undefined, description: 'none (agent() calls fail as sdk-unavailable)' }
+  }
+}

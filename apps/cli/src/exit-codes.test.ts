@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest'
+import { LocusError } from '@locus/outcome'
+import { CLI_ERROR_CODES, CliError } from './cli-error.js'
+import { EXIT_CODES, exitCodeOf } from './exit-codes.js'
+
+describe('exit codes', () => {
+  it('0 completed, 1 failed (a partial result is failed), 130 cancelled, 2 for usage', () => {
+    expect(exitCodeOf('completed')).toBe(0)
+    expect(exitCodeOf('failed')).toBe(1)
+    expect(exitCodeOf('cancelled')).toBe(130)
+    expect(EXIT_CODES.usage).toBe(2)
+  })
+})
+
+describe('CliError', () => {
+  it('keeps its stable code and cause, and is recognised by code across copies', () => {
+    const cause = new Error('ENOENT')
+    const error = new CliError('RUN_NOT_FOUND', 'No run "x"', { cause })
+    expect(error.code).toBe('RUN_NOT_FOUND')
+    expect(error.cause).toBe(cause)
+    expect(CliError.isInstance(error)).toBe(true)
+    // Another installed copy makes a LocusError with the same code: still recognised.
+    expect(CliError.isInstance(new LocusError('x', { code: 'RUNS_DIR_NOT_WRITABLE' }))).toBe(true)
+    expect(CliError.isInstance(new LocusError('x', { code: 'SOMETHING_ELSE' }))).toBe(false)
+    expect(CLI_ERROR_CODES).toContain('WORKFLOW_SYNTAX_ERROR')
+  })
+})

@@ -1,0 +1,78 @@
+import type { JournalLine } from '@locus/journal'
+import { formatDuration } from './format-duration.js'
+import type { Style } from './style.js'
+
+const PLAIN: Style = {
+  enabled: false,
+  bold: (text) => text,
+  dim: (text) => text,
+  green: (text) => text,
+  red: (text) => text,
+  yellow: (text) => text,
+  cyan: (text) => text,
+}
+
+function where(line: { readonly label?: string | undefined; readonly groupId?: string | undefined }): string {
+  const parts = [line.label === undefined ? '' : `"${line.label}"`, line.groupId === undefined ? '' : `in group ${line.groupId}`].filter((part) => part !== '')
+  return parts.length === 0 ? '' : ` ${parts.join(' ')}`
+}
+
+/** A tool call's position, as its id carries it: `tool-1.0.1` reads `1.0.1`. */
+function toolToken(toolCallId: string): string {
+  return toolCallId.replace(/^tool-/, '')
+}
+
+function describe(line: JournalLine, style: Style): string {
+  switch (line.type) {
+    case 'run_start':
+      return `run ${style.bold(line.workflow)} started${line.resumeOf === undefined ? '' : ` (resuming ${line.resumeOf})`}`
+    case 'run_end': {
+      const disposition = line.disposition === 'completed' ? style.green(line.disposition) : line.disposition === 'failed' ? style.red(line.disposition) : style.yellow(line.disposition)
+      return `run ended ${disposition} after ${formatDuration(line.durationMs)}${line.error === undefined ? '' : `: ${line.error.message}`}`
+    }
+    case 'agent_start':
+      return `agent ${line.agent} ${line.ordinal} attempt ${line.attempt}/${line.attempts} started${where(line)}`
+    case 'agent_end': {
+      const status = line.status === 'completed' ? style.green('completed') : style.red(`failed (${line.failureCause ?? 'unknown'})`)
+      const replayed = line.replayed === true ? ' [replayed]' : ''
+      return `agent ${line.agent} ${line.ordinal} attempt ${line.attempt}/${line.attempts} ${status} in ${formatDuration(line.durationMs)}${replayed}${line.reason === undefined || line.status === 'completed' ? '' : `: ${line.reason}`}`
+    }
+    case 'error':
+      return `${style.red('error')}${line.agent === undefined ? '' : ` in agent ${line.agent}${line.ordinal === undefined ? '' : ` ${line.ordinal}`}`}${line.failureCause === undefined ? '' : ` (${line.failureCause})`}: ${line.message}`
+    case 'retry':
+      return style.yellow(line.message)
+    case 'group_start':
+      return `${line.groupKind} ${line.groupId} started with ${line.total} slot${line.total === 1 ? '' : 's'}${line.label === undefined ? '' : ` "${line.label}"`}`
+    case 'group_end': {
+      const outcome = line.outcome === 'completed' ? style.green(line.outcome) : style.red(line.outcome)
+      return `${line.groupKind} ${line.groupId} ${outcome}: ${line.completed} completed, ${line.failed} failed, ${line.notDispatched} not dispatched`
+    }
+    case 'tool_start':
+      return `tool ${line.tool} ${toolToken(line.toolCallId)} attempt ${line.attempt}/${line.maxAttempts} started${where(line)}`
+    case 'tool_end': {
+      const status = line.status === 'completed' ? style.green('completed') : style.red(line.status)
+      const failure = line.failure === undefined ? '' : `: ${line.failure.error}${line.failure.retryable ? ' (retryable)' : ''}`
+      return `tool ${line.tool} ${toolToken(line.toolCallId)} attempt ${line.attempt}/${line.maxAttempts} ${status} in ${formatDuration(line.durationMs)}${failure}`
+    }
+    case 'budget_change':
+      return `budget ${line.budget} ${line.from ?? 'unset'} -> ${line.to ?? 'unset'} (${line.scope})${line.reason === undefined ? '' : `: ${line.reason}`}`
+    case 'replay_diverged':
+      return style.yellow(`replay diverged at ${line.ordinal}${line.fields.length === 0 ? '' : ` (${line.fields.join(', ')} differ)`}: later calls run live`)
+    case 'log':
+      return `${line.level === 'info' ? 'log' : line.level === 'warn' ? style.yellow('warn') : style.red('error')}: ${line.message}`
+  }
+}
+
+/**
+ * One journal line as one line of text: `+1.2s  agent analyst g1[0].1 attempt 1/2 started`.
+ * The offset counts from `startedAt` (the run's start) when given.
+ *
+ * @example
+ * ```ts
+ * for (const line of readJournal(path).lines) console.log(formatJournalLine(line, Date.parse(first.ts)))
+ * ```
+ */
+export function formatJournalLine(line: JournalLine, startedAt?: number, style: Style = PLAIN): string {
+  const offset = startedAt === undefined ? line.ts : `+${formatDuration(Math.max(0, Date.parse(line.ts) - startedAt))}`.padStart(8)
+  return `${style.dim(offset)}  ${describe(line, style)}`
+}

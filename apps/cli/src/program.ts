@@ -1,0 +1,178 @@
+import { createRequire } from 'node:module'
+import { Command, Option } from 'commander'
+import { LAUNCH_MODES } from '@locus/runtime'
+import type { CliIo } from './cli-io.js'
+import { HOST_KINDS } from './create-host.js'
+import type { ExitCode } from './exit-codes.js'
+import { parseDuration, parsePositiveInteger } from './parse-duration.js'
+import { initCommand } from './commands/init-command.js'
+import { journalCommand } from './commands/journal-command.js'
+import { lsCommand } from './commands/ls-command.js'
+import { replayCommand } from './commands/replay-command.js'
+import { reportCommand } from './commands/report-command.js'
+import { resumeCommand } from './commands/resume-command.js'
+import { runCommand } from './commands/run-command.js'
+import { showCommand } from './commands/show-command.js'
+
+const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
+
+const integer = (flag: string) => (value: string) => parsePositiveInteger(value, flag)
+
+function addRunsDir(command: Command): Command {
+  return command.option('--runs-dir <dir>', 'where runs are stored (default: $LOCUS_RUNS_DIR or <cwd>/.locus-pi/runs)')
+}
+
+function addVerbose(command: Command): Command {
+  return command.option('--verbose', 'print stack traces with errors')
+}
+
+function addHostFlags(command: Command): Command {
+  return command
+    .addOption(new Option('--host <kind>', 'where agent() calls run').choices(HOST_KINDS))
+    .option('--fixtures <file>', 'scripted host answers (default: <workflow>.fixtures.json beside the workflow)')
+    .option('--base-url <url>', 'OpenAI-compatible base URL, such as http://localhost:11434/v1 (or $LOCUS_MODEL_BASE_URL)')
+    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
+    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+}
+
+function addExecutionFlags(command: Command): Command {
+  return command
+    .option('--max-agents <n>', 'cap on physical agent attempts in the whole run, retries included', integer('--max-agents'))
+    .option('--deadline <duration>', 'run deadline such as 500ms, 30s, 10m or 1h; no new call starts after it', (value: string) => parseDuration(value, '--deadline'))
+    .option('--max-tool-calls <n>', 'tool calls one agent call may make', integer('--max-tool-calls'))
+    .option('--max-output-tokens <n>', 'output tokens one agent call may produce', integer('--max-output-tokens'))
+    .option('--max-answer-chars <n>', 'longest answer accepted from one agent call', integer('--max-answer-chars'))
+    .option('--concurrency <n>', 'branches of parallel() and pipeline() running at once', integer('--concurrency'))
+    .addOption(new Option('--durability <mode>', 'journal durability: fsync per line, per batch, or never').choices(['none', 'batch', 'line']))
+    .addOption(new Option('--launch-mode <mode>', 'selects the per-call budget defaults').choices(LAUNCH_MODES))
+}
+
+/**
+ * Builds the `locus` command line: run, resume, replay, show, ls, journal,
+ * report and init. Each action reports its exit code through `setExitCode`;
+ * parse errors surface as commander errors (with "Did you mean ...?") and usage
+ * mistakes as `CliError`s, both for the caller to turn into exit code 2.
+ */
+export function createProgram(io: CliIo, setExitCode: (code: ExitCode) => void): Command {
+  const program = new Command('locus')
+    .description('Run Locus workflows and inspect what they did: every attempt journaled, failures told as they are.')
+    .version(version, '-V, --version')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 completed, 1 failed (a partial answer is failed), 2 usage or input error, 130 cancelled.
+
+Examples:
+  locus init triage
+  locus run triage.mts --host scripted --fixtures triage.fixtures.json
+  locus run triage.mts --input '{"topic":"billing"}' --deadline 10m --max-agents 20
+  locus ls
+  locus show <runId>
+  locus journal <runId> --follow --type agent_end,retry
+  locus resume <runId>
+  locus replay <runId>
+  locus report --since 7d`,
+    )
+
+  const run = program
+    .command('run')
+    .description('run a workflow file (.ts, .mts, .js, .mjs) and end with a summary')
+    .argument('<workflow>', 'the workflow module: its default export, or a named export `workflow`')
+    .option('--input <json>', "the workflow's input as JSON")
+    .option('--input-file <file>', "a JSON file holding the workflow's input")
+    .option('--run-id <id>', 'use this run id instead of a generated one')
+    .option('--json', 'print every journal line as JSON, then a JSON summary line')
+    .option('--quiet', 'no progress, only the summary')
+  addHostFlags(run)
+  addExecutionFlags(run)
+  addRunsDir(run)
+  addVerbose(run).action(async (file: string, flags: Parameters<typeof runCommand>[1]) => {
+    setExitCode(await runCommand(file, flags, io))
+  })
+
+  const resume = program
+    .command('resume')
+    .description('continue a run that was killed, cancelled or failed: recorded calls replay, the rest runs live')
+    .argument('<runId>', 'the run to resume')
+    .option('--workflow <file>', 'the workflow file (default: the one the run recorded)')
+    .option('--json', 'print every journal line as JSON, then a JSON summary line')
+    .option('--quiet', 'no progress, only the summary')
+  addHostFlags(resume)
+  addExecutionFlags(resume)
+  addRunsDir(resume)
+  addVerbose(resume).action(async (runId: string, flags: Parameters<typeof resumeCommand>[1]) => {
+    setExitCode(await resumeCommand(runId, flags, io))
+  })
+
+  const replay = program
+    .command('replay')
+    .description('determinism check: re-run from the recording with no host; exit 1 when a call diverges or is missing')
+    .argument('<runId>', 'the run to replay')
+    .option('--workflow <file>', 'the workflow file (default: the one the run recorded)')
+    .option('--json', 'print the replay journal and the report as JSON')
+  addRunsDir(replay)
+  addVerbose(replay).action(async (runId: string, flags: Parameters<typeof replayCommand>[1]) => {
+    setExitCode(await replayCommand(runId, flags, io))
+  })
+
+  const show = program
+    .command('show')
+    .description("a run's summary, its retried calls, gaps and caveats, and its result")
+    .argument('<runId>', 'the run to show')
+    .option('--json', 'print the summary as one JSON object')
+  addRunsDir(show)
+  addVerbose(show).action((runId: string, flags: Parameters<typeof showCommand>[1]) => {
+    setExitCode(showCommand(runId, flags, io))
+  })
+
+  const ls = program
+    .command('ls')
+    .description('recent runs as a table, newest first')
+    .option('--limit <n>', 'how many runs to show (default: 20)', integer('--limit'))
+    .option('--json', 'one JSON object a run')
+  addRunsDir(ls)
+  addVerbose(ls).action((flags: Parameters<typeof lsCommand>[0]) => {
+    setExitCode(lsCommand(flags, io))
+  })
+
+  const journal = program
+    .command('journal')
+    .description("a run's journal, one readable line per event")
+    .argument('<runId>', 'the run whose journal to print')
+    .option('--type <types>', 'only these line types, comma-separated (e.g. agent_end,retry)')
+    .option('--follow', 'keep printing new lines while the run is live, until it ends')
+    .option('--execution <id>', 'root, latest, or an execution id such as resume-001 (default: latest)')
+    .option('--json', 'print the raw journal lines')
+  addRunsDir(journal)
+  addVerbose(journal).action(async (runId: string, flags: Parameters<typeof journalCommand>[1]) => {
+    setExitCode(await journalCommand(runId, flags, io))
+  })
+
+  const report = program
+    .command('report')
+    .description('the outcome table and the gaps-per-tool table over a period')
+    .option('--since <duration>', 'how far back to count, such as 24h, 7d or 30d (default: 30d)', (value: string) => parseDuration(value, '--since'))
+    .option('--json', 'print both reports as one JSON object')
+  addRunsDir(report)
+  addVerbose(report).action(async (flags: Parameters<typeof reportCommand>[0]) => {
+    setExitCode(await reportCommand(flags, io))
+  })
+
+  const init = program
+    .command('init')
+    .description('scaffold a workflow file and a scripted-host fixtures file to start from')
+    .argument('[name]', 'the workflow name and file name (default: my-workflow)')
+    .option('--dir <dir>', 'where to write the files (default: the current directory)')
+    .option('--force', 'overwrite existing files')
+  addVerbose(init).action((name: string | undefined, flags: Parameters<typeof initCommand>[1]) => {
+    setExitCode(initCommand(name, flags, io))
+  })
+
+  return program
+}

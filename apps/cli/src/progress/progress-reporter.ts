@@ -1,0 +1,119 @@
+import type { JournalLine } from '@locus/journal'
+import type { OutputStream } from '../cli-io.js'
+import { formatJournalLine } from '../format-journal-line.js'
+import { type Style, stripAnsi } from '../style.js'
+import { ProgressTree } from './progress-tree.js'
+import { renderProgressTree } from './render-progress-tree.js'
+
+/** How progress is shown: a live tree on a terminal, plain lines on a pipe, journal lines as JSON, or nothing. */
+export type ProgressMode = 'tree' | 'plain' | 'json' | 'quiet'
+
+/** Receives the journal lines of a run as they are written, and shows them. */
+export interface ProgressReporter {
+  onEvent(line: JournalLine): void
+  /** Draws the final state and stops any timer. */
+  finish(): void
+}
+
+/** Line types a plain progress log shows; the rest stay in the journal. */
+const PLAIN_TYPES = new Set<JournalLine['type']>(['run_start', 'run_end', 'group_start', 'group_end', 'agent_start', 'agent_end', 'error', 'retry', 'tool_end', 'replay_diverged', 'log'])
+
+/** How often the tree is redrawn while calls run (its elapsed times move). */
+const REDRAW_MS = 250
+
+/**
+ * Picks the progress mode: `json` with `--json`, `quiet` with `--quiet`, the
+ * live tree when stdout is a terminal, plain lines otherwise.
+ */
+export function chooseProgressMode(flags: { readonly json?: boolean | undefined; readonly quiet?: boolean | undefined }, stream: OutputStream): ProgressMode {
+  if (flags.json === true) return 'json'
+  if (flags.quiet === true) return 'quiet'
+  return stream.isTTY === true ? 'tree' : 'plain'
+}
+
+function createTreeReporter(stream: OutputStream, style: Style, now: () => number, rows: () => number): ProgressReporter {
+  const tree = new ProgressTree()
+  let drawnLines = 0
+  let printedBoundaries = 0
+  let timer: ReturnType<typeof setInterval> | undefined
+  let dirty = false
+
+  const clear = (): string => (drawnLines === 0 ? '' : `\u001b[${drawnLines}A\r\u001b[0J`)
+  const draw = (): void => {
+    dirty = false
+    const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 100
+    const width = Math.max(20, columns - 1)
+    const lines = renderProgressTree(tree, { now: now(), style, maxLines: Math.max(3, rows() - 2) }).map((line) => fit(line, width))
+    // Retry boundaries scroll above the tree and stay, so none is lost when the tree is redrawn.
+    const boundaries = tree.retryBoundaries.slice(printedBoundaries).map((message) => fit(style.yellow(message), width))
+    printedBoundaries = tree.retryBoundaries.length
+    stream.write(`${clear()}${[...boundaries, ...lines].join('\n')}\n`)
+    drawnLines = lines.length
+  }
+  return {
+    onEvent(line) {
+      tree.apply(line)
+      dirty = true
+      if (line.type === 'retry' || line.type === 'run_start' || line.type === 'run_end') draw()
+      timer ??= setInterval(() => {
+        if (dirty || tree.endedAt === undefined) draw()
+      }, REDRAW_MS)
+      timer.unref()
+    },
+    finish() {
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+      if (tree.startedAt !== undefined) draw()
+    },
+  }
+}
+
+/** Cuts a styled line to `width` visible characters; a cut line drops its colours. */
+function fit(line: string, width: number): string {
+  const plain = stripAnsi(line)
+  return plain.length <= width ? line : `${plain.slice(0, width - 1)}…`
+}
+
+/**
+ * A reporter for one run:
+ *
+ * - `tree`: a live tree of groups and calls (status, attempt n of m, elapsed)
+ *   redrawn in place with ANSI; retry boundaries are printed above it as they happen;
+ * - `plain`: one line per significant journal line, for pipes and logs;
+ * - `json`: every journal line as one JSON object a line;
+ * - `quiet`: nothing.
+ */
+export function createProgressReporter(
+  mode: ProgressMode,
+  stream: OutputStream,
+  style: Style,
+  options: { readonly now?: () => number; readonly rows?: () => number } = {},
+): ProgressReporter {
+  const now = options.now ?? Date.now
+  switch (mode) {
+    case 'tree':
+      return createTreeReporter(stream, style, now, options.rows ?? (() => {
+        const rows = (stream as { rows?: number }).rows
+        return rows !== undefined && rows > 0 ? rows : 40
+      }))
+    case 'json':
+      return {
+        onEvent(line) {
+          stream.write(`${JSON.stringify(line)}\n`)
+        },
+        finish() {},
+      }
+    case 'plain': {
+      let startedAt: number | undefined
+      return {
+        onEvent(line) {
+          if (line.type === 'run_start') startedAt = Date.parse(line.ts)
+          if (PLAIN_TYPES.has(line.type)) stream.write(`${formatJournalLine(line, startedAt, style)}\n`)
+        },
+        finish() {},
+      }
+    }
+    case 'quiet':
+      return { onEvent() {}, finish() {} }
+  }
+}

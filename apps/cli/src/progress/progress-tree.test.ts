@@ -1,0 +1,112 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { JournalLine } from '@locus/journal'
+import { createScriptedHost, defineWorkflow, runWorkflowScript } from '@locus/runtime'
+import { describe, expect, it } from 'vitest'
+import { styleFor } from '../style.js'
+import { createProgressReporter } from './progress-reporter.js'
+import { type CallNode, ProgressTree } from './progress-tree.js'
+import { renderProgressTree } from './render-progress-tree.js'
+
+const plain = styleFor({ write: () => true }, {})
+
+/** A real run's journal lines: two calls fanned out, one retried after a host timeout. */
+async function recordedLines(): Promise<JournalLine[]> {
+  const lines: JournalLine[] = []
+  const workflow = defineWorkflow({
+    name: 'tree',
+    async run({ agent, parallel }) {
+      const [first, second] = await parallel(
+        [() => agent('first', { label: 'one' }), () => agent('second', { label: 'two', attempts: 2 })],
+        { label: 'pair' },
+      )
+      return { ok: true, answers: [first.answer, second.answer] }
+    },
+  })
+  const host = createScriptedHost({
+    rules: [
+      { match: { label: 'two' }, steps: [{ throw: 'host-turn-timeout' }, { text: 'second answer' }] },
+      { steps: [{ text: 'first answer' }] },
+    ],
+  })
+  await runWorkflowScript(workflow, { host, runsDir: await mkdtemp(join(tmpdir(), 'locus-tree-')), onEvent: (line) => lines.push(line) })
+  return lines
+}
+
+describe('ProgressTree', () => {
+  it('shows a retried call as retrying at the boundary, then as attempt 2 of 2 (the issue: "attempt n of m", "retry boundaries as they happen")', async () => {
+    const lines = await recordedLines()
+    const tree = new ProgressTree()
+    const boundary = lines.findIndex((line) => line.type === 'retry')
+    for (const line of lines.slice(0, boundary + 1)) tree.apply(line)
+    const retrying = [...tree.nodes.values()].find((node) => node.kind === 'agent' && node.label === 'two')
+    expect(retrying).toMatchObject({ status: 'retrying', attempt: 1, attempts: 2, detail: 'host-turn-timeout' })
+    expect(tree.retryBoundaries).toHaveLength(1)
+    expect(tree.retryBoundaries[0]).toMatch(/^\[workflow:retry\]/)
+
+    for (const line of lines.slice(boundary + 1)) tree.apply(line)
+    expect(tree.disposition).toBe('completed')
+    const calls = [...tree.nodes.values()].filter((node): node is CallNode => node.kind === 'agent')
+    expect(calls.map((node) => [node.label, node.status, node.attempt])).toEqual([
+      ['one', 'completed', 1],
+      ['two', 'completed', 2],
+    ])
+  })
+
+  it('renders groups with their calls indented beneath, status, attempt and elapsed time', async () => {
+    const tree = new ProgressTree()
+    for (const line of await recordedLines()) tree.apply(line)
+    const rendered = renderProgressTree(tree, { now: Date.now(), style: plain })
+    expect(rendered[0]).toMatch(/^tree {2}completed/)
+    expect(rendered[1]).toMatch(/^ {2}✔ parallel \S+ "pair" {2}2\/2 completed/)
+    expect(rendered.slice(2).join('\n')).toMatch(/ {4}✔ agent default \S+ "two" {2}attempt 2\/2 {2}\d+ms/)
+  })
+
+  it('folds completed calls of a big group and cuts at maxLines', () => {
+    const tree = new ProgressTree()
+    const ts = '2026-01-01T00:00:00.000Z'
+    const base = { v: 1, seq: 0, ts, runId: 'r', executionId: 'r' } as const
+    tree.apply({ ...base, type: 'run_start', workflow: 'big', input: null, options: null })
+    tree.apply({ ...base, type: 'group_start', groupId: 'g', groupKind: 'parallel', total: 20 })
+    for (let index = 0; index < 20; index += 1) {
+      const call = { callId: `c${index}`, logicalCallId: `l${index}`, attempt: 1, attempts: 1, agent: 'a', ordinal: `g[${index}].1`, groupId: 'g' }
+      tree.apply({ ...base, type: 'agent_start', ...call, prompt: 'p' })
+      if (index < 15) tree.apply({ ...base, type: 'agent_end', ...call, status: 'completed', durationMs: 1 })
+    }
+    const rendered = renderProgressTree(tree, { now: Date.parse(ts), style: plain })
+    expect(rendered.filter((line) => line.includes('• agent a'))).toHaveLength(5)
+    expect(rendered.at(-1)).toMatch(/✔ 15 more completed/)
+    expect(rendered[1]).toMatch(/20 slots: 5 running, 15 done/)
+    const cut = renderProgressTree(tree, { now: Date.parse(ts), style: plain, maxLines: 4 })
+    expect(cut).toHaveLength(4)
+    expect(cut.at(-1)).toMatch(/\.\.\. \d+ more lines/)
+  })
+})
+
+describe('progress reporters', () => {
+  it('tree mode redraws in place with ANSI cursor movement and prints retry boundaries above the tree', async () => {
+    let written = ''
+    const stream = { write: (text: string) => (written += text), isTTY: true, columns: 120 }
+    const reporter = createProgressReporter('tree', stream, plain, { rows: () => 40 })
+    for (const line of await recordedLines()) reporter.onEvent(line)
+    reporter.finish()
+    // eslint-disable-next-line no-control-regex -- the ANSI sequences are what is under test
+    expect(written).toMatch(/\u001b\[\d+A\r\u001b\[0J/)
+    expect(written).toMatch(/\[workflow:retry\] agent "default"/)
+    expect(written.trimEnd().split('\n').at(-1)).toMatch(/✔ agent default/)
+  })
+
+  it('plain mode writes one line per event and no escape codes; json mode writes the journal lines', async () => {
+    const lines = await recordedLines()
+    let plainText = ''
+    const plainReporter = createProgressReporter('plain', { write: (text: string) => (plainText += text) }, plain)
+    for (const line of lines) plainReporter.onEvent(line)
+    expect(plainText).not.toContain('\u001b')
+    expect(plainText).toMatch(/agent default \S+ attempt 2\/2 completed/)
+    let jsonText = ''
+    const jsonReporter = createProgressReporter('json', { write: (text: string) => (jsonText += text) }, plain)
+    for (const line of lines) jsonReporter.onEvent(line)
+    expect(jsonText.trim().split('\n').map((text) => JSON.parse(text) as unknown)).toEqual(JSON.parse(JSON.stringify(lines)))
+  })
+})
