@@ -2,11 +2,11 @@
 // floor any reader of the same run pays: read the journal, split it, parse and
 // schema-check each line. Both are measured in the same run.
 import { measure, printTable, reportTarget } from '@locus/bench-kit'
-import { AgentResultEnvelopeSchema, JournalLineSchema, RUN_LAYOUT } from '@locus/journal'
+import { JournalLineSchema, RUN_LAYOUT } from '@locus/journal'
 import { type AgentCallRequest, createReplaySession, loadRecording } from '@locus/replay'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { type FixtureCall, logicalCallIdOf, tempRunsDir, writeRun } from '../test/run-fixture.js'
+import { type FixtureCall, tempRunsDir, writeRun } from '../test/run-fixture.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const count = smoke ? 1_000 : 100_000
