@@ -84,7 +84,7 @@ export const TARGETS: readonly Target[] = [
     comparison: 'at-most',
     limit: 2,
     explanation:
-      'The floor reads one file; a resume also reads each call\'s result envelope (one file per call, about a fifth of its time in a profile), reads the journal twice (once just to find the run\'s input), hashes every re-asked request to compare keys, and journals every replayed call again as schema-checked lines. Keeping the recorded answers in the journal itself (or in one recording index written at run end), reading the input from the first line only, and journaling a replayed prefix as one line would bring it near the floor.',
+      "Answers now travel on the journal's agent_end lines and the run's input is read from the first line, so a resume reads the journal once and no result files. What remains: it hashes every re-asked request to compare keys, writes every replayed call back as two schema-checked journal lines (an agent_start and a replayed agent_end), and keeps the execution's lines in memory to render outputs/README.md. Journaling a replayed prefix as one summary line and rendering the README from the file would bring it near the floor.",
   },
   {
     workloadId: 'resume',
