@@ -10,7 +10,7 @@ import { EXIT_CODES } from './exit-codes.js'
  *
  * @returns a function that removes the handler.
  */
-export function cancelOnInterrupt(io: CliIo, cancel: () => void): () => void {
+export function cancelOnInterrupt(io: CliIo, cancel: () => void, flush?: () => void): () => void {
   let interrupts = 0
   return io.onInterrupt(() => {
     interrupts += 1
@@ -18,6 +18,11 @@ export function cancelOnInterrupt(io: CliIo, cancel: () => void): () => void {
       io.stderr.write('\nlocus: cancelling: started calls settle, then the run ends as cancelled. Press Ctrl-C again to exit at once.\n')
       cancel()
       return
+    }
+    try {
+      flush?.()
+    } catch {
+      // Exiting at once matters more than a buffered line; the journal keeps every line already written.
     }
     io.stderr.write('\nlocus: exiting now; the journal holds every line written so far. `locus resume <runId>` continues the run.\n')
     io.exit(EXIT_CODES.cancelled)

@@ -72,6 +72,8 @@ export interface RunHandle {
   readonly runDir: string
   /** Host cancellation: started work settles, new work stops, the run ends `cancelled`. */
   cancel(reason?: string): void
+  /** Writes any journal lines still buffered (durability `none`) to the file now, as before an abrupt exit. */
+  flush(): void
   readonly done: Promise<RunResult>
 }
 
@@ -304,6 +306,7 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
     runId,
     runDir: paths.rootDir,
     cancel: (reason?: string) => { controller.abort(reason ?? 'cancelled by the host') },
+    flush: () => { writer.flush() },
     done,
   }
 }

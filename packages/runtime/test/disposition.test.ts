@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { createManualClock } from '@locus/retry'
 import { RuntimeInputError, createScriptedHost, defineWorkflow, runWorkflowScript, startWorkflowRun } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
@@ -162,5 +162,26 @@ describe('wide fan-out', () => {
     await settle()
     process.off('warning', onWarning)
     expect(warnings).not.toContain('MaxListenersExceededWarning')
+  })
+})
+
+describe('RunHandle.flush', () => {
+  it('writes lines buffered under durability none to the file before the run ends', async () => {
+    const clock = createManualClock()
+    const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }] }] })
+    const handle = startWorkflowRun(async ({ agent, log }) => {
+      log('before the long call')
+      return agent('wait')
+    }, { host, clock, durability: 'none', runsDir: tempRunsDir() })
+    await settle()
+    const journalPath = `${handle.runDir}/journal.jsonl`
+    const before = readFileSync(journalPath, 'utf8')
+    handle.flush()
+    const after = readFileSync(journalPath, 'utf8')
+    expect(before).not.toContain('before the long call')
+    expect(after).toContain('before the long call')
+    expect(after).toContain('"type":"agent_start"')
+    handle.cancel()
+    await handle.done
   })
 })

@@ -70,9 +70,15 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     } catch (error) {
       throw asCliInputError(error)
     }
-    const stopInterrupts = cancelOnInterrupt(io, () => {
-      handle.cancel('interrupted from the terminal (Ctrl-C)')
-    })
+    const stopInterrupts = cancelOnInterrupt(
+      io,
+      () => {
+        handle.cancel('interrupted from the terminal (Ctrl-C)')
+      },
+      () => {
+        handle.flush()
+      },
+    )
     let executionId: string
     try {
       executionId = (await handle.done).executionId
