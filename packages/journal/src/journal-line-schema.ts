@@ -238,9 +238,28 @@ const toolAttempt = {
   maxAttempts: z.int().min(1),
 }
 
+/**
+ * Where a tool call sits: a call the workflow script made has an `ordinal` in
+ * the group tree (shared with agent calls, so replay matches it by position);
+ * a call a child agent made during its turn has `parentCallId` instead, the
+ * agent attempt it belongs to, and never takes a position of its own.
+ */
+const toolPlace = {
+  ordinal: nonEmpty.optional().describe("Position of a script's own tool call in the group tree; absent on a child's tool call."),
+  parentCallId: nonEmpty.optional().describe('The agent attempt (callId) whose child made this tool call.'),
+}
+
 /** `tool_start`: one attempt of a `tool()` call began. Tools number attempts with `attempt`/`maxAttempts`. */
 export const ToolStartLineSchema = z
-  .object({ ...common, type: z.literal('tool_start'), ...toolAttempt, ...callPlace })
+  .object({
+    ...common,
+    type: z.literal('tool_start'),
+    ...toolAttempt,
+    ...callPlace,
+    ...toolPlace,
+    requestKey: z.string().optional().describe('Canonical request key of the call (tool name and detached arguments), used by replay.'),
+    args: JsonValueSchema.optional().describe('The detached arguments, so a divergence can name what changed.'),
+  })
   .meta({ id: 'ToolStartLine' })
 
 /** `tool_end`: one tool attempt settled. */
@@ -250,11 +269,16 @@ export const ToolEndLineSchema = z
     type: z.literal('tool_end'),
     ...toolAttempt,
     ...callPlace,
+    ...toolPlace,
     status: z.enum(TOOL_STATUSES),
     failure: z
       .object({ error: z.string(), retryable: z.boolean(), code: ErrorCodeSchema.optional() })
       .optional()
       .describe('Set when the attempt failed or timed out.'),
+    result: JsonValueSchema.optional().describe(
+      'The detached result of a completed attempt, so resume and replay serve the call from the journal instead of running it again.',
+    ),
+    replayed: z.boolean().optional().describe('True when the result came from a recording.'),
     durationMs: duration,
   })
   .meta({ id: 'ToolEndLine' })

@@ -144,6 +144,7 @@ const attemptWithinAttempts: Refinement = (line) =>
 const isFailureCause = oneOf(FAILURE_CAUSES)
 const isGroupKind = oneOf(['parallel', 'pipeline'])
 const toolAttempt: Shape = { toolCallId: isNonEmpty, tool: isNonEmpty, attempt: intAtLeast(1), maxAttempts: intAtLeast(1) }
+const toolPlace: Shape = { ordinal: optional(isNonEmpty), parentCallId: optional(isNonEmpty) }
 
 const CHECKS: Readonly<Record<string, Check>> = {
   run_start: object({
@@ -259,13 +260,16 @@ const CHECKS: Readonly<Record<string, Check>> = {
     },
     [(line) => line.outcome !== 'completed' || (line.failed === 0 && line.notDispatched === 0)],
   ),
-  tool_start: object({ ...common, ...toolAttempt, ...callPlace }),
+  tool_start: object({ ...common, ...toolAttempt, ...callPlace, ...toolPlace, requestKey: optional(isString), args: optional(isJson) }),
   tool_end: object({
     ...common,
     ...toolAttempt,
     ...callPlace,
+    ...toolPlace,
     status: oneOf(['completed', 'failed', 'timed-out']),
     failure: optional(object({ error: isString, retryable: isBoolean, code: optional(oneOf(ERROR_CODES)) })),
+    result: optional(isJson),
+    replayed: optional(isBoolean),
     durationMs: isDuration,
   }),
   budget_change: object({

@@ -11,8 +11,19 @@ export { canonicalJson } from './canonical-json.js'
 export { REQUEST_KEY_PREFIX, requestKey } from './request-key.js'
 export { diffCanonicalRequests } from './diff-canonical-requests.js'
 export { compareOrdinals } from './compare-ordinals.js'
-export { createRecording } from './recording.js'
-export type { RecordedCall, Recording, RecordingEntry } from './recording.js'
+export { createRecording, mergeRecordings } from './recording.js'
+export type {
+  AgentRecordingEntry,
+  RecordedAgentCall,
+  RecordedCall,
+  RecordedToolCall,
+  Recording,
+  RecordingEntry,
+  ToolCallRecord,
+  ToolRecordingEntry,
+} from './recording.js'
+export { TOOL_REQUEST_FIELDS, diffToolRequests, toolRequestKey } from './tool-request.js'
+export type { ToolCallRequest, ToolRequestField } from './tool-request.js'
 export { SKIPPED_CALL_REASONS, loadRecording } from './load-recording.js'
 export type { LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
 export { REPLAY_CALL_STATUSES, REPLAY_LIVE_REASONS, createReplaySession } from './replay-session.js'
@@ -22,6 +33,7 @@ export type {
   ReplayDecision,
   ReplayDivergence,
   ReplayExtraCall,
+  ReplayField,
   ReplayFromRecording,
   ReplayLiveReason,
   ReplayReport,
@@ -29,6 +41,9 @@ export type {
   ReplaySession,
   ReplaySessionOptions,
   RunLive,
+  ToolReplayCall,
+  ToolReplayDecision,
+  ToolReplayFromRecording,
 } from './replay-session.js'
 export {
   CanonicalRequestError,

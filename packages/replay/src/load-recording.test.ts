@@ -3,6 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FixtureCall, logicalCallIdOf, tempRunsDir, writeRun } from '../test/run-fixture.js'
+import { agentCall } from '../test/envelope-for.js'
 import { loadRecording } from './load-recording.js'
 import { RecordingUnreadableError } from './replay-errors.js'
 import { createReplaySession } from './replay-session.js'
@@ -30,7 +31,7 @@ describe('loadRecording', () => {
     const recording = loadRecording(dir)
     expect(recording.size).toBe(3)
     expect(recording.entries().map((entry) => entry.ordinal)).toEqual(['1', '2', '2[1].1'])
-    const second = recording.get('2')
+    const second = agentCall(recording.get('2'))
     expect(second?.key).toBe(requestKey({ agent: 'analyst', prompt: 'prompt 2', timeoutMs: 60_000 }))
     expect(second?.envelope).toMatchObject({ callId: `${logicalCallIdOf('2')}-a1`, status: 'completed', answer: 'answer to prompt 2' })
     expect(second?.request).toEqual({ agent: 'analyst', prompt: 'prompt 2', timeoutMs: 60_000 })
@@ -45,7 +46,7 @@ describe('loadRecording', () => {
     const recording = loadRecording(dir)
     expect(recording.size).toBe(3)
     expect(recording.entries().map((entry) => entry.ordinal)).toEqual(['1', '2', '3'])
-    expect(recording.get('2')?.envelope).toMatchObject({ attempt: 2, attempts: 2, status: 'completed', answer: 'second try' })
+    expect(agentCall(recording.get('2'))?.envelope).toMatchObject({ attempt: 2, attempts: 2, status: 'completed', answer: 'second try' })
   })
 
   it('a call with no terminal record is not recorded (and is listed as unfinished)', () => {
@@ -71,7 +72,7 @@ describe('loadRecording', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1', [{ outcome: 'failed' }, { outcome: 'threw', failureCause: 'sdk-unavailable' }])])
     const recording = loadRecording(dir)
-    expect(recording.get('1')?.envelope).toMatchObject({ attempt: 2, status: 'failed', failureCause: 'sdk-unavailable' })
+    expect(agentCall(recording.get('1'))?.envelope).toMatchObject({ attempt: 2, status: 'failed', failureCause: 'sdk-unavailable' })
   })
 
   it('tolerates a torn tail, reports it, and loses no complete line', () => {
@@ -112,7 +113,7 @@ describe('loadRecording', () => {
     const recording = loadRecording(resumed)
     expect(recording.size).toBe(3)
     expect(recording.executionDir).toBe(resumed)
-    expect(recording.get('3')?.envelope.paths.resultDir.startsWith(resumed)).toBe(true)
+    expect(agentCall(recording.get('3'))?.envelope.paths.resultDir.startsWith(resumed)).toBe(true)
   })
 
   it('throws a typed error naming the directory when there is no journal', () => {

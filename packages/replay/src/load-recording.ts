@@ -4,6 +4,8 @@ import {
   type AgentResultEnvelope,
   type AgentStartLine,
   type JournalReadResult,
+  type ToolEndLine,
+  type ToolStartLine,
   RUN_LAYOUT,
   parseAgentResultEnvelope,
   readJournal,
@@ -27,15 +29,18 @@ const JOURNALED_REQUEST_FIELDS: readonly CanonicalRequestField[] = ['agent', 'pr
  * - `no-request-key`: neither its `agent_start` lines nor its envelope carry a `requestKey`.
  * - `missing-envelope`: the final attempt's `result.json` cannot be read.
  * - `invalid-envelope`: it can be read but is not a valid `locus.agent.run-result.v2` envelope.
+ * - `no-result`: a tool call completed but its `tool_end` holds no result (a journal written
+ *   before results were recorded, or a result that could not be detached as JSON).
  *
  * A skipped call runs live when a session reaches its ordinal.
  */
-export const SKIPPED_CALL_REASONS = ['unfinished', 'no-request-key', 'missing-envelope', 'invalid-envelope'] as const
+export const SKIPPED_CALL_REASONS = ['unfinished', 'no-request-key', 'missing-envelope', 'invalid-envelope', 'no-result'] as const
 export type SkippedCallReason = (typeof SKIPPED_CALL_REASONS)[number]
 
 /** A logical call that is in the journal but not in the recording. */
 export interface SkippedCall {
   readonly ordinal: string
+  /** The logical call: its `logicalCallId`, or a tool call's `toolCallId`. */
   readonly logicalCallId: string
   /** The final attempt's `callId`. */
   readonly callId: string
@@ -160,12 +165,76 @@ function journaledRequest(start: AgentStartLine): CanonicalRequest {
     : { agent: start.agent, prompt: start.prompt, timeoutMs: start.timeoutMs }
 }
 
+interface ToolCallSeen {
+  readonly toolCallId: string
+  /** Each attempt's start line and, once it settled, its end line, by attempt number. */
+  readonly attempts: Map<number, { start: ToolStartLine; end?: ToolEndLine }>
+}
+
+/** The tool calls the workflow script made itself (they carry an ordinal), in journal order. */
+function groupToolCalls(journal: JournalReadResult): ToolCallSeen[] {
+  const calls = new Map<string, ToolCallSeen>()
+  for (const line of journal.lines) {
+    if (line.type === 'tool_start') {
+      if (line.ordinal === undefined || line.parentCallId !== undefined) continue
+      let call = calls.get(line.toolCallId)
+      if (call === undefined) {
+        call = { toolCallId: line.toolCallId, attempts: new Map() }
+        calls.set(line.toolCallId, call)
+      }
+      if (!call.attempts.has(line.attempt)) call.attempts.set(line.attempt, { start: line })
+    } else if (line.type === 'tool_end') {
+      const attempt = calls.get(line.toolCallId)?.attempts.get(line.attempt)
+      if (attempt !== undefined) attempt.end = line
+    }
+  }
+  return [...calls.values()]
+}
+
+function toolEntry(call: ToolCallSeen): { entry: RecordingEntry } | { skipped: SkippedCall } {
+  let final: { start: ToolStartLine; end?: ToolEndLine } | undefined
+  for (const [number, attempt] of call.attempts) if (final === undefined || number > final.start.attempt) final = attempt
+  const { start, end } = final as { start: ToolStartLine; end?: ToolEndLine }
+  const ordinal = start.ordinal as string
+  const skip = (reason: SkippedCallReason, detail: string): { skipped: SkippedCall } => ({
+    skipped: { ordinal, logicalCallId: call.toolCallId, callId: call.toolCallId, reason, detail },
+  })
+  if (end === undefined) return skip('unfinished', `tool "${start.tool}" attempt ${start.attempt} has no tool_end line`)
+  let key: string | undefined
+  for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
+  if (key === undefined || key === '') return skip('no-request-key', 'the tool call was journaled without a requestKey')
+  if (end.status === 'completed' && end.result === undefined) {
+    return skip('no-result', `tool "${start.tool}" completed but its tool_end holds no result, so it runs again`)
+  }
+  const args = start.args
+  return {
+    entry: {
+      kind: 'tool',
+      ordinal,
+      key,
+      record: {
+        callId: call.toolCallId,
+        tool: start.tool,
+        status: end.status === 'completed' ? 'completed' : 'failed',
+        attempt: end.attempt,
+        maxAttempts: end.maxAttempts,
+        ...(end.result === undefined ? {} : { result: end.result }),
+        ...(end.failure === undefined ? {} : { failure: end.failure }),
+        ...(end.status === 'timed-out' ? { timedOut: true } : {}),
+      },
+      ...(args === undefined ? {} : { request: { tool: start.tool, args } }),
+    },
+  }
+}
+
 /**
  * Reads the recording of one execution from disk: `<dir>/journal.jsonl` with
  * the journal's reader, and for each logical call (grouped by
  * `logicalCallId`) the ordinal and request key of its `agent_start` lines and
  * the result envelope of its FINAL attempt from
- * `<dir>/calls/<callId>/result/result.json`. All attempts of a call share one
+ * `<dir>/calls/<callId>/result/result.json`; and for each `tool()` call the
+ * script made (by `toolCallId`, with its ordinal, key, arguments and the
+ * final attempt's result or failure from `tool_end`). All attempts of a call share one
  * ordinal, so a discarded attempt is never recorded on its own.
  *
  * `dir` is any execution directory holding a `journal.jsonl`: a root run
@@ -232,6 +301,11 @@ export function loadRecording(dir: string): LoadedRecording {
       request: journaledRequest(final.start),
       requestFields: JOURNALED_REQUEST_FIELDS,
     })
+  }
+  for (const call of groupToolCalls(journal)) {
+    const found = toolEntry(call)
+    if ('entry' in found) entries.push(found.entry)
+    else skipped.push(found.skipped)
   }
   const recording = createRecording(entries)
   return {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { CANONICAL_REQUEST_FIELDS } from './canonical-request.js'
-import { type RecordingEntry, createRecording } from './recording.js'
+import { type AgentRecordingEntry, type RecordingEntry, createRecording } from './recording.js'
 import { DuplicateOrdinalError, RecordingEntryError } from './replay-errors.js'
 import { requestKey } from './request-key.js'
-import { envelopeFor } from '../test/envelope-for.js'
+import { agentCall, envelopeFor } from '../test/envelope-for.js'
 
-function entry(ordinal: string, prompt = `prompt ${ordinal}`): RecordingEntry {
+function entry(ordinal: string, prompt = `prompt ${ordinal}`): AgentRecordingEntry {
   const request = { agent: 'analyst', prompt }
   return { ordinal, key: requestKey(request), envelope: envelopeFor(ordinal), request }
 }
@@ -14,7 +14,7 @@ describe('createRecording', () => {
   it('exposes get, has and size by ordinal', () => {
     const recording = createRecording([entry('1'), entry('2')])
     expect(recording.size).toBe(2)
-    expect(recording.get('2')?.envelope.callId).toBe('call-2-a1')
+    expect(agentCall(recording.get('2'))?.envelope.callId).toBe('call-2-a1')
     expect(recording.has('1')).toBe(true)
     expect(recording.get('3')).toBeUndefined()
   })

@@ -1,4 +1,5 @@
 import type { AgentResultEnvelope } from '@locus/journal'
+import type { JsonValue } from '@locus/outcome'
 import { z } from 'zod'
 import {
   CANONICAL_REQUEST_FIELDS,
@@ -9,10 +10,13 @@ import {
 } from './canonical-request.js'
 import { compareOrdinals } from './compare-ordinals.js'
 import { CanonicalRequestError, DuplicateOrdinalError, RecordingEntryError } from './replay-errors.js'
+import { type ToolCallRequest, TOOL_REQUEST_FIELDS, type ToolRequestField } from './tool-request.js'
 import { zodProblems } from './zod-problems.js'
 
 /** One logical `agent()` call as handed to {@link createRecording}. */
-export interface RecordingEntry {
+export interface AgentRecordingEntry {
+  /** Absent means an agent call, as in recordings made before tool calls were recorded. */
+  readonly kind?: 'agent' | undefined
   /** The call's position in the group tree, e.g. `"2[3].1"`; an opaque key shared by all its attempts. */
   readonly ordinal: string
   /** The call's `requestKey`. It is what replay compares; `request` only explains a mismatch. */
@@ -30,8 +34,40 @@ export interface RecordingEntry {
   readonly requestFields?: readonly CanonicalRequestField[] | undefined
 }
 
-/** A recorded call, as a {@link Recording} hands it out. */
-export interface RecordedCall {
+/** How the final attempt of a recorded `tool()` call ended. */
+export interface ToolCallRecord {
+  /** The call's `toolCallId`. */
+  readonly callId: string
+  readonly tool: string
+  readonly status: 'completed' | 'failed'
+  /** The final attempt's number and the policy's attempt budget. */
+  readonly attempt: number
+  readonly maxAttempts: number
+  /** The detached result of a completed call. */
+  readonly result?: JsonValue
+  /** Why the final attempt failed, as its `tool_end` line says. */
+  readonly failure?: { readonly error: string; readonly retryable: boolean; readonly code?: string | undefined }
+  /** True when the final attempt ran out of its own time rather than failing. */
+  readonly timedOut?: boolean
+}
+
+/** One logical `tool()` call of the workflow script as handed to {@link createRecording}. */
+export interface ToolRecordingEntry {
+  readonly kind: 'tool'
+  readonly ordinal: string
+  /** The call's key from `toolRequestKey`. */
+  readonly key: string
+  readonly record: ToolCallRecord
+  /** The request, when known, so a divergence can name `tool` or `args`. */
+  readonly request?: ToolCallRequest | undefined
+}
+
+/** One logical call, an agent's or a tool's, as handed to {@link createRecording}. */
+export type RecordingEntry = AgentRecordingEntry | ToolRecordingEntry
+
+/** A recorded `agent()` call, as a {@link Recording} hands it out. */
+export interface RecordedAgentCall {
+  readonly kind: 'agent'
   readonly ordinal: string
   readonly key: string
   readonly envelope: AgentResultEnvelope
@@ -40,6 +76,20 @@ export interface RecordedCall {
   /** The identity fields `request` holds; empty when `request` is undefined. */
   readonly requestFields: readonly CanonicalRequestField[]
 }
+
+/** A recorded `tool()` call, as a {@link Recording} hands it out. */
+export interface RecordedToolCall {
+  readonly kind: 'tool'
+  readonly ordinal: string
+  readonly key: string
+  readonly record: ToolCallRecord
+  readonly request: ToolCallRequest | undefined
+  /** The identity fields `request` holds; empty when `request` is undefined. */
+  readonly requestFields: readonly ToolRequestField[]
+}
+
+/** A recorded call; narrow on `kind`. */
+export type RecordedCall = RecordedAgentCall | RecordedToolCall
 
 /** The recorded calls of one execution, keyed by ordinal. Read-only. */
 export interface Recording {
@@ -68,8 +118,8 @@ const EntrySchema = z.object({
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(CANONICAL_REQUEST_FIELDS)
 
 /** The checks of `EntrySchema` by hand: a recording of a long run builds many entries, and zod only has to explain a failure. */
-function isWellFormed(entry: RecordingEntry): boolean {
-  const candidate = entry as Partial<Record<keyof RecordingEntry, unknown>> | null
+function isWellFormed(entry: AgentRecordingEntry): boolean {
+  const candidate = entry as Partial<Record<keyof AgentRecordingEntry, unknown>> | null
   if (typeof candidate !== 'object' || candidate === null) return false
   const { ordinal, key, envelope, requestFields } = candidate
   if (typeof ordinal !== 'string' || ordinal.length === 0 || typeof key !== 'string' || key.length === 0) return false
@@ -80,7 +130,37 @@ function isWellFormed(entry: RecordingEntry): boolean {
   return Array.isArray(requestFields) && requestFields.every((field) => typeof field === 'string' && KNOWN_FIELDS.has(field))
 }
 
-function toRecordedCall(entry: RecordingEntry, index: number): RecordedCall {
+const ToolEntrySchema = z.object({
+  kind: z.literal('tool'),
+  ordinal: z.string('ordinal must be a string').min(1, 'ordinal must not be empty'),
+  key: z.string('key must be a string').min(1, 'key must not be empty'),
+  record: z.looseObject(
+    {
+      callId: z.string('record.callId must be a string').min(1, 'record.callId must not be empty'),
+      tool: z.string('record.tool must be a string').min(1, 'record.tool must not be empty'),
+      status: z.enum(['completed', 'failed'], 'record.status must be "completed" or "failed"'),
+    },
+    'record must describe the final attempt of the tool call',
+  ),
+  request: z.object({ tool: z.string().min(1, 'request.tool must not be empty'), args: z.unknown() }, 'request must be { tool, args }').optional(),
+})
+
+function toRecordedToolCall(entry: ToolRecordingEntry, index: number): RecordedToolCall {
+  const parsed = ToolEntrySchema.safeParse(entry)
+  if (!parsed.success) throw new RecordingEntryError(index, zodProblems(parsed.error, 'entry'), parsed.error)
+  return {
+    kind: 'tool',
+    ordinal: entry.ordinal,
+    key: entry.key,
+    record: entry.record,
+    request: entry.request,
+    requestFields: entry.request === undefined ? [] : TOOL_REQUEST_FIELDS,
+  }
+}
+
+function toRecordedCall(given: RecordingEntry, index: number): RecordedCall {
+  if (typeof given === 'object' && (given as unknown) !== null && given.kind === 'tool') return toRecordedToolCall(given, index)
+  const entry = given as AgentRecordingEntry
   if (!isWellFormed(entry)) {
     const parsed = EntrySchema.safeParse(entry)
     const problems = parsed.success ? [{ field: 'entry', message: 'must be { ordinal, key, envelope, request?, requestFields? }' }] : zodProblems(parsed.error, 'entry')
@@ -97,6 +177,7 @@ function toRecordedCall(entry: RecordingEntry, index: number): RecordedCall {
     }
   }
   return {
+    kind: 'agent',
     ordinal: entry.ordinal,
     key: entry.key,
     envelope: entry.envelope,
@@ -106,7 +187,9 @@ function toRecordedCall(entry: RecordingEntry, index: number): RecordedCall {
 }
 
 /**
- * Builds a recording from one entry per logical `agent()` call.
+ * Builds a recording from one entry per logical call: each `agent()` call
+ * and each `tool()` call the workflow script made (a child's tool calls stay
+ * under their agent call and are never entries of their own).
  *
  * @throws {DuplicateOrdinalError} code `REPLAY_DUPLICATE_ORDINAL`, naming the
  * ordinal, when two entries share one.
@@ -137,4 +220,33 @@ export function createRecording(entries: Iterable<RecordingEntry>): Recording {
       return ordered
     },
   }
+}
+
+/** The entry a recorded call was built from, so recordings can be combined. */
+function entryOf(call: RecordedCall): RecordingEntry {
+  if (call.kind === 'tool') {
+    return { kind: 'tool', ordinal: call.ordinal, key: call.key, record: call.record, ...(call.request === undefined ? {} : { request: call.request }) }
+  }
+  return {
+    ordinal: call.ordinal,
+    key: call.key,
+    envelope: call.envelope,
+    ...(call.request === undefined ? {} : { request: call.request, requestFields: call.requestFields }),
+  }
+}
+
+/**
+ * Combines the recordings of several executions of one run, oldest first: at
+ * an ordinal recorded more than once, the later execution's call wins (a
+ * resume that re-ran a failed call recorded its new outcome there).
+ *
+ * @example
+ * ```ts
+ * const recording = mergeRecordings([loadRecording(rootDir), loadRecording(resumeDir)])
+ * ```
+ */
+export function mergeRecordings(recordings: Iterable<Recording>): Recording {
+  const byOrdinal = new Map<string, RecordedCall>()
+  for (const recording of recordings) for (const call of recording.entries()) byOrdinal.set(call.ordinal, call)
+  return createRecording([...byOrdinal.values()].map(entryOf))
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
-import { envelopeFor } from '../test/envelope-for.js'
+import { agentCall, envelopeFor } from '../test/envelope-for.js'
 import type { AgentCallRequest } from './canonical-request.js'
 import { createRecording, type Recording } from './recording.js'
 import { OrdinalRepeatedError, ReplayOptionsError } from './replay-errors.js'
@@ -32,7 +32,7 @@ describe('createReplaySession', () => {
     const recording = recordingOf(3)
     const session = createReplaySession(recording)
     const decision = session.next({ ordinal: '2', request: { ...requestAt(2), attempts: 3, label: 'renamed' } })
-    expect(decision).toEqual({ mode: 'replay', envelope: recording.get('2')?.envelope, key: recording.get('2')?.key })
+    expect(decision).toEqual({ mode: 'replay', envelope: agentCall(recording.get('2'))?.envelope, key: recording.get('2')?.key })
     expect(session.divergence).toBeNull()
     expect(session.latched).toBe(false)
   })
@@ -105,7 +105,7 @@ describe('createReplaySession', () => {
     const session = createReplaySession(recording, { replayFailures: true })
     expect(session.next({ ordinal: '2', request: requestAt(2) })).toEqual({
       mode: 'replay',
-      envelope: recording.get('2')?.envelope,
+      envelope: agentCall(recording.get('2'))?.envelope,
       key: requestKey(requestAt(2)),
     })
   })

@@ -1,11 +1,12 @@
 import type { AgentResultEnvelope } from '@locus/journal'
 import { z } from 'zod'
-import { CANONICAL_REQUEST_FIELDS, type AgentCallRequest, type CanonicalRequestField, canonicalRequest } from './canonical-request.js'
+import { CANONICAL_REQUEST_FIELDS, type AgentCallRequest, type CanonicalRequest, type CanonicalRequestField, canonicalRequest } from './canonical-request.js'
 import { compareOrdinals } from './compare-ordinals.js'
 import { diffCanonicalRequests } from './diff-canonical-requests.js'
-import type { RecordedCall, Recording } from './recording.js'
+import type { RecordedAgentCall, RecordedCall, Recording, ToolCallRecord } from './recording.js'
 import { OrdinalRepeatedError, ReplayOptionsError } from './replay-errors.js'
 import { keyOfCanonical } from './request-key.js'
+import { type ToolCallRequest, type ToolRequestField, diffToolRequests, toolRequestKey } from './tool-request.js'
 import { zodProblems } from './zod-problems.js'
 
 /**
@@ -17,6 +18,13 @@ import { zodProblems } from './zod-problems.js'
  */
 export const REPLAY_LIVE_REASONS = ['diverged', 'latched', 'not-recorded', 'recorded-failure'] as const
 export type ReplayLiveReason = (typeof REPLAY_LIVE_REASONS)[number]
+
+/**
+ * A field a divergence can name: an agent call's identity field, a tool
+ * call's (`tool`, `args`), or `kind` when an agent call stands where a tool
+ * call was recorded, or the other way round.
+ */
+export type ReplayField = CanonicalRequestField | ToolRequestField | 'kind'
 
 /** The first call whose request key differed from the recording. Reported once per session. */
 export interface ReplayDivergence {
@@ -30,7 +38,7 @@ export interface ReplayDivergence {
    * Empty when the recording kept no request, or when the difference lies in
    * a field it did not keep.
    */
-  readonly fields: readonly CanonicalRequestField[]
+  readonly fields: readonly ReplayField[]
 }
 
 /** Answer the call from the recording: do not call the host. */
@@ -50,15 +58,36 @@ export interface RunLive {
   readonly key: string
 }
 
-/** What {@link ReplaySession.next} decided for one logical call. */
+/** Answer a tool call from the recording: do not run the tool. */
+export interface ToolReplayFromRecording {
+  readonly mode: 'replay'
+  /** How the recorded call's final attempt ended: its result, or its failure. */
+  readonly record: ToolCallRecord
+  readonly key: string
+}
+
+/** What {@link ReplaySession.next} decided for one logical `agent()` call. */
 export type ReplayDecision = ReplayFromRecording | RunLive
 
-/** One logical call as the runtime asks about it. */
+/** What {@link ReplaySession.next} decided for one logical `tool()` call. */
+export type ToolReplayDecision = ToolReplayFromRecording | RunLive
+
+/** One logical `agent()` call as the runtime asks about it. */
 export interface ReplayCall {
+  readonly kind?: 'agent' | undefined
   /** The call's position in the group tree; the same for all its attempts. */
   readonly ordinal: string
   /** The call's options; only the identity fields are compared. */
   readonly request: AgentCallRequest
+}
+
+/** One logical `tool()` call of the workflow script as the runtime asks about it. */
+export interface ToolReplayCall {
+  readonly kind: 'tool'
+  /** The call's position in the group tree, taken from the same slot as agent calls. */
+  readonly ordinal: string
+  /** The tool's name and its detached arguments. */
+  readonly request: ToolCallRequest
 }
 
 export interface ReplaySessionOptions {
@@ -90,7 +119,7 @@ export interface ReplayReportCall {
   /** The key the run asked with; absent when `missing`. */
   readonly actualKey?: string
   /** The differing identity fields, when `diverged` (see {@link ReplayDivergence.fields}). */
-  readonly fields?: readonly CanonicalRequestField[]
+  readonly fields?: readonly ReplayField[]
   /** How the call was served; absent when `missing`. */
   readonly decision?: 'replay' | ReplayLiveReason
 }
@@ -136,6 +165,8 @@ export interface ReplaySession {
    * @throws {CanonicalRequestError} when the request's identity fields are invalid.
    */
   next(call: ReplayCall): ReplayDecision
+  /** Decides one logical `tool()` call under the same latch and positions as agent calls. */
+  next(call: ToolReplayCall): ToolReplayDecision
   /** The divergence that tripped the latch, or `null` while none has. */
   readonly divergence: ReplayDivergence | null
   /** True once the latch has tripped; it never resets. */
@@ -161,7 +192,7 @@ const OrdinalSchema = z.string('ordinal must be a string').min(1, 'ordinal must 
  * journal line keeps) whose own key equals the recorded key is the whole
  * request: the fields it lacks were absent, so they can be compared too.
  */
-function knownFields(entry: RecordedCall): readonly CanonicalRequestField[] {
+function knownFields(entry: RecordedAgentCall): readonly CanonicalRequestField[] {
   if (entry.request === undefined) return []
   if (entry.requestFields.length === CANONICAL_REQUEST_FIELDS.length) return entry.requestFields
   return keyOfCanonical(entry.request) === entry.key ? CANONICAL_REQUEST_FIELDS : entry.requestFields
@@ -170,7 +201,7 @@ function knownFields(entry: RecordedCall): readonly CanonicalRequestField[] {
 interface AskedCall {
   readonly key: string
   readonly decision: 'replay' | ReplayLiveReason
-  readonly fields: readonly CanonicalRequestField[] | undefined
+  readonly fields: readonly ReplayField[] | undefined
 }
 
 /**
@@ -198,7 +229,23 @@ export function createReplaySession(recording: Recording, options: ReplaySession
   const asked = new Map<string, AskedCall>()
   let divergence: ReplayDivergence | null = null
 
-  function next(call: ReplayCall): ReplayDecision {
+  function keyOf(call: ReplayCall | ToolReplayCall): { key: string; canonical: CanonicalRequest | ToolCallRequest } {
+    if (call.kind === 'tool') return { key: toolRequestKey(call.request), canonical: call.request }
+    const canonical = canonicalRequest(call.request)
+    return { key: keyOfCanonical(canonical), canonical }
+  }
+
+  function fieldsIfDiffering(entry: RecordedCall, call: ReplayCall | ToolReplayCall, key: string, canonical: CanonicalRequest | ToolCallRequest): readonly ReplayField[] | undefined {
+    if (entry.key === key) return undefined
+    if (entry.kind !== (call.kind ?? 'agent')) return ['kind']
+    if (entry.request === undefined) return []
+    if (entry.kind === 'tool') return diffToolRequests(entry.request, canonical as ToolCallRequest)
+    return diffCanonicalRequests(entry.request, canonical as CanonicalRequest, knownFields(entry))
+  }
+
+  function next(call: ReplayCall): ReplayDecision
+  function next(call: ToolReplayCall): ToolReplayDecision
+  function next(call: ReplayCall | ToolReplayCall): ReplayDecision | ToolReplayDecision {
     if (typeof call !== 'object' || (call as unknown) === null) {
       throw new ReplayOptionsError([{ field: 'call', message: 'next() takes { ordinal, request }' }])
     }
@@ -211,30 +258,27 @@ export function createReplaySession(recording: Recording, options: ReplaySession
     }
     const { ordinal } = call
     if (asked.has(ordinal)) throw new OrdinalRepeatedError(ordinal)
-    const canonical = canonicalRequest(call.request)
-    const key = keyOfCanonical(canonical)
+    const { key, canonical } = keyOf(call)
     const recorded = recording.get(ordinal)
-    const fieldsIfDiffering = (entry: RecordedCall): readonly CanonicalRequestField[] | undefined =>
-      entry.key === key ? undefined : entry.request === undefined ? [] : diffCanonicalRequests(entry.request, canonical, knownFields(entry))
 
-    let decision: ReplayDecision
+    let decision: ReplayDecision | ToolReplayDecision
     if (divergence !== null) {
       decision = { mode: 'live', reason: 'latched', key }
-      asked.set(ordinal, { key, decision: 'latched', fields: recorded === undefined ? undefined : fieldsIfDiffering(recorded) })
+      asked.set(ordinal, { key, decision: 'latched', fields: recorded === undefined ? undefined : fieldsIfDiffering(recorded, call, key, canonical) })
     } else if (recorded === undefined) {
       decision = { mode: 'live', reason: 'not-recorded', key }
       asked.set(ordinal, { key, decision: 'not-recorded', fields: undefined })
     } else if (recorded.key !== key) {
-      const fields = fieldsIfDiffering(recorded) ?? []
+      const fields = fieldsIfDiffering(recorded, call, key, canonical) ?? []
       divergence = Object.freeze({ ordinal, expectedKey: recorded.key, actualKey: key, fields })
       decision = { mode: 'live', reason: 'diverged', key }
       asked.set(ordinal, { key, decision: 'diverged', fields })
       onDiverged?.(divergence)
-    } else if (recorded.envelope.status === 'failed' && !replayFailures) {
+    } else if ((recorded.kind === 'tool' ? recorded.record.status : recorded.envelope.status) === 'failed' && !replayFailures) {
       decision = { mode: 'live', reason: 'recorded-failure', key }
       asked.set(ordinal, { key, decision: 'recorded-failure', fields: undefined })
     } else {
-      decision = { mode: 'replay', envelope: recorded.envelope, key }
+      decision = recorded.kind === 'tool' ? { mode: 'replay', record: recorded.record, key } : { mode: 'replay', envelope: recorded.envelope, key }
       asked.set(ordinal, { key, decision: 'replay', fields: undefined })
     }
     return decision

@@ -1,3 +1,4 @@
+import type { RecordedAgentCall, RecordedCall } from '../src/recording.js'
 import { AGENT_RESULT_SCHEMA, type AgentResultEnvelope } from '@locus/journal'
 
 /** An in-memory result envelope of a call's only attempt. */
@@ -16,4 +17,11 @@ export function envelopeFor(ordinal: string, status: 'completed' | 'failed' = 'c
   return status === 'completed'
     ? { ...common, status: 'completed', answer: `answer ${ordinal}` }
     : { ...common, status: 'failed', failureCause: 'provider-error' }
+}
+
+/** Narrows a recorded call to an agent call, so a test can read its envelope; a tool call fails the test. */
+export function agentCall(call: RecordedCall | undefined): RecordedAgentCall | undefined {
+  if (call === undefined) return undefined
+  if (call.kind !== 'agent') throw new Error(`expected an agent call at ${call.ordinal}, found a ${call.kind} call`)
+  return call
 }

@@ -9,9 +9,10 @@ import { z } from 'zod'
 import { overrideBudgets } from './budgets.js'
 import type { AgentAnswer, AgentCallOptions } from './define.js'
 import { AgentCallError, RuntimeInputError, SchemaValidationError, TransportRetryRefusedError } from './errors.js'
-import { type AgentSession, type CallBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
+import { type AgentSession, type CallBudgets, HostError, type HostTool, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
 import { positionToken } from './ids.js'
 import type { RunState } from './run-state.js'
+import { type ToolCallParent, callTool } from './tool-call.js'
 import { CallBudgetsSchema } from './run-options.js'
 import { describeZodIssues } from './zod-issues.js'
 
@@ -220,6 +221,17 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
   }
 }
 
+/**
+ * The workflow's tools as one attempt's child sees them: each call goes
+ * through tool(), journaled under this attempt's callId and numbered within
+ * it, never taking a position in the script's group tree.
+ */
+function toolsForAttempt(run: RunState, callId: string): HostTool[] {
+  let count = 0
+  const parent: ToolCallParent = { callId, next: () => (count += 1) }
+  return run.hostTools.map((tool) => ({ ...tool, invoke: (args: unknown) => callTool(run, tool.name, args, {}, parent) }))
+}
+
 function describeCall(agent: string, label: string | undefined): string {
   return label === undefined ? `agent "${agent}"` : `agent "${agent}" (${label})`
 }
@@ -338,7 +350,6 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'call', from: increase.from, to: increase.to, callId: logicalCallId, reason: 'per-call override' })
   }
-  const tools = run.hostTools
 
   for (let attempt = 1; ; attempt += 1) {
     run.chargeInvocation()
@@ -368,7 +379,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       label,
       phase,
       budgets,
-      tools,
+      tools: toolsForAttempt(run, callId),
       transcriptDir: dirs.transcriptDir,
     }
     const end = await runAttempt(run, { prompt, options, request, budgets }, sessionRef)

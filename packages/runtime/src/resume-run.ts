@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JsonValue } from '@locus/outcome'
 import { RUN_LAYOUT, parseJournalLine, runPaths } from '@locus/journal'
-import { type RecordedCall, type ReplayDivergence, type ReplayReport, createRecording, loadRecording } from '@locus/replay'
+import { type Recording, type ReplayDivergence, type ReplayReport, loadRecording, mergeRecordings } from '@locus/replay'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import type { RunOptions } from './run-options.js'
@@ -91,22 +91,10 @@ function nextExecutionId(prefix: string, existing: readonly string[]): string {
  * execution's answer for an ordinal wins. Replayed calls leave no envelope of
  * their own, so the execution that really made the call keeps recording it.
  */
-function recordingOf(run: RunOnDisk): ReturnType<typeof createRecording> {
-  const byOrdinal = new Map<string, RecordedCall>()
+function recordingOf(run: RunOnDisk): Recording {
   const root = runPaths(run.runsDir, run.runId)
   const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
-  for (const source of sources) {
-    if (!existsSync(join(source, RUN_LAYOUT.journal))) continue
-    for (const call of loadRecording(source).entries()) byOrdinal.set(call.ordinal, call)
-  }
-  return createRecording(
-    [...byOrdinal.values()].map((call) => ({
-      ordinal: call.ordinal,
-      key: call.key,
-      envelope: call.envelope,
-      ...(call.request === undefined ? {} : { request: call.request, requestFields: call.requestFields }),
-    })),
-  )
+  return mergeRecordings(sources.filter((source) => existsSync(join(source, RUN_LAYOUT.journal))).map((source) => loadRecording(source)))
 }
 
 /**

@@ -1,4 +1,6 @@
 import { allocateChildId, currentSlot } from '@locus/groups'
+import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
+import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
 import { DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
@@ -32,12 +34,65 @@ function toolEndStatus(record: AttemptRecord): 'completed' | 'failed' | 'timed-o
   return 'failed'
 }
 
+/** Detaches a value to JSON, or says why it cannot be. */
+function detach(value: unknown): { ok: true; json: JsonValue } | { ok: false; reason: string } {
+  try {
+    return { ok: true, json: prepareWorkflowResult(value) }
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/**
+ * The agent attempt a child's tool call belongs to. Its tool calls are
+ * numbered under that attempt (`<callId>-tool-<n>`) and take no position in
+ * the workflow's group tree, so however many tools a model happens to call,
+ * the script's own calls keep their ordinals and replay lines up.
+ */
+export interface ToolCallParent {
+  readonly callId: string
+  /** The next number for a tool call of this attempt. */
+  next(): number
+}
+
+/**
+ * Answers a script's tool call from its recording: the recorded result, or
+ * the recorded failure thrown again. The journal still shows the call, marked
+ * `replayed`, so a reader sees where the value came from.
+ */
+function replayRecordedTool(run: RunState, record: ToolCallRecord, where: Record<string, unknown> & { toolCallId: string; tool: string; maxAttempts: number }): unknown {
+  const place = { ...where, toolCallId: record.callId, maxAttempts: record.maxAttempts }
+  run.emit({ type: 'tool_start', ...place, attempt: record.attempt } as never)
+  run.emit({
+    type: 'tool_end',
+    ...place,
+    attempt: record.attempt,
+    status: record.status === 'completed' ? 'completed' : record.timedOut === true ? 'timed-out' : 'failed',
+    ...(record.failure === undefined ? {} : { failure: record.failure }),
+    ...(record.result === undefined ? {} : { result: record.result }),
+    replayed: true,
+    durationMs: 0,
+  } as never)
+  if (record.status === 'completed') return record.result
+  const failure = record.failure ?? { error: 'the recorded call failed', retryable: false }
+  throw new ToolCallError({
+    tool: where.tool,
+    toolCallId: record.callId,
+    failure: { error: failure.error, retryable: failure.retryable, ...(failure.code === undefined ? {} : { code: failure.code as never }) },
+    attempts: [{ attempt: record.attempt, startedAt: 0, endedAt: 0, deadline: null, outcome: record.timedOut === true ? 'timed-out' : 'failed', failure }] as never,
+    stopReason: record.attempt >= record.maxAttempts ? 'exhausted' : 'terminal',
+  })
+}
+
 /**
  * The `tool()` of a workflow context: validates the arguments with the tool's
  * zod schema, then runs it under its retry policy (the call's, else the
- * tool's, else no retry and no timeout), journaling every attempt.
+ * tool's, else no retry and no timeout), journaling every attempt. A completed
+ * attempt's result is journaled on its `tool_end`, so a resumed or replayed
+ * run serves the call from the journal instead of running it again. With a
+ * `parent`, the call is a child agent's, made during its turn.
  */
-export async function callTool(run: RunState, name: string, args: unknown, options: ToolCallOptions = {}): Promise<unknown> {
+export async function callTool(run: RunState, name: string, args: unknown, options: ToolCallOptions = {}, parent?: ToolCallParent): Promise<unknown> {
   const tools = run.workflow.tools ?? {}
   const tool = Object.hasOwn(tools, name) ? tools[name] : undefined
   if (tool === undefined) {
@@ -58,18 +113,34 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   const slot = currentSlot()
   const label = options.label ?? slot?.label
   const groupId = slot?.groupId
-  const toolCallId = `tool-${positionToken(allocateChildId())}`
-  const where = { toolCallId, tool: name, maxAttempts: policy.max_retries, ...(label === undefined ? {} : { label }), ...(groupId === undefined ? {} : { groupId }) }
+  // A child's tool call is numbered under its agent attempt; only the script's own calls take a position.
+  const ordinal = parent === undefined ? allocateChildId() : undefined
+  const toolCallId = parent === undefined ? `tool-${positionToken(ordinal as string)}` : `${parent.callId}-tool-${parent.next()}`
+  const place = parent === undefined ? { ordinal: ordinal as string } : { parentCallId: parent.callId }
+  const where = { toolCallId, tool: name, maxAttempts: policy.max_retries, ...(label === undefined ? {} : { label }), ...(groupId === undefined ? {} : { groupId }), ...place }
   run.checkDispatch()
+  // The canonical request: the tool's name and its validated arguments as JSON.
+  const detachedArgs = parent === undefined ? detach(parsedArgs.data) : undefined
+  const requestKey = detachedArgs?.ok === true ? toolRequestKey({ tool: name, args: detachedArgs.json }) : undefined
+  const identity = detachedArgs?.ok === true && requestKey !== undefined ? { requestKey, args: detachedArgs.json } : {}
+  if (run.replay !== undefined && ordinal !== undefined && detachedArgs?.ok === true) {
+    const decision = run.replay.next({ kind: 'tool', ordinal, request: { tool: name, args: detachedArgs.json } })
+    if (decision.mode === 'replay') return replayRecordedTool(run, decision.record, where)
+  }
+  let lastValue: { attempt: number; value: unknown } | undefined
 
   const outcome = await runWithRetry(
-    ({ attempt, signal }) => tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId }),
+    async ({ attempt, signal }) => {
+      const value: unknown = await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
+      lastValue = { attempt, value }
+      return value
+    },
     policy,
     {
       signal: run.signal,
       clock: run.clock,
       onAttemptStart: ({ attempt }) => {
-        run.emit({ type: 'tool_start', ...where, attempt })
+        run.emit({ type: 'tool_start', ...where, ...identity, attempt })
       },
       onAttempt: (record) => {
         run.emit({
@@ -80,6 +151,7 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
           ...(record.failure === undefined
             ? {}
             : { failure: { error: record.failure.error, retryable: record.failure.retryable, ...(record.failure.code === undefined ? {} : { code: record.failure.code }) } }),
+          ...resultOf(record.outcome === 'succeeded' && lastValue?.attempt === record.attempt ? lastValue : undefined),
           durationMs: record.endedAt - record.startedAt,
         })
         if (record.delayBeforeNextMs !== undefined && record.failure !== undefined) {
@@ -100,4 +172,11 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   )
   if (outcome.ok) return outcome.value
   throw new ToolCallError({ tool: name, toolCallId, failure: outcome.failure, attempts: outcome.attempts, stopReason: outcome.reason })
+}
+
+/** The `result` of a succeeded attempt's `tool_end`: its JSON copy, or nothing when it cannot be detached (the call then runs again on resume). */
+function resultOf(settled: { value: unknown } | undefined): { result?: JsonValue } {
+  if (settled === undefined) return {}
+  const detached = detach(settled.value)
+  return detached.ok ? { result: detached.json } : {}
 }
