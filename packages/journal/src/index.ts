@@ -79,3 +79,17 @@ export { RUN_ID_INVALID, RUN_ID_RULE, RUN_LAYOUT, RunIdError, runPaths, validate
 export type { CallPaths, RunPaths } from './run-paths.js'
 export { renderOutputsReadme } from './render-outputs-readme.js'
 export type { RenderOutputsReadmeOptions } from './render-outputs-readme.js'
+export { callOutcome, createRunView } from './run-view.js'
+export type {
+  AgentAttemptView,
+  AgentCallView,
+  AttemptStatus,
+  CallOutcome,
+  CallView,
+  GroupView,
+  RunCounts,
+  RunView,
+  RunViewOptions,
+  ToolAttemptView,
+  ToolCallView,
+} from './run-view.js'

@@ -1,0 +1,440 @@
+import type { JsonValue, RunDisposition } from '@locus/outcome'
+import type {
+  AgentEndLine,
+  AgentStartLine,
+  BudgetChangeLine,
+  ErrorLine,
+  GroupEndLine,
+  GroupStartLine,
+  JournalLine,
+  ReplayDivergedLine,
+  RetryLine,
+  RunEndLine,
+  RunStartLine,
+  ToolEndLine,
+  ToolStartLine,
+} from './journal-line-schema.js'
+
+/** How one physical attempt stands. `threw` is an attempt whose terminal record is an `error` line. */
+export type AttemptStatus = 'running' | 'completed' | 'failed' | 'threw' | 'timed-out'
+
+/** One physical attempt of an agent call, as the journal shows it. */
+export interface AgentAttemptView {
+  readonly callId: string
+  readonly attempt: number
+  readonly attempts: number
+  status: AttemptStatus
+  /** The `seq` of its first line. */
+  readonly firstSeq: number
+  start: AgentStartLine | undefined
+  end: AgentEndLine | undefined
+  error: ErrorLine | undefined
+}
+
+/** One logical `agent()` call: every physical attempt, grouped by `logicalCallId` alone. */
+export interface AgentCallView {
+  readonly kind: 'agent'
+  readonly id: string
+  readonly name: string
+  readonly ordinal: string | undefined
+  readonly label: string | undefined
+  readonly phase: string | undefined
+  readonly groupId: string | undefined
+  readonly firstSeq: number
+  /** Attempts in the order they started. */
+  readonly attempts: AgentAttemptView[]
+  /** The `[workflow:retry]` boundaries of this call. */
+  readonly retries: RetryLine[]
+}
+
+/** One attempt of a tool call. */
+export interface ToolAttemptView {
+  readonly attempt: number
+  status: AttemptStatus
+  readonly firstSeq: number
+  start: ToolStartLine | undefined
+  end: ToolEndLine | undefined
+}
+
+/** One logical tool call, by `toolCallId`: a script's own (with an ordinal) or a child's (with `parentCallId`). */
+export interface ToolCallView {
+  readonly kind: 'tool'
+  readonly id: string
+  readonly name: string
+  readonly ordinal: string | undefined
+  readonly parentCallId: string | undefined
+  readonly label: string | undefined
+  readonly groupId: string | undefined
+  readonly maxAttempts: number
+  readonly firstSeq: number
+  readonly attempts: ToolAttemptView[]
+  readonly retries: RetryLine[]
+}
+
+/** A logical call of either kind. */
+export type CallView = AgentCallView | ToolCallView
+
+/** How a logical call ended: its final attempt's status, `unfinished` when that attempt has no terminal record. */
+export type CallOutcome = 'completed' | 'failed' | 'threw' | 'timed-out' | 'unfinished'
+
+/** A `parallel()` or `pipeline()` group. */
+export interface GroupView {
+  readonly groupId: string
+  start: GroupStartLine | undefined
+  end: GroupEndLine | undefined
+}
+
+/** The counts every surface shows, with one definition each. */
+export interface RunCounts {
+  /** Logical agent calls (distinct `logicalCallId`s). */
+  agentCalls: number
+  /** Physical agent attempts (distinct `callId`s). */
+  agentAttempts: number
+  /** Attempts beyond the first, summed over agent calls: each one a re-send that really ran. */
+  agentRetries: number
+  /** Agent calls whose attempts numbered more than one. */
+  retriedAgentCalls: number
+  /** Agent calls answered from a recording. */
+  replayedAgentCalls: number
+  /** Logical tool calls (distinct `toolCallId`s), the script's and children's. */
+  toolCalls: number
+  toolAttempts: number
+  toolRetries: number
+  retriedToolCalls: number
+  replayedToolCalls: number
+  /** Final outcomes of agent calls. */
+  agentCompleted: number
+  agentFailed: number
+  agentThrew: number
+  /** Groups started, and those that ended other than `completed` (or never ended). */
+  groups: number
+  groupsNotCompleted: number
+}
+
+/** Options of {@link createRunView}. */
+export interface RunViewOptions {
+  /**
+   * `notable` (the default) keeps the calls a report lists (retried, failed,
+   * threw, still running) and only counts the others once they completed with
+   * one attempt, so memory does not grow with the length of a run. `all`
+   * keeps every call, for a live tree or an inspector.
+   * @default 'notable'
+   */
+  readonly keep?: 'notable' | 'all' | undefined
+}
+
+/**
+ * One incremental fold of an execution's journal lines: `apply` each line in
+ * `seq` order and read the run as it stands. The outputs README, `locus show`
+ * and `ls`, the live progress tree, the server's status and the inspector all
+ * read a run through it, so they agree on every count.
+ */
+export interface RunView {
+  /** Folds one line; lines at or before `lastSeq` are ignored, so a replayed history and a live tail can overlap. */
+  apply(line: JournalLine): void
+  /** The highest `seq` applied, -1 before any. */
+  readonly lastSeq: number
+  readonly runStart: RunStartLine | undefined
+  readonly runEnd: RunEndLine | undefined
+  readonly runId: string | undefined
+  readonly executionId: string | undefined
+  readonly workflow: string | undefined
+  /** The disposition once `run_end` is applied; `undefined` before. */
+  readonly disposition: RunDisposition | undefined
+  /** The recorded result once ended. */
+  readonly result: JsonValue | undefined
+  readonly counts: Readonly<RunCounts>
+  /** Calls kept (all of them under `keep: 'all'`), in the order they started. */
+  calls(): CallView[]
+  /** Calls with more than one attempt, both kinds, in the order they started. */
+  retriedCalls(): CallView[]
+  /** Calls whose final attempt did not complete (failed, threw, timed out or still running), with one attempt only. */
+  failedCalls(): CallView[]
+  /** One call by `logicalCallId` or `toolCallId`, when kept. */
+  call(id: string): CallView | undefined
+  groups(): GroupView[]
+  readonly budgetChanges: readonly BudgetChangeLine[]
+  readonly divergences: readonly ReplayDivergedLine[]
+  /** `error` lines that belong to no agent attempt. */
+  readonly looseErrors: readonly ErrorLine[]
+  /** The final outcome of a call. */
+  outcomeOf(call: CallView): CallOutcome
+}
+
+/** The final outcome of a logical call. */
+export function callOutcome(call: CallView): CallOutcome {
+  const last = call.attempts.at(-1)
+  if (last === undefined || last.status === 'running') return 'unfinished'
+  return last.status
+}
+
+function isNotable(call: CallView): boolean {
+  return call.attempts.length > 1 || callOutcome(call) !== 'completed'
+}
+
+function toolStatus(line: ToolEndLine): AttemptStatus {
+  return line.status
+}
+
+/**
+ * Starts an empty view of one execution.
+ *
+ * @example
+ * ```ts
+ * const view = createRunView()
+ * for (const line of readJournal(path).lines) view.apply(line)
+ * console.log(view.disposition, view.counts.agentRetries)
+ * ```
+ */
+export function createRunView(options: RunViewOptions = {}): RunView {
+  const keepAll = options.keep === 'all'
+  const counts: RunCounts = {
+    agentCalls: 0,
+    agentAttempts: 0,
+    agentRetries: 0,
+    retriedAgentCalls: 0,
+    replayedAgentCalls: 0,
+    toolCalls: 0,
+    toolAttempts: 0,
+    toolRetries: 0,
+    retriedToolCalls: 0,
+    replayedToolCalls: 0,
+    agentCompleted: 0,
+    agentFailed: 0,
+    agentThrew: 0,
+    groups: 0,
+    groupsNotCompleted: 0,
+  }
+  let lastSeq = -1
+  let runStart: RunStartLine | undefined
+  let runEnd: RunEndLine | undefined
+  // Calls in the order they started; a call that is dropped (completed with
+  // one attempt, under `notable`) leaves this map but stays counted.
+  const calls = new Map<string, CallView>()
+  const agentOfCallId = new Map<string, AgentCallView>()
+  const attemptOfCallId = new Map<string, AgentAttemptView>()
+  const groups = new Map<string, GroupView>()
+  const budgetChanges: BudgetChangeLine[] = []
+  const divergences: ReplayDivergedLine[] = []
+  const looseErrors: ErrorLine[] = []
+  // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
+  const counted = new Map<string, CallOutcome>()
+
+  function countFinal(call: AgentCallView): void {
+    const outcome = callOutcome(call)
+    const before = counted.get(call.id)
+    if (before === outcome) return
+    if (before === 'completed') counts.agentCompleted -= 1
+    else if (before === 'failed' || before === 'timed-out') counts.agentFailed -= 1
+    else if (before === 'threw') counts.agentThrew -= 1
+    if (outcome === 'completed') counts.agentCompleted += 1
+    else if (outcome === 'failed' || outcome === 'timed-out') counts.agentFailed += 1
+    else if (outcome === 'threw') counts.agentThrew += 1
+    counted.set(call.id, outcome)
+  }
+
+  function release(call: CallView): void {
+    if (keepAll || isNotable(call)) return
+    calls.delete(call.id)
+    if (call.kind === 'agent') {
+      for (const attempt of call.attempts) {
+        agentOfCallId.delete(attempt.callId)
+        attemptOfCallId.delete(attempt.callId)
+      }
+      counted.delete(call.id)
+    }
+  }
+
+  function agentAttempt(line: AgentStartLine | AgentEndLine): AgentAttemptView {
+    const known = attemptOfCallId.get(line.callId)
+    if (known !== undefined) return known
+    let call = calls.get(line.logicalCallId)
+    if (call?.kind !== 'agent') {
+      call = {
+        kind: 'agent',
+        id: line.logicalCallId,
+        name: line.agent,
+        ordinal: line.ordinal,
+        label: line.label,
+        phase: line.phase,
+        groupId: line.groupId,
+        firstSeq: line.seq,
+        attempts: [],
+        retries: [],
+      }
+      calls.set(call.id, call)
+      counts.agentCalls += 1
+    }
+    const attempt: AgentAttemptView = { callId: line.callId, attempt: line.attempt, attempts: line.attempts, status: 'running', firstSeq: line.seq, start: undefined, end: undefined, error: undefined }
+    call.attempts.push(attempt)
+    counts.agentAttempts += 1
+    if (call.attempts.length > 1) {
+      counts.agentRetries += 1
+      if (call.attempts.length === 2) counts.retriedAgentCalls += 1
+    }
+    agentOfCallId.set(line.callId, call)
+    attemptOfCallId.set(line.callId, attempt)
+    // A new attempt re-opens the call: its earlier failure is no longer its final outcome.
+    if (call.attempts.length > 1) countFinal(call)
+    return attempt
+  }
+
+  function toolAttempt(line: ToolStartLine | ToolEndLine): ToolAttemptView {
+    let call = calls.get(line.toolCallId)
+    if (call?.kind !== 'tool') {
+      call = {
+        kind: 'tool',
+        id: line.toolCallId,
+        name: line.tool,
+        ordinal: line.ordinal,
+        parentCallId: line.parentCallId,
+        label: line.label,
+        groupId: line.groupId,
+        maxAttempts: line.maxAttempts,
+        firstSeq: line.seq,
+        attempts: [],
+        retries: [],
+      }
+      calls.set(call.id, call)
+      counts.toolCalls += 1
+    }
+    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt)
+    if (attempt === undefined) {
+      attempt = { attempt: line.attempt, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
+      call.attempts.push(attempt)
+      counts.toolAttempts += 1
+      if (call.attempts.length > 1) {
+        counts.toolRetries += 1
+        if (call.attempts.length === 2) counts.retriedToolCalls += 1
+      }
+    }
+    return attempt
+  }
+
+  function apply(line: JournalLine): void {
+    if (line.seq <= lastSeq) return
+    lastSeq = line.seq
+    switch (line.type) {
+      case 'run_start':
+        runStart ??= line
+        return
+      case 'run_end':
+        runEnd = line
+        return
+      case 'agent_start':
+        agentAttempt(line).start = line
+        return
+      case 'agent_end': {
+        const attempt = agentAttempt(line)
+        attempt.end = line
+        attempt.status = line.status
+        const call = agentOfCallId.get(line.callId)
+        if (call === undefined) return
+        if (line.replayed === true) counts.replayedAgentCalls += 1
+        countFinal(call)
+        release(call)
+        return
+      }
+      case 'error': {
+        const attempt = line.callId === undefined ? undefined : attemptOfCallId.get(line.callId)
+        const call = line.callId === undefined ? undefined : agentOfCallId.get(line.callId)
+        if (attempt === undefined || call === undefined) {
+          looseErrors.push(line)
+          return
+        }
+        attempt.error ??= line
+        if (attempt.end === undefined) attempt.status = 'threw'
+        countFinal(call)
+        return
+      }
+      case 'retry': {
+        const id = line.kind === 'agent' ? (line.logicalCallId ?? (line.callId === undefined ? undefined : agentOfCallId.get(line.callId)?.id)) : line.callId
+        const call = id === undefined ? undefined : calls.get(id)
+        call?.retries.push(line)
+        return
+      }
+      case 'tool_start':
+        toolAttempt(line).start = line
+        return
+      case 'tool_end': {
+        const attempt = toolAttempt(line)
+        attempt.end = line
+        attempt.status = toolStatus(line)
+        const call = calls.get(line.toolCallId)
+        if (call === undefined) return
+        if (line.replayed === true) counts.replayedToolCalls += 1
+        release(call)
+        return
+      }
+      case 'group_start': {
+        const group = groups.get(line.groupId)
+        if (group === undefined) {
+          groups.set(line.groupId, { groupId: line.groupId, start: line, end: undefined })
+          counts.groups += 1
+          counts.groupsNotCompleted += 1
+        } else group.start ??= line
+        return
+      }
+      case 'group_end': {
+        let group = groups.get(line.groupId)
+        if (group === undefined) {
+          group = { groupId: line.groupId, start: undefined, end: undefined }
+          groups.set(line.groupId, group)
+          counts.groups += 1
+          counts.groupsNotCompleted += 1
+        }
+        if (group.end === undefined && line.outcome === 'completed') counts.groupsNotCompleted -= 1
+        group.end = line
+        return
+      }
+      case 'budget_change':
+        budgetChanges.push(line)
+        return
+      case 'replay_diverged':
+        divergences.push(line)
+        return
+      default:
+        return
+    }
+  }
+
+  const ordered = (): CallView[] => [...calls.values()].sort((left, right) => left.firstSeq - right.firstSeq)
+
+  return {
+    apply,
+    get lastSeq() {
+      return lastSeq
+    },
+    get runStart() {
+      return runStart
+    },
+    get runEnd() {
+      return runEnd
+    },
+    get runId() {
+      return runStart?.runId ?? runEnd?.runId
+    },
+    get executionId() {
+      return runStart?.executionId ?? runEnd?.executionId
+    },
+    get workflow() {
+      return runStart?.workflow
+    },
+    get disposition() {
+      return runEnd?.disposition
+    },
+    get result() {
+      return runEnd?.result
+    },
+    counts,
+    calls: ordered,
+    retriedCalls: () => ordered().filter((call) => call.attempts.length > 1),
+    failedCalls: () => ordered().filter((call) => call.attempts.length <= 1 && callOutcome(call) !== 'completed'),
+    call: (id) => calls.get(id),
+    groups: () => [...groups.values()],
+    budgetChanges,
+    divergences,
+    looseErrors,
+    outcomeOf: callOutcome,
+  }
+}
