@@ -10,9 +10,9 @@ import {
   type GapRecordInput,
   type OutcomeStore,
   type RunRecordInput,
-  createPostgresOutcomeStore,
-  createSqliteOutcomeStore,
 } from '@locus/partial'
+import { createPostgresOutcomeStore } from '@locus/partial/postgres'
+import { createSqliteOutcomeStore } from '@locus/partial/sqlite'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 

@@ -44,10 +44,9 @@ export type {
   RunRecordInput,
   ToolGapCount,
 } from './outcome-store.js'
-export { createSqliteOutcomeStore } from './sqlite-outcome-store.js'
-export type { SqliteOutcomeStoreOptions } from './sqlite-outcome-store.js'
-export { createPostgresOutcomeStore } from './postgres-outcome-store.js'
-export type { PostgresOutcomeStoreOptions } from './postgres-outcome-store.js'
+// The SQLite and PostgreSQL stores load native drivers: they live at the
+// `@locus/partial/sqlite` and `@locus/partial/postgres` subpaths, and
+// openOutcomeStore loads the one it needs on demand.
 export { OUTCOME_STORE_FILE, openOutcomeStore } from './open-outcome-store.js'
 export type { OpenOutcomeStoreOptions } from './open-outcome-store.js'
 export { SEED_GAPS_REPORT_SQL, SEED_OUTCOME_REPORT_SQL } from './seed-report-sql.js'

@@ -1,8 +1,6 @@
 import { join } from 'node:path'
 import type { OutcomeStore } from './outcome-store.js'
 import { PartialInputError } from './partial-error.js'
-import { createPostgresOutcomeStore } from './postgres-outcome-store.js'
-import { createSqliteOutcomeStore } from './sqlite-outcome-store.js'
 
 /** File name of the SQLite outcome store inside the runs directory. */
 export const OUTCOME_STORE_FILE = 'outcomes.sqlite'
@@ -34,14 +32,16 @@ export async function openOutcomeStore(options: OpenOutcomeStoreOptions): Promis
     throw new PartialInputError('options.runsDir', 'give the runs directory, such as .locus-pi/runs.')
   }
   const clock = options.clock === undefined ? {} : { clock: options.clock }
+  // Each driver is loaded only when it is chosen, so importing this package
+  // (or the runtime, which depends on it) loads no native module.
   const store =
     options.databaseUrl !== undefined && options.databaseUrl !== ''
-      ? createPostgresOutcomeStore({
+      ? (await import('./postgres-outcome-store.js')).createPostgresOutcomeStore({
           connectionString: options.databaseUrl,
           ...clock,
           ...(options.schema === undefined ? {} : { schema: options.schema }),
         })
-      : createSqliteOutcomeStore({ path: join(options.runsDir, OUTCOME_STORE_FILE), ...clock })
+      : (await import('./sqlite-outcome-store.js')).createSqliteOutcomeStore({ path: join(options.runsDir, OUTCOME_STORE_FILE), ...clock })
   try {
     await store.migrate()
   } catch (error) {

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { createSqliteOutcomeStore } from '@locus/partial'
+import { createSqliteOutcomeStore } from '@locus/partial/sqlite'
 import { answerOutcomeOf, gapsOf, runWorkflowScript } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { tempRunsDir } from './helpers.js'
