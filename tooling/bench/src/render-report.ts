@@ -118,7 +118,7 @@ export function renderReport(input: ReportInput): string {
       '(and, for the pipeline, the same failed items at the same stages) as every other; a row that disagrees says so in its table.',
     '',
     'The systems: **Locus** (this repository); the **raw floor**, written by hand with `Promise.allSettled`, `p-limit`, a retry loop and `fs.writeSync` with batched fsync; ' +
-      '**Effect**; **LangGraph.js**; and **Mastra**, which is listed but not measured because it needs Node 22. ' +
+      '**Effect** (3.x everywhere, and 4.1 beside it in the fan-out); **LangGraph.js**; and **Mastra**, which is listed but not measured because it needs Node 22. ' +
       'Where a system cannot express a workload, its row says so instead of timing something else.',
     '',
     '## Run it yourself',

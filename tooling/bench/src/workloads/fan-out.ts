@@ -12,6 +12,7 @@ import { WorkflowGroupFailureError, parallel } from '@locus/groups'
 import { runWithRetry } from '@locus/retry'
 import { defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
 import { Effect, Either } from 'effect'
+import { Effect as Effect4, Result as Result4 } from 'effect4'
 import pLimit from 'p-limit'
 import pRetry from 'p-retry'
 import { z } from 'zod'
@@ -34,6 +35,7 @@ export const FAN_OUT_LOCUS = 'Locus parallel() + runWithRetry'
 export const FAN_OUT_RUNTIME = 'Locus tool() in a journaled run'
 export const FAN_OUT_FLOOR = 'raw: p-limit + allSettled + retry loop'
 export const FAN_OUT_WORKERS = 'raw: 16 workers + retry loop'
+export const FAN_OUT_EFFECT4 = 'Effect 4 forEach + retry'
 
 /** What every implementation must report. */
 export function expectedFanOut(tasks: number, failEvery: number): Tally {
@@ -244,7 +246,7 @@ export function createFanOutWorkload(size: FanOutSize): Workload {
       },
       {
         system: 'Effect',
-        name: 'Effect.forEach + Effect.retry',
+        name: 'Effect 3 forEach + retry',
         note: '`Effect.forEach(items, f, { concurrency: 16 })`; each call is `Effect.tryPromise` with `Effect.retry({ times: 1, while: retryable })` and `Effect.either` for per-slot results. Retries are failed attempts observed with `Effect.tapError`, minus final failures.',
         run: async () => {
           const tool = createFlakyTool(tasks, failEvery)
@@ -267,6 +269,37 @@ export function createFanOutWorkload(size: FanOutSize): Workload {
           const failures: ItemFailure[] = []
           const values = outcomes.map((outcome, index) => {
             if (Either.isRight(outcome)) return outcome.right
+            failures.push({ index, stage: 0 })
+            return undefined
+          })
+          return tallyValues(values, failures, failedAttempts - failures.length)
+        },
+      },
+      {
+        system: 'Effect',
+        name: FAN_OUT_EFFECT4,
+        note: 'The same program on Effect 4.1 (the `effect@4` line, installed as `effect4`): `Effect.forEach(items, f, { concurrency: 16 })`, `Effect.tryPromise` with `Effect.retry({ times: 1, while: retryable })`, and `Effect.result` (Effect 4\'s name for `Effect.either`) for per-slot results.',
+        run: async () => {
+          const tool = createFlakyTool(tasks, failEvery)
+          let failedAttempts = 0
+          const program = Effect4.forEach(
+            indices,
+            (index) =>
+              Effect4.tryPromise({ try: () => tool.call(index), catch: (error) => error }).pipe(
+                Effect4.tapError(() =>
+                  Effect4.sync(() => {
+                    failedAttempts += 1
+                  }),
+                ),
+                Effect4.retry({ times: MAX_ATTEMPTS - 1, while: isRetryable }),
+                Effect4.result,
+              ),
+            { concurrency: CONCURRENCY },
+          )
+          const outcomes = await Effect4.runPromise(program)
+          const failures: ItemFailure[] = []
+          const values = outcomes.map((outcome, index) => {
+            if (Result4.isSuccess(outcome)) return outcome.success
             failures.push({ index, stage: 0 })
             return undefined
           })
