@@ -53,3 +53,5 @@ export { SEED_GAPS_REPORT_SQL, SEED_OUTCOME_REPORT_SQL } from './seed-report-sql
 export { formatGapsReport, formatOutcomeReport } from './format-report.js'
 export { OutcomeStoreError, PARTIAL_ERROR_CODES, PartialInputError } from './partial-error.js'
 export type { OutcomeStoreKind, PartialErrorCode } from './partial-error.js'
+export { answerOutcomeOf, caveatsOf, findAnswer, gapsOf, judgeRunAnswer } from './run-answer.js'
+export type { RunAnswerJudgement } from './run-answer.js'
