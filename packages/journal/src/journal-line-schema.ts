@@ -1,4 +1,4 @@
-import { ErrorCodeSchema, FailureCauseSchema, RunDispositionSchema } from '@locus/outcome'
+import { AnswerOutcomeSchema, ErrorCodeSchema, FailureCauseSchema, RunDispositionSchema, StepCriticalitySchema } from '@locus/outcome'
 import { z } from 'zod'
 import { JsonValueSchema } from './json-value-schema.js'
 import { SerializedErrorSchema } from './serialized-error.js'
@@ -68,6 +68,11 @@ const UsageSchema = z
   .object({ inputTokens: count, outputTokens: count })
   .describe('Tokens the provider reported for this attempt.')
 
+/** One gap of a run's answer: a tool it could not use, how much the answer needed it, and why. */
+export const RunGapSchema = z
+  .object({ tool: nonEmpty, criticality: StepCriticalitySchema, reason: z.string().optional() })
+  .meta({ id: 'RunGap' })
+
 /** `run_start`: the first line of an execution. */
 export const RunStartLineSchema = z
   .object({
@@ -91,6 +96,11 @@ export const RunEndLineSchema = z
     result: JsonValueSchema.describe('The detached result, or the JSON-safe failure envelope.'),
     error: SerializedErrorSchema.optional(),
     durationMs: duration,
+    answerOutcome: AnswerOutcomeSchema.optional().describe(
+      'The answer outcome for metrics (complete, partial, cannot_answer, failed), judged once at the end; readers never recompute it.',
+    ),
+    gaps: z.array(RunGapSchema).optional().describe('The gaps of the Answer the run returned, one per tool it could not use.'),
+    caveats: z.array(z.string()).optional().describe('The caveats of the Answer the run returned, kept apart from its text.'),
   })
   .refine((line) => line.ok === (line.disposition === 'completed'), {
     error: 'ok must be true exactly when disposition is "completed"',
@@ -343,6 +353,7 @@ export const JournalLineSchema = z
 
 export type RunStartLine = z.output<typeof RunStartLineSchema>
 export type RunEndLine = z.output<typeof RunEndLineSchema>
+export type RunGap = z.output<typeof RunGapSchema>
 export type AgentStartLine = z.output<typeof AgentStartLineSchema>
 export type AgentEndLine = z.output<typeof AgentEndLineSchema>
 export type ErrorLine = z.output<typeof ErrorLineSchema>

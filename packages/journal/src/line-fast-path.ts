@@ -3,7 +3,7 @@
 // says "valid as it stands": any value it does not accept goes to zod, which
 // stays the contract and produces the error message. A property test holds it
 // to that: whatever this accepts, zod accepts and returns unchanged.
-import { FAILURE_CAUSES, ERROR_CODES, RUN_DISPOSITIONS } from '@locus/outcome'
+import { ANSWER_OUTCOMES, FAILURE_CAUSES, ERROR_CODES, RUN_DISPOSITIONS, STEP_CRITICALITIES } from '@locus/outcome'
 import { z } from 'zod'
 import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX } from './journal-line-schema.js'
 
@@ -144,6 +144,7 @@ const attemptWithinAttempts: Refinement = (line) =>
 const isFailureCause = oneOf(FAILURE_CAUSES)
 const isGroupKind = oneOf(['parallel', 'pipeline'])
 const toolAttempt: Shape = { toolCallId: isNonEmpty, tool: isNonEmpty, attempt: intAtLeast(1), maxAttempts: intAtLeast(1) }
+const isRunGap = object({ tool: isNonEmpty, criticality: oneOf(STEP_CRITICALITIES), reason: optional(isString) })
 const toolPlace: Shape = { ordinal: optional(isNonEmpty), parentCallId: optional(isNonEmpty) }
 
 const CHECKS: Readonly<Record<string, Check>> = {
@@ -163,6 +164,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
       result: isJson,
       error: optional(isSerializedError),
       durationMs: isDuration,
+      answerOutcome: optional(oneOf(ANSWER_OUTCOMES)),
+      gaps: optional((value, trustedJson) => Array.isArray(value) && value.every((gap) => isRunGap(gap, trustedJson))),
+      caveats: optional((value) => Array.isArray(value) && value.every((caveat) => typeof caveat === 'string')),
     },
     [(line) => line.ok === (line.disposition === 'completed')],
   ),

@@ -1,4 +1,4 @@
-import type { JsonValue, RunDisposition } from '@locus/outcome'
+import type { AnswerOutcome, JsonValue, RunDisposition } from '@locus/outcome'
 import type {
   AgentEndLine,
   AgentStartLine,
@@ -14,6 +14,7 @@ import type {
   ToolEndLine,
   ToolStartLine,
 } from './journal-line-schema.js'
+import type { RunGap } from './journal-line-schema.js'
 
 /** How one physical attempt stands. `threw` is an attempt whose terminal record is an `error` line. */
 export type AttemptStatus = 'running' | 'completed' | 'failed' | 'threw' | 'timed-out'
@@ -143,6 +144,11 @@ export interface RunView {
   readonly disposition: RunDisposition | undefined
   /** The recorded result once ended. */
   readonly result: JsonValue | undefined
+  /** The answer outcome judged when the run ended (absent from journals written before it was recorded). */
+  readonly answerOutcome: AnswerOutcome | undefined
+  /** The gaps and caveats of the run's Answer, as recorded on `run_end`; empty before the end. */
+  readonly gaps: readonly RunGap[]
+  readonly caveats: readonly string[]
   readonly counts: Readonly<RunCounts>
   /** Calls kept (all of them under `keep: 'all'`), in the order they started. */
   calls(): CallView[]
@@ -425,6 +431,15 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     },
     get result() {
       return runEnd?.result
+    },
+    get answerOutcome() {
+      return runEnd?.answerOutcome
+    },
+    get gaps() {
+      return runEnd?.gaps ?? []
+    },
+    get caveats() {
+      return runEnd?.caveats ?? []
     },
     counts,
     calls: ordered,

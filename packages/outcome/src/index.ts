@@ -1,6 +1,8 @@
 export { LocusError, UNKNOWN_ERROR_CODE, hasLocusErrorCode, toLocusError } from './locus-error.js'
 export type { LocusErrorOptions } from './locus-error.js'
 export {
+  ANSWER_OUTCOMES,
+  AnswerOutcomeSchema,
   ERROR_CODES,
   ErrorCodeSchema,
   FAILURE_CAUSES,
@@ -9,11 +11,13 @@ export {
   FailureStatusSchema,
   RUN_DISPOSITIONS,
   RunDispositionSchema,
+  STEP_CRITICALITIES,
+  StepCriticalitySchema,
   isErrorCode,
   isFailureCause,
   isFailureStatus,
 } from './vocabulary.js'
-export type { ErrorCode, FailureCause, FailureStatus, RunDisposition } from './vocabulary.js'
+export type { AnswerOutcome, ErrorCode, FailureCause, FailureStatus, RunDisposition, StepCriticality } from './vocabulary.js'
 export type { JsonObject, JsonValue } from './json-value.js'
 export { formatJsonPath } from './json-path.js'
 export {

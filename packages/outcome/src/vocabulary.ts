@@ -47,6 +47,24 @@ export const RUN_DISPOSITIONS = ['completed', 'failed', 'cancelled'] as const
 export type RunDisposition = (typeof RUN_DISPOSITIONS)[number]
 export const RunDispositionSchema = z.enum(RUN_DISPOSITIONS)
 
+/**
+ * The answer outcome of a run, for metrics: a second axis beside the
+ * disposition. A root result with `partial: true` is a `failed` disposition
+ * and a `partial` answer outcome, counted in its own row, not as an error.
+ */
+export const ANSWER_OUTCOMES = ['complete', 'partial', 'cannot_answer', 'failed'] as const
+export type AnswerOutcome = (typeof ANSWER_OUTCOMES)[number]
+export const AnswerOutcomeSchema = z.enum(ANSWER_OUTCOMES)
+
+/**
+ * How much an answer depends on a step, declared on the plan: `required`
+ * (without it the answer would be wrong), `enriching` (narrower but still
+ * right), `confirming` (a double check; without it the answer carries a caveat).
+ */
+export const STEP_CRITICALITIES = ['required', 'enriching', 'confirming'] as const
+export type StepCriticality = (typeof STEP_CRITICALITIES)[number]
+export const StepCriticalitySchema = z.enum(STEP_CRITICALITIES)
+
 /** Narrowing guard for {@link FailureCause}. */
 export function isFailureCause(value: unknown): value is FailureCause {
   return typeof value === 'string' && (FAILURE_CAUSES as readonly string[]).includes(value)

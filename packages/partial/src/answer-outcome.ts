@@ -1,17 +1,10 @@
-import { z } from 'zod'
+import { ANSWER_OUTCOMES, type AnswerOutcome, AnswerOutcomeSchema } from '@locus/outcome'
 import type { Answer } from './answer.js'
 import type { Assessment } from './assess-partial.js'
 
-/**
- * The answer outcome of a run, for metrics. This is a second axis, apart from
- * the run's durable disposition (`completed | failed | cancelled`): a root
- * result with `partial: true` is a `failed` disposition, while its answer
- * outcome is `partial`, counted in its own row and not in the error rate.
- */
-export const ANSWER_OUTCOMES = ['complete', 'partial', 'cannot_answer', 'failed'] as const
-export type AnswerOutcome = (typeof ANSWER_OUTCOMES)[number]
-/** zod enum of {@link AnswerOutcome}. */
-export const AnswerOutcomeSchema = z.enum(ANSWER_OUTCOMES)
+// The vocabulary lives in @locus/outcome so the journal can name it too.
+export { ANSWER_OUTCOMES, AnswerOutcomeSchema }
+export type { AnswerOutcome }
 
 /**
  * Derives the answer outcome from what a run produced:

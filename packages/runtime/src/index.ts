@@ -1,4 +1,5 @@
-export { runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA } from './run-workflow-script.js'
+export { runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA, RunResultSchema } from './run-workflow-script.js'
+export type { RunResultFile } from './run-result-schema.js'
 export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun } from './resume-run.js'
 export type { ReplayRunResult, ResumeResult } from './resume-run.js'
 export type { RunHandle, RunResult, WorkflowFunction } from './run-workflow-script.js'

@@ -34,11 +34,12 @@ import { createRunId } from './ids.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
 import { RunState, writeJsonAtomic } from './run-state.js'
 import { recordRunOutcome } from './run-metrics.js'
+import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
+import { judgeRunAnswer } from '@locus/partial'
 import { callTool } from './tool-call.js'
 import { describeZodIssues } from './zod-issues.js'
 
-/** The schema name of a run's `result.json`. */
-export const RUN_RESULT_SCHEMA = 'locus.run-result.v1'
+export { RUN_RESULT_SCHEMA, RunResultSchema } from './run-result-schema.js'
 
 /** What a run ends with: the same facts its `result.json`, `run_end` line and `outputs/README.md` hold. */
 export interface RunResult {
@@ -267,6 +268,9 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
         run.emit({ type: 'log', level: 'error', message: `could not record the run's outcome metrics: ${error instanceof Error ? error.message : String(error)}` })
       }
     }
+    // Judged once, here: every surface reads these from run_end or result.json.
+    const judgement = judgeRunAnswer(settled.disposition, settled.result)
+    const answer = { answerOutcome: judgement.answerOutcome, gaps: [...judgement.gaps], caveats: [...judgement.caveats] }
     run.emit({
       type: 'run_end',
       disposition: settled.disposition,
@@ -274,6 +278,7 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
       result: settled.result,
       ...(settled.error === undefined ? {} : { error: settled.error }),
       durationMs: endedAt - startedAt,
+      ...answer,
     })
     writer.close()
     writeJsonAtomic(paths.resultPath, {
@@ -287,7 +292,8 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
       ...(settled.error === undefined ? {} : { error: settled.error }),
       startedAt: new Date(startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
-    })
+      ...answer,
+    } satisfies RunResultFile)
     writeFileSync(paths.outputsReadmePath, renderOutputsReadme(lines))
     return {
       runId,
