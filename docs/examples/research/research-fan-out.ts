@@ -64,7 +64,7 @@ export default defineWorkflow({
   agents: { writer: { system: 'You answer questions about customer accounts from the sources you are given, and you say what you could not check.' } },
   async run({ input, agent, tool, parallel, log }) {
     // Each branch returns { step, result }: a failed lookup is a value the plan can reason about.
-    const lookup = async (step: number, name: string): Promise<{ step: number; result: ToolResult }> => {
+    const lookup = async (step: number, name: 'contract_terms' | 'payment_history' | 'open_tickets'): Promise<{ step: number; result: ToolResult }> => {
       try {
         return { step, result: toolOk(await tool(name, { customer: input.customer })) }
       } catch (error) {

@@ -12,10 +12,14 @@ export interface ToolCallContext {
   readonly runId: string
 }
 
-/** A tool a workflow offers to its script and to every agent it calls. */
-export interface ToolDefinition<TInput = unknown, TOutput = unknown> {
+/**
+ * A tool a workflow offers to its script and to every agent it calls.
+ * `TInput` is what `run` receives (the schema's output), `TArgs` what a
+ * caller passes (the schema's input: fields with defaults may be left out).
+ */
+export interface ToolDefinition<TInput = unknown, TOutput = unknown, TArgs = TInput> {
   readonly description?: string
-  readonly input: z.ZodType<TInput>
+  readonly input: z.ZodType<TInput, TArgs>
   readonly run: (args: TInput, call: ToolCallContext) => TOutput | Promise<TOutput>
   /** The tool's own default retry policy; a call's `retry` overrides it. @default no retry, no timeout */
   readonly retry?: RetryPolicy
@@ -34,7 +38,7 @@ export interface ToolDefinition<TInput = unknown, TOutput = unknown> {
  * })
  * ```
  */
-export function defineTool<TInput, TOutput>(definition: ToolDefinition<TInput, TOutput>): ToolDefinition<TInput, TOutput> {
+export function defineTool<TInput, TOutput, TArgs = TInput>(definition: ToolDefinition<TInput, TOutput, TArgs>): ToolDefinition<TInput, TOutput, TArgs> {
   return definition
 }
 
@@ -93,11 +97,32 @@ export interface ToolCallOptions {
 /** A line for the run's journal from the script itself. */
 export type LogFunction = (message: string, data?: unknown) => void
 
+/** The tools a workflow declares, by name. */
+export type ToolSet = Readonly<Record<string, DeclaredTool>>
+
+/** What the script passes to a declared tool: its zod schema's input type. */
+export type ToolArgs<TTool> = TTool extends { readonly input: z.ZodType<unknown, infer TArgs> } ? TArgs : unknown
+
+/** What a declared tool resolves to: its `run`'s result, awaited. */
+export type ToolResult<TTool> = TTool extends { readonly run: (...args: never[]) => infer TOutput } ? Awaited<TOutput> : unknown
+
+/**
+ * The `tool()` of a workflow context. With the workflow's tools known, the
+ * name must be a declared one, the arguments must fit its schema's input, and
+ * the promise carries its result type; with no tools declared it takes any
+ * name and returns `unknown`.
+ */
+export type ToolFunction<TTools extends ToolSet> = <TName extends keyof TTools & string>(
+  name: TName,
+  args: ToolArgs<TTools[TName]>,
+  options?: ToolCallOptions,
+) => Promise<ToolResult<TTools[TName]>>
+
 /** What a workflow's `run` receives. */
-export interface WorkflowContext<TInput> {
+export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
   readonly input: TInput
   readonly agent: (prompt: string, options?: AgentCallOptions) => Promise<AgentAnswer>
-  readonly tool: (name: string, args: unknown, options?: ToolCallOptions) => Promise<unknown>
+  readonly tool: ToolFunction<TTools>
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */
@@ -109,13 +134,14 @@ export interface WorkflowContext<TInput> {
 }
 
 /** A workflow as an author declares it. */
-export interface WorkflowDefinition<TInput = unknown> {
+export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = ToolSet> {
   readonly name: string
   readonly description?: string
   readonly input?: z.ZodType<TInput>
-  readonly tools?: Readonly<Record<string, DeclaredTool>>
+  readonly tools?: TTools
   readonly agents?: Readonly<Record<string, AgentConfig>>
-  readonly run: (context: WorkflowContext<TInput>) => unknown
+  // A method, so that a workflow with typed tools is still a WorkflowDefinition.
+  run(context: WorkflowContext<TInput, TTools>): unknown
 }
 
 const WORKFLOW_MARKER = Symbol.for('locus.workflow')
@@ -137,7 +163,7 @@ const WORKFLOW_MARKER = Symbol.for('locus.workflow')
  * })
  * ```
  */
-export function defineWorkflow<TInput>(definition: WorkflowDefinition<TInput>): WorkflowDefinition<TInput> {
+export function defineWorkflow<TInput, TTools extends ToolSet = ToolSet>(definition: WorkflowDefinition<TInput, TTools>): WorkflowDefinition<TInput, TTools> {
   const marked = { ...definition }
   Object.defineProperty(marked, WORKFLOW_MARKER, { value: true, enumerable: false })
   return marked

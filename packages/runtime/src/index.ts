@@ -11,8 +11,12 @@ export type {
   DeclaredTool,
   LogFunction,
   ToolCallContext,
+  ToolArgs,
   ToolCallOptions,
   ToolDefinition,
+  ToolFunction,
+  ToolResult,
+  ToolSet,
   WorkflowContext,
   WorkflowDefinition,
 } from './define.js'

@@ -102,13 +102,15 @@ describe('tool()', () => {
   })
 
   it('names an unknown tool and the declared ones', async () => {
-    const workflow = defineWorkflow({ name: 'unknown', tools: { lookup: flakyTool(0) }, run: async ({ tool }) => tool('lokup', {}) })
+    const workflow = defineWorkflow({ name: 'unknown', tools: { lookup: flakyTool(0) }, run: async ({ tool }) =>
+      // A plain-JavaScript script can name a tool the types would refuse; the runtime still says which ones exist.
+      tool('lokup' as never, {} as never) })
     const run = await runWorkflowScript(workflow, { runsDir: tempRunsDir() })
     expect(run.error?.message).toMatch(/Unknown tool "lokup".*lookup/)
   })
 
   it('validates arguments with the tool schema and names the field', async () => {
-    const workflow = defineWorkflow({ name: 'args', tools: { lookup: flakyTool(0) }, run: async ({ tool }) => tool('lookup', { id: 4 }) })
+    const workflow = defineWorkflow({ name: 'args', tools: { lookup: flakyTool(0) }, run: async ({ tool }) => tool('lookup', { id: 4 } as never) })
     const run = await runWorkflowScript(workflow, { runsDir: tempRunsDir() })
     expect(run.error?.code).toBe('TOOL_INPUT_INVALID')
     expect(run.error?.message).toMatch(/lookup args\.id/)
