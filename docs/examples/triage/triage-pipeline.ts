@@ -54,7 +54,7 @@ export default defineWorkflow({
     const triaged = await pipeline(
       input.tickets,
       [
-        async (id: string) => (await tool('fetch_ticket', { id })) as { id: string; subject: string; body: string },
+        async (id: string) => await tool('fetch_ticket', { id }),
         async (ticket) => {
           const { answer, attempt } = await agent(`Triage ticket ${ticket.id}: ${ticket.subject}. ${ticket.body}`, {
             agent: 'triager',

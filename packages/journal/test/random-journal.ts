@@ -48,7 +48,7 @@ function build(calls: readonly PlannedCall[], order: readonly number[], ended: b
     inputs.push({ type: 'group_end', groupId: `g${group}`, groupKind: 'parallel', total: 2, completed: completed ? 2 : 1, failed: completed ? 0 : 1, notDispatched: 0, outcome: completed ? 'completed' : 'failed' })
   }
   if (ended) inputs.push({ type: 'run_end', disposition: 'failed', ok: false, result: { ok: false }, durationMs: 5 })
-  return inputs.map((input, seq) => ({ ...input, v: 1, seq, ts: new Date(1_700_000_000_000 + seq).toISOString(), runId: 'run', executionId: 'run' }) as JournalLine)
+  return inputs.map((input, seq) => ({ ...input, v: 1, seq, ts: new Date(1_700_000_000_000 + seq).toISOString(), runId: 'run', executionId: 'run' }))
 }
 
 function linesOf(call: PlannedCall, index: number): JournalLineInput[] {

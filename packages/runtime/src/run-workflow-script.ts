@@ -143,7 +143,7 @@ export function resolveRunsDir(options: Pick<RunOptions, 'runsDir' | 'cwd'>): st
 /** Starts a run, a resumed execution or a replay. Internal. */
 export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions, internals: LaunchInternals): RunHandle {
   parseRunOptions(options)
-  const definition = normaliseWorkflow(workflow as WorkflowDefinition | WorkflowFunction)
+  const definition = normaliseWorkflow(workflow)
   let input: unknown = options.input
   if (definition.input !== undefined) {
     const parsed = definition.input.safeParse(options.input)

@@ -85,7 +85,7 @@ export function createFanOutWorkload(size: FanOutSize): Workload {
     },
     run: async ({ tool, parallel: group }) => {
       try {
-        const values = (await group(indices.map((index) => () => tool('work', { index })), { concurrency: CONCURRENCY })) as ToolValue[]
+        const values: ToolValue[] = await group(indices.map((index) => () => tool('work', { index })), { concurrency: CONCURRENCY })
         return { ok: true, values: tallyValues(values, [], 0) }
       } catch (error) {
         if (!WorkflowGroupFailureError.isInstance(error)) throw error

@@ -54,7 +54,7 @@ export function createJournaledCallsWorkload(size: JournaledCallsSize): Workload
       const failures: ItemFailure[] = []
       for (const index of indices) {
         try {
-          const value = (await tool(TOOL_NAME, { index })) as ToolValue
+          const value: ToolValue = await tool(TOOL_NAME, { index })
           succeeded += 1
           checksum += value.value
         } catch {
