@@ -95,3 +95,5 @@ export type {
   ToolAttemptView,
   ToolCallView,
 } from './run-view.js'
+export { createLineStamper } from './line-stamper.js'
+export type { LineStamper, LineStamperOptions } from './line-stamper.js'

@@ -6,8 +6,8 @@ import {
   JournalWriteError,
   JournalWriterOptionsError,
 } from './journal-file-errors.js'
-import { JOURNAL_SCHEMA_VERSION, type JournalLine, type JournalLineInput } from './journal-line-schema.js'
-import { validateLine } from './parse-journal-line.js'
+import type { JournalLine, JournalLineInput } from './journal-line-schema.js'
+import { createLineStamper, type LineStamper } from './line-stamper.js'
 import { readJournal } from './read-journal.js'
 
 /** How hard the writer works to get each line onto the disk. */
@@ -117,14 +117,12 @@ export function createJournalWriter(path: string, options: JournalWriterOptions)
 class FileJournalWriter implements JournalWriter {
   readonly path: string
   readonly durability: JournalDurability
-  private readonly runId: string
-  private readonly executionId: string
   private readonly batchLines: number
   private readonly batchMs: number
   private readonly now: () => Date
   private readonly onLine: ((line: JournalLine) => void) | undefined
   private fd: number | undefined
-  private seq: number
+  private readonly stamper: LineStamper
   private syncs = 0
   private buffered: string[] = []
   private bufferedBytes = 0
@@ -135,15 +133,18 @@ class FileJournalWriter implements JournalWriter {
 
   constructor(path: string, options: JournalWriterOptions) {
     this.path = path
-    this.runId = options.runId
-    this.executionId = options.executionId
     this.durability = options.durability ?? 'batch'
     this.batchLines = options.batchLines ?? DEFAULT_BATCH_LINES
     this.batchMs = options.batchMs ?? DEFAULT_BATCH_MS
     this.now = options.now ?? (() => new Date())
     this.onLine = options.onLine
     const existingSize = sizeOf(path)
-    this.seq = (options.startSeq ?? (existingSize > 0 ? highestSeq(path) + 1 : 1)) - 1
+    this.stamper = createLineStamper({
+      runId: options.runId,
+      executionId: options.executionId,
+      now: this.now,
+      startSeq: options.startSeq ?? (existingSize > 0 ? highestSeq(path) + 1 : 1),
+    })
     try {
       mkdirSync(dirname(path), { recursive: true })
       // 'a+' so the last byte can be read back; every write still goes to the end.
@@ -156,7 +157,7 @@ class FileJournalWriter implements JournalWriter {
   }
 
   get lastSeq(): number {
-    return this.seq
+    return this.stamper.lastSeq
   }
 
   get syncCount(): number {
@@ -170,32 +171,19 @@ class FileJournalWriter implements JournalWriter {
   append(input: JournalLineInput): JournalLine {
     if (this.fd === undefined) throw new JournalClosedError(this.path, lineTypeOf(input))
     if (this.failure !== undefined) throw this.failure
-    const at = this.now()
-    const timestamp = at.toISOString()
-    // Common fields first so `jq` and human readers see them in one place; the
-    // caller's fields follow, and a caller's own common fields never win.
-    const draft: Record<string, unknown> = { v: JOURNAL_SCHEMA_VERSION, seq: 0, ts: timestamp, type: undefined, runId: '', executionId: '' }
-    Object.assign(draft, input)
-    draft.v = JOURNAL_SCHEMA_VERSION
-    draft.seq = this.seq + 1
-    draft.ts = timestamp
-    draft.runId = this.runId
-    draft.executionId = this.executionId
-    const line = validateLine(draft, undefined, false)
+    const line = this.stamper.stamp(input)
+    const atMs = Date.parse(line.ts)
     const text = JSON.stringify(line) + '\n'
     if (this.durability === 'none') {
       this.buffered.push(text)
       this.bufferedBytes += text.length
-      this.seq += 1
       if (this.bufferedBytes >= NONE_BUFFER_BYTES) this.writeBuffered()
       else this.armTimer()
     } else {
       this.writeNow(text)
-      this.seq += 1
       if (this.durability === 'line') {
         this.sync()
       } else {
-        const atMs = at.getTime()
         if (this.unsyncedLines === 0) this.firstUnsyncedAt = atMs
         this.unsyncedLines += 1
         if (this.unsyncedLines >= this.batchLines || atMs - this.firstUnsyncedAt >= this.batchMs) this.sync()

@@ -1,0 +1,355 @@
+import {
+  type JournalLine,
+  RUN_LAYOUT,
+  createJournalWriter,
+  parseJournalLine,
+  readJournalAsync,
+  runPaths,
+  validateRunId,
+} from '@locus/journal'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, statSync } from 'node:fs'
+import { mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
+import { pollUntil, settle } from './poll.js'
+import type {
+  ArtifactWriter,
+  CreateExecutionOptions,
+  ExecutionInfo,
+  ExecutionRef,
+  ExecutionWriter,
+  ListRunsFilter,
+  ReadLinesOptions,
+  RunInfo,
+  RunStore,
+  TailOptions,
+} from './run-store.js'
+import {
+  ArtifactExistsError,
+  ExecutionExistsError,
+  RunExistsError,
+  RunNotFoundError,
+  StoreOptionsError,
+  validateArtifactKey,
+} from './store-errors.js'
+
+/** Options of {@link createFileRunStore}. */
+export interface FileRunStoreOptions {
+  /** How often a tail looks for new lines, in milliseconds. @default 25 */
+  readonly tailPollMs?: number | undefined
+}
+
+/**
+ * The embedded default: every execution is a directory under `runsDir`, in
+ * the layout `locus` has always written (`<runId>/journal.jsonl`,
+ * `result.json`, `outputs/README.md`, `calls/<callId>/...`, and
+ * `executions/<executionId>/` with the same inside), so runs written before
+ * the store existed stay readable.
+ *
+ * Directories are created exclusively: a root execution whose directory
+ * exists is refused before anything is written, and `resume-NNN` /
+ * `replay-NNN` ids are taken by `mkdir`, so two processes never share one.
+ *
+ * @example
+ * ```ts
+ * const store = createFileRunStore('.locus-pi/runs')
+ * const writer = store.createExecution({ runId: 'run-1', kind: 'root' })
+ * writer.append({ type: 'log', level: 'info', message: 'hello' })
+ * await writer.close()
+ * ```
+ */
+export function createFileRunStore(runsDir: string, options: FileRunStoreOptions = {}): RunStore {
+  if (typeof runsDir !== 'string' || runsDir.length === 0) {
+    throw new StoreOptionsError('createFileRunStore: runsDir must be the runs directory as a non-empty string (e.g. ".locus-pi/runs").')
+  }
+  const base = resolve(runsDir)
+  const tailPollMs = options.tailPollMs ?? 25
+  if (!Number.isFinite(tailPollMs) || tailPollMs <= 0) {
+    throw new StoreOptionsError(`createFileRunStore: tailPollMs must be a positive number of milliseconds, got ${String(tailPollMs)}.`)
+  }
+
+  const executionDir = (ref: ExecutionRef): string => runPaths(base, ref.runId, ref.executionId).executionDir
+
+  async function requireRun(runId: string): Promise<string> {
+    const rootDir = runPaths(base, runId).rootDir
+    if (!(await isDirectory(rootDir))) throw new RunNotFoundError(runId, base)
+    return rootDir
+  }
+
+  function createExecution(create: CreateExecutionOptions): ExecutionWriter {
+    const runId = validateRunId(create.runId, 'runId')
+    const rootDir = runPaths(base, runId).rootDir
+    let executionId: string
+    if (create.kind === 'root') {
+      if (create.executionId !== undefined && create.executionId !== runId) {
+        throw new StoreOptionsError(`createExecution: a root execution's id is its run id ("${runId}"), not "${create.executionId}".`)
+      }
+      mkdirSync(base, { recursive: true })
+      try {
+        mkdirSync(rootDir)
+      } catch (error) {
+        if (codeOf(error) === 'EEXIST') throw new RunExistsError(runId, rootDir, error)
+        throw error
+      }
+      executionId = runId
+    } else {
+      if (!isDirectorySync(rootDir)) throw new RunNotFoundError(runId, base)
+      const executionsDir = join(rootDir, RUN_LAYOUT.executions)
+      mkdirSync(executionsDir, { recursive: true })
+      if (isAllocatedKind(create.kind) && create.executionId === undefined) {
+        executionId = allocateSync(executionsDir, create.kind)
+      } else {
+        if (create.executionId === undefined) {
+          throw new StoreOptionsError(`createExecution: a ${create.kind} execution needs its executionId.`)
+        }
+        executionId = validateRunId(create.executionId, 'executionId')
+        try {
+          mkdirSync(join(executionsDir, executionId))
+        } catch (error) {
+          if (codeOf(error) === 'EEXIST') throw new ExecutionExistsError(runId, executionId, error)
+          throw error
+        }
+      }
+    }
+    const paths = runPaths(base, runId, executionId)
+    const now = create.now
+    const journal = createJournalWriter(paths.journalPath, {
+      runId,
+      executionId,
+      durability: create.durability,
+      now: now === undefined ? undefined : () => new Date(now()),
+      onLine: create.onLine,
+    })
+    const artifacts = fileArtifacts(paths.executionDir)
+    return {
+      runId,
+      executionId,
+      kind: create.kind,
+      location: paths.executionDir,
+      artifacts,
+      get lastSeq() {
+        return journal.lastSeq
+      },
+      append: (line) => journal.append(line),
+      flush: () => settle(() => { journal.flush(); }),
+      close: () => settle(() => { journal.close(); }),
+    }
+  }
+
+  async function listExecutions(runId: string): Promise<ExecutionInfo[]> {
+    const rootDir = await requireRun(runId)
+    const infos: ExecutionInfo[] = [{ runId, executionId: runId, kind: 'root', location: rootDir }]
+    let names: string[] = []
+    try {
+      names = await readdir(join(rootDir, RUN_LAYOUT.executions))
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') throw error
+    }
+    const found: { info: ExecutionInfo; createdAt: number }[] = []
+    for (const name of names) {
+      const location = join(rootDir, RUN_LAYOUT.executions, name)
+      const stats = await stat(location).catch(() => undefined)
+      if (stats?.isDirectory() !== true) continue
+      found.push({ info: { runId, executionId: name, kind: kindOfExecutionId(runId, name), location }, createdAt: createdAtOf(stats) })
+    }
+    found.sort((a, b) => a.createdAt - b.createdAt || a.info.executionId.localeCompare(b.info.executionId))
+    return infos.concat(found.map((entry) => entry.info))
+  }
+
+  async function listRuns(filter: ListRunsFilter = {}): Promise<RunInfo[]> {
+    let names: string[]
+    try {
+      names = await readdir(base)
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT') return []
+      throw error
+    }
+    const runs: RunInfo[] = []
+    for (const name of names) {
+      const location = join(base, name)
+      const stats = await stat(location).catch(() => undefined)
+      if (stats?.isDirectory() !== true) continue
+      const createdAt = createdAtOf(stats)
+      if (filter.since !== undefined && createdAt < filter.since) continue
+      runs.push({ runId: name, createdAt, location })
+    }
+    runs.sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0) || b.runId.localeCompare(a.runId))
+    return filter.limit === undefined ? runs : runs.slice(0, filter.limit)
+  }
+
+  async function* readLines(ref: ExecutionRef, read: ReadLinesOptions = {}): AsyncGenerator<JournalLine> {
+    await requireRun(ref.runId)
+    const afterSeq = read.afterSeq ?? -1
+    let left = read.limit ?? Number.POSITIVE_INFINITY
+    if (left <= 0) return
+    const path = join(executionDir(ref), RUN_LAYOUT.journal)
+    let lines: JournalLine[]
+    try {
+      lines = (await readJournalAsync(path)).lines
+    } catch (error) {
+      if (!(await isDirectory(executionDir(ref)))) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, base)
+      if (codeOf((error as { cause?: unknown }).cause) === 'ENOENT') return
+      throw error
+    }
+    for (const line of lines) {
+      if (line.seq <= afterSeq) continue
+      yield line
+      left -= 1
+      if (left <= 0) return
+    }
+  }
+
+  async function* tail(ref: ExecutionRef, tailOptions: TailOptions = {}): AsyncGenerator<JournalLine> {
+    await requireRun(ref.runId)
+    const path = join(executionDir(ref), RUN_LAYOUT.journal)
+    const reader = createIncrementalReader(path)
+    let lastSeq = tailOptions.afterSeq ?? -1
+    let left = tailOptions.limit ?? Number.POSITIVE_INFINITY
+    const signal = tailOptions.signal
+    while (left > 0 && signal?.aborted !== true) {
+      const fresh = await reader.next()
+      for (const line of fresh) {
+        if (line.seq <= lastSeq) continue
+        lastSeq = line.seq
+        yield line
+        left -= 1
+        if (left <= 0 || line.type === 'run_end') return
+      }
+      if (fresh.length === 0) await pollUntil(tailPollMs, signal)
+    }
+  }
+
+  async function readArtifact(ref: ExecutionRef, key: string): Promise<string | undefined> {
+    await requireRun(ref.runId)
+    return fileArtifacts(executionDir(ref)).read(key)
+  }
+
+  return {
+    kind: 'file',
+    createExecution,
+    hasRun: async (runId) => isDirectory(runPaths(base, validateRunId(runId, 'runId')).rootDir),
+    listExecutions,
+    listRuns,
+    readLines,
+    tail,
+    readArtifact,
+  }
+}
+
+function fileArtifacts(dir: string): ArtifactWriter {
+  return {
+    async write(key, content, writeOptions) {
+      const path = join(dir, validateArtifactKey(key))
+      await mkdir(dirname(path), { recursive: true })
+      if (writeOptions?.exclusive === true) {
+        let handle
+        try {
+          handle = await open(path, 'wx')
+        } catch (error) {
+          if (codeOf(error) === 'EEXIST') throw new ArtifactExistsError(key, error)
+          throw error
+        }
+        try {
+          await handle.writeFile(content)
+        } finally {
+          await handle.close()
+        }
+        return
+      }
+      // Whole or nothing: a reader sees the old file or the new one.
+      const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`
+      try {
+        await writeFile(temporary, content)
+        await rename(temporary, path)
+      } catch (error) {
+        await unlink(temporary).catch(() => undefined)
+        throw error
+      }
+    },
+    async read(key) {
+      const path = join(dir, validateArtifactKey(key))
+      try {
+        return await readFile(path, 'utf8')
+      } catch (error) {
+        if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return undefined
+        throw error
+      }
+    },
+  }
+}
+
+/** Reads the lines appended to a journal since the last call; a line still being written waits for its newline. */
+function createIncrementalReader(path: string): { next(): Promise<JournalLine[]> } {
+  let offset = 0
+  let pending = ''
+  let lineNumber = 0
+  return {
+    async next() {
+      let handle
+      try {
+        handle = await open(path, 'r')
+      } catch (error) {
+        if (codeOf(error) === 'ENOENT') return []
+        throw error
+      }
+      try {
+        const { size } = await handle.stat()
+        if (size <= offset) return []
+        const buffer = Buffer.alloc(size - offset)
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset)
+        offset += bytesRead
+        pending += buffer.subarray(0, bytesRead).toString('utf8')
+      } finally {
+        await handle.close()
+      }
+      const end = pending.lastIndexOf('\n')
+      if (end < 0) return []
+      const complete = pending.slice(0, end)
+      pending = pending.slice(end + 1)
+      const lines: JournalLine[] = []
+      for (const text of complete.split('\n')) {
+        lineNumber += 1
+        if (text.trim().length === 0) continue
+        try {
+          lines.push(parseJournalLine(JSON.parse(text), lineNumber))
+        } catch {
+          // An invalid line is reported by readLines' reader; a tail skips it.
+        }
+      }
+      return lines
+    },
+  }
+}
+
+function allocateSync(executionsDir: string, kind: 'resume' | 'replay'): string {
+  for (let n = 1; ; n += 1) {
+    const id = allocatedExecutionId(kind, n)
+    try {
+      mkdirSync(join(executionsDir, id))
+      return id
+    } catch (error) {
+      if (codeOf(error) !== 'EEXIST') throw error
+    }
+  }
+}
+
+function createdAtOf(stats: { birthtimeMs: number; ctimeMs: number; mtimeMs: number }): number {
+  return stats.birthtimeMs > 0 ? stats.birthtimeMs : Math.min(stats.ctimeMs, stats.mtimeMs)
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() === true
+}
+
+function isDirectorySync(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function codeOf(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code as string | undefined : undefined
+}

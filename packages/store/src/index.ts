@@ -1,0 +1,37 @@
+export { EXECUTION_KINDS } from './run-store.js'
+export type {
+  ArtifactWriter,
+  CreateExecutionOptions,
+  ExecutionInfo,
+  ExecutionKind,
+  ExecutionRef,
+  ExecutionWriter,
+  JournalSink,
+  ListRunsFilter,
+  ReadLinesOptions,
+  RunInfo,
+  RunStore,
+  TailOptions,
+} from './run-store.js'
+export { createFileRunStore } from './file-run-store.js'
+export type { FileRunStoreOptions } from './file-run-store.js'
+export { createMemoryRunStore } from './memory-run-store.js'
+export type { MemoryRunStoreOptions } from './memory-run-store.js'
+export { EXECUTION_ID_PREFIX, allocatedExecutionId, kindOfExecutionId } from './execution-ids.js'
+export {
+  ARTIFACT_EXISTS,
+  ARTIFACT_KEY_INVALID,
+  ArtifactExistsError,
+  ArtifactKeyError,
+  EXECUTION_EXISTS,
+  ExecutionExistsError,
+  RUN_EXISTS,
+  RUN_NOT_FOUND,
+  RunExistsError,
+  RunNotFoundError,
+  STORE_ERROR_CODES,
+  STORE_OPTIONS_INVALID,
+  StoreOptionsError,
+  validateArtifactKey,
+} from './store-errors.js'
+export type { StoreErrorCode } from './store-errors.js'

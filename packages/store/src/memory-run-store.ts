@@ -1,0 +1,211 @@
+import { JournalClosedError, type JournalLine, createLineStamper, validateRunId } from '@locus/journal'
+import { allocatedExecutionId, isAllocatedKind } from './execution-ids.js'
+import type {
+  ArtifactWriter,
+  CreateExecutionOptions,
+  ExecutionInfo,
+  ExecutionKind,
+  ExecutionRef,
+  ExecutionWriter,
+  ListRunsFilter,
+  ReadLinesOptions,
+  RunInfo,
+  RunStore,
+  TailOptions,
+} from './run-store.js'
+import {
+  ArtifactExistsError,
+  ExecutionExistsError,
+  RunExistsError,
+  RunNotFoundError,
+  StoreOptionsError,
+  validateArtifactKey,
+} from './store-errors.js'
+import { settle } from './poll.js'
+
+interface MemoryExecution {
+  readonly kind: ExecutionKind
+  readonly lines: JournalLine[]
+  readonly artifacts: Map<string, string>
+  readonly waiters: Set<() => void>
+}
+
+interface MemoryRun {
+  readonly createdAt: number
+  readonly executions: Map<string, MemoryExecution>
+}
+
+/** Options of {@link createMemoryRunStore}. */
+export interface MemoryRunStoreOptions {
+  /** Clock for `createdAt` of runs. @default Date.now */
+  readonly now?: (() => number) | undefined
+}
+
+/**
+ * A store that keeps everything in this process's memory: for tests and for
+ * embedding Locus where nothing should touch the disk. It follows the same
+ * contract as the file store (exclusive creation, allocated execution ids,
+ * whole artifacts, gap-free tails); what it holds is gone with the process.
+ *
+ * @example
+ * ```ts
+ * const store = createMemoryRunStore()
+ * const writer = store.createExecution({ runId: 'run-1', kind: 'root' })
+ * writer.append({ type: 'log', level: 'info', message: 'hello' })
+ * for await (const line of store.readLines({ runId: 'run-1', executionId: 'run-1' })) console.log(line.seq)
+ * ```
+ */
+export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunStore {
+  const clock = options.now ?? Date.now
+  const runs = new Map<string, MemoryRun>()
+  let order = 0
+
+  function runOf(runId: string): MemoryRun {
+    const run = runs.get(runId)
+    if (run === undefined) throw new RunNotFoundError(runId, 'the memory store')
+    return run
+  }
+
+  function executionOf(ref: ExecutionRef): MemoryExecution {
+    const execution = runOf(ref.runId).executions.get(ref.executionId)
+    if (execution === undefined) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, 'the memory store')
+    return execution
+  }
+
+  function createExecution(create: CreateExecutionOptions): ExecutionWriter {
+    const runId = validateRunId(create.runId, 'runId')
+    let run: MemoryRun
+    let executionId: string
+    if (create.kind === 'root') {
+      if (create.executionId !== undefined && create.executionId !== runId) {
+        throw new StoreOptionsError(`createExecution: a root execution's id is its run id ("${runId}"), not "${create.executionId}".`)
+      }
+      if (runs.has(runId)) throw new RunExistsError(runId, `memory:${runId}`)
+      // Creation order breaks ties between runs created in the same millisecond.
+      run = { createdAt: clock() + (order += 1) * 1e-6, executions: new Map() }
+      runs.set(runId, run)
+      executionId = runId
+    } else {
+      run = runOf(runId)
+      if (isAllocatedKind(create.kind) && create.executionId === undefined) {
+        let n = 1
+        while (run.executions.has(allocatedExecutionId(create.kind, n))) n += 1
+        executionId = allocatedExecutionId(create.kind, n)
+      } else {
+        if (create.executionId === undefined) throw new StoreOptionsError(`createExecution: a ${create.kind} execution needs its executionId.`)
+        executionId = validateRunId(create.executionId, 'executionId')
+        if (run.executions.has(executionId)) throw new ExecutionExistsError(runId, executionId)
+      }
+    }
+    const execution: MemoryExecution = { kind: create.kind, lines: [], artifacts: new Map(), waiters: new Set() }
+    run.executions.set(executionId, execution)
+    const now = create.now
+    const stamper = createLineStamper({ runId, executionId, now: now === undefined ? undefined : () => new Date(now()) })
+    let closed = false
+    const location = `memory:${runId}/${executionId}`
+    return {
+      runId,
+      executionId,
+      kind: create.kind,
+      location,
+      artifacts: memoryArtifacts(execution.artifacts),
+      get lastSeq() {
+        return stamper.lastSeq
+      },
+      append(input) {
+        if (closed) throw new JournalClosedError(location, input.type)
+        const line = stamper.stamp(input)
+        execution.lines.push(line)
+        for (const wake of execution.waiters) wake()
+        create.onLine?.(line)
+        return line
+      },
+      flush: () => Promise.resolve(),
+      close() {
+        closed = true
+        return Promise.resolve()
+      },
+    }
+  }
+
+  async function* readLines(ref: ExecutionRef, read: ReadLinesOptions = {}): AsyncGenerator<JournalLine> {
+    // Unknown runs are refused at the first `next()`, as with every adapter.
+    const execution = await settle(() => executionOf(ref))
+    const afterSeq = read.afterSeq ?? -1
+    let left = read.limit ?? Number.POSITIVE_INFINITY
+    // A snapshot: lines appended while the reader is paused belong to a tail, not to this read.
+    const lines = execution.lines.slice()
+    for (const line of lines) {
+      if (left <= 0) return
+      if (line.seq <= afterSeq) continue
+      yield line
+      left -= 1
+    }
+  }
+
+  async function* tail(ref: ExecutionRef, tailOptions: TailOptions = {}): AsyncGenerator<JournalLine> {
+    const execution = executionOf(ref)
+    let lastSeq = tailOptions.afterSeq ?? -1
+    let left = tailOptions.limit ?? Number.POSITIVE_INFINITY
+    const signal = tailOptions.signal
+    let index = 0
+    while (left > 0 && signal?.aborted !== true) {
+      while (index < execution.lines.length) {
+        const line = execution.lines[index] as JournalLine
+        index += 1
+        if (line.seq <= lastSeq) continue
+        lastSeq = line.seq
+        yield line
+        left -= 1
+        if (left <= 0 || line.type === 'run_end') return
+      }
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          execution.waiters.delete(wake)
+          signal?.removeEventListener('abort', wake)
+          resolve()
+        }
+        execution.waiters.add(wake)
+        signal?.addEventListener('abort', wake, { once: true })
+      })
+    }
+  }
+
+  return {
+    kind: 'memory',
+    createExecution,
+    hasRun: (runId) => Promise.resolve(runs.has(runId)),
+    listExecutions: (runId) =>
+      settle(() => {
+        const infos: ExecutionInfo[] = []
+        for (const [executionId, execution] of runOf(runId).executions) {
+          infos.push({ runId, executionId, kind: execution.kind, location: `memory:${runId}/${executionId}` })
+        }
+        return infos
+      }),
+    listRuns(filter: ListRunsFilter = {}) {
+      const infos: RunInfo[] = []
+      for (const [runId, run] of runs) {
+        if (filter.since !== undefined && run.createdAt < filter.since) continue
+        infos.push({ runId, createdAt: Math.floor(run.createdAt), location: `memory:${runId}` })
+      }
+      infos.reverse()
+      return Promise.resolve(filter.limit === undefined ? infos : infos.slice(0, filter.limit))
+    },
+    readLines,
+    tail,
+    readArtifact: (ref, key) => settle(() => executionOf(ref)).then((execution) => memoryArtifacts(execution.artifacts).read(key)),
+  }
+}
+
+function memoryArtifacts(artifacts: Map<string, string>): ArtifactWriter {
+  return {
+    write: (key, content, writeOptions) =>
+      settle(() => {
+        validateArtifactKey(key)
+        if (writeOptions?.exclusive === true && artifacts.has(key)) throw new ArtifactExistsError(key)
+        artifacts.set(key, content)
+      }),
+    read: (key) => settle(() => artifacts.get(validateArtifactKey(key))),
+  }
+}

@@ -1,0 +1,157 @@
+import type { JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
+
+/**
+ * Why an execution exists: the run's first (`root`), a `resume` that
+ * continues it, a `replay` that checks it, or a `child` run a workflow spawned.
+ */
+export const EXECUTION_KINDS = ['root', 'resume', 'replay', 'child'] as const
+export type ExecutionKind = (typeof EXECUTION_KINDS)[number]
+
+/** Names one execution of one run. The root execution's id equals the run id. */
+export interface ExecutionRef {
+  readonly runId: string
+  readonly executionId: string
+}
+
+/** What {@link RunStore.createExecution} needs. */
+export interface CreateExecutionOptions {
+  readonly runId: string
+  readonly kind: ExecutionKind
+  /**
+   * The execution's id; omit it for the root execution (its id is the run id).
+   * For `resume` and `replay` omit it too and the store allocates the next
+   * free `resume-NNN` / `replay-NNN` atomically, so two processes never share one.
+   */
+  readonly executionId?: string | undefined
+  /**
+   * How hard the sink tries to keep each line: `line` (each line durable
+   * before `append` returns), `batch` (grouped), `none` (left to the OS or
+   * the database's own commit).
+   * @default 'batch'
+   */
+  readonly durability?: JournalDurability | undefined
+  /** The clock that stamps `ts`. @default Date.now */
+  readonly now?: (() => number) | undefined
+  /** Called with every stamped line, after it was handed to the sink. */
+  readonly onLine?: ((line: JournalLine) => void) | undefined
+}
+
+/**
+ * Appends the stamped lines of ONE execution. There is one writer per
+ * execution: the sink assigns `seq`, stamps `v`, `ts`, `runId` and
+ * `executionId`, validates the line, and persists it with the chosen
+ * durability. `append` is synchronous so that the order of lines is the order
+ * of calls; a sink whose medium is asynchronous queues the writes and reports
+ * a failed write at the next `append`, `flush` or `close`.
+ */
+export interface JournalSink extends ExecutionRef {
+  /** Stamps, validates and appends one line; returns it as written. @throws when the line is invalid or the sink is closed. */
+  append(line: JournalLineInput): JournalLine
+  /** The last `seq` appended, or -1 before the first line. */
+  readonly lastSeq: number
+  /** Makes every line appended so far durable. */
+  flush(): Promise<void>
+  /** Flushes and closes; later appends throw. Idempotent. */
+  close(): Promise<void>
+}
+
+/**
+ * Named artifacts of one execution, by keys relative to it:
+ * `result.json`, `outputs/README.md`, `calls/<callId>/result/result.json`,
+ * `calls/<callId>/transcript/transcript.json` and whatever a host writes
+ * under its call's transcript key. Keys use `/` and never leave the execution.
+ */
+export interface ArtifactWriter {
+  /** Writes an artifact whole: a reader sees the old content or the new, never half. With `exclusive`, an existing key is refused. */
+  write(key: string, content: string, options?: { readonly exclusive?: boolean }): Promise<void>
+  /** Reads an artifact of this execution back, or `undefined` when it was never written. */
+  read(key: string): Promise<string | undefined>
+}
+
+/** An execution opened for writing: its journal sink and its artifacts. */
+export interface ExecutionWriter extends JournalSink {
+  readonly kind: ExecutionKind
+  readonly artifacts: ArtifactWriter
+  /**
+   * Where a person finds this execution (a directory for the file store, a
+   * URI for others); for messages only, never parsed.
+   */
+  readonly location: string
+}
+
+/** One execution as a listing shows it. */
+export interface ExecutionInfo extends ExecutionRef {
+  readonly kind: ExecutionKind
+  readonly location: string
+}
+
+/** One run as a listing shows it: ids and where to look; read its lines for the rest. */
+export interface RunInfo {
+  readonly runId: string
+  /** When the run's directory or row was created, epoch milliseconds, when the store knows it. */
+  readonly createdAt?: number | undefined
+  readonly location: string
+}
+
+/** Which runs {@link RunStore.listRuns} returns. */
+export interface ListRunsFilter {
+  /** Only runs created at or after this time (epoch milliseconds). */
+  readonly since?: number | undefined
+  /** At most this many, newest first. */
+  readonly limit?: number | undefined
+}
+
+/** How {@link RunStore.readLines} and {@link RunStore.tail} read. */
+export interface ReadLinesOptions {
+  /** Only lines whose `seq` is greater. @default -1 (from the first line) */
+  readonly afterSeq?: number | undefined
+  /** Stop after this many lines. */
+  readonly limit?: number | undefined
+}
+
+/** How {@link RunStore.tail} follows a live execution. */
+export interface TailOptions extends ReadLinesOptions {
+  /** Ends the tail. The iterator also ends by itself after the execution's `run_end`. */
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
+ * The only way the runtime persists anything. Adapters: `createFileRunStore`
+ * (the `.locus-pi/runs` layout), `createMemoryRunStore` (tests and
+ * embedding; writes no file), and a PostgreSQL one in its own package. Every
+ * adapter passes the same contract suite.
+ */
+export interface RunStore {
+  /** `file`, `memory`, `postgres`... for messages and diagnostics. */
+  readonly kind: string
+  /**
+   * Creates an execution exclusively and opens it for writing. A root
+   * execution whose run exists already is refused with `RunExistsError`
+   * (code `RUN_EXISTS`), and nothing is written.
+   *
+   * Synchronous, so a run has its id and its sink before its script starts.
+   * An adapter whose medium is remote may create the row with its first
+   * write, in the same transaction as the first lines; a conflict found then
+   * is reported by the sink's next `append`, `flush` or `close`, and no line
+   * of the refused execution is ever stored.
+   */
+  createExecution(options: CreateExecutionOptions): ExecutionWriter
+  /** True when the run exists. */
+  hasRun(runId: string): Promise<boolean>
+  /** The run's executions in creation order, root first. @throws RunNotFoundError */
+  listExecutions(runId: string): Promise<ExecutionInfo[]>
+  /** Runs, newest first. */
+  listRuns(filter?: ListRunsFilter): Promise<RunInfo[]>
+  /**
+   * The complete, valid lines of an execution after `afterSeq`, in `seq`
+   * order. A torn last line (a crash mid-write) is not a line. @throws RunNotFoundError
+   */
+  readLines(ref: ExecutionRef, options?: ReadLinesOptions): AsyncIterable<JournalLine>
+  /**
+   * Every line after `afterSeq`, then each new line as it is appended, with
+   * no gap and no duplicate, until `run_end` or the signal.
+   */
+  tail(ref: ExecutionRef, options?: TailOptions): AsyncIterable<JournalLine>
+  /** Reads an artifact of an execution, or `undefined`. */
+  readArtifact(ref: ExecutionRef, key: string): Promise<string | undefined>
+}

@@ -1,0 +1,125 @@
+import { LocusError, hasLocusErrorCode } from '@locus/outcome'
+
+export const RUN_EXISTS = 'RUN_EXISTS'
+export const RUN_NOT_FOUND = 'RUN_NOT_FOUND'
+export const EXECUTION_EXISTS = 'EXECUTION_EXISTS'
+export const ARTIFACT_KEY_INVALID = 'ARTIFACT_KEY_INVALID'
+export const ARTIFACT_EXISTS = 'ARTIFACT_EXISTS'
+export const STORE_OPTIONS_INVALID = 'STORE_OPTIONS_INVALID'
+
+/** The codes this package owns; no other package throws them. */
+export const STORE_ERROR_CODES = [
+  RUN_EXISTS,
+  RUN_NOT_FOUND,
+  EXECUTION_EXISTS,
+  ARTIFACT_KEY_INVALID,
+  ARTIFACT_EXISTS,
+  STORE_OPTIONS_INVALID,
+] as const
+export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
+
+/** A root execution was asked for a run id that is taken; nothing was written. */
+export class RunExistsError extends LocusError {
+  declare readonly code: typeof RUN_EXISTS
+  readonly runId: string
+  constructor(runId: string, location: string, cause?: unknown) {
+    super(
+      `Run "${runId}" exists already (${location}); a run id names one run. Continue it with \`locus resume ${runId}\`, ` +
+        `check it with \`locus replay ${runId}\`, or start a new run without --run-id.`,
+      { code: RUN_EXISTS, cause },
+    )
+    this.name = 'RunExistsError'
+    this.runId = runId
+  }
+  static override isInstance(value: unknown): value is RunExistsError {
+    return hasLocusErrorCode(value, RUN_EXISTS)
+  }
+}
+
+/** No run by that id in this store. */
+export class RunNotFoundError extends LocusError {
+  declare readonly code: typeof RUN_NOT_FOUND
+  readonly runId: string
+  constructor(runId: string, where: string) {
+    super(`No run "${runId}" in ${where}; list the runs there with \`locus ls\`.`, { code: RUN_NOT_FOUND })
+    this.name = 'RunNotFoundError'
+    this.runId = runId
+  }
+  static override isInstance(value: unknown): value is RunNotFoundError {
+    return hasLocusErrorCode(value, RUN_NOT_FOUND)
+  }
+}
+
+/** A child execution id is taken within its run. */
+export class ExecutionExistsError extends LocusError {
+  declare readonly code: typeof EXECUTION_EXISTS
+  readonly runId: string
+  readonly executionId: string
+  constructor(runId: string, executionId: string, cause?: unknown) {
+    super(`Execution "${executionId}" of run "${runId}" exists already; each execution has one writer, so pick another id.`, {
+      code: EXECUTION_EXISTS,
+      cause,
+    })
+    this.name = 'ExecutionExistsError'
+    this.runId = runId
+    this.executionId = executionId
+  }
+  static override isInstance(value: unknown): value is ExecutionExistsError {
+    return hasLocusErrorCode(value, EXECUTION_EXISTS)
+  }
+}
+
+/** An artifact key that is empty, absolute, or would leave its execution. */
+export class ArtifactKeyError extends LocusError {
+  declare readonly code: typeof ARTIFACT_KEY_INVALID
+  readonly key: string
+  constructor(key: unknown) {
+    super(
+      `Invalid artifact key ${JSON.stringify(key)}: a key is a relative path of "/"-separated names (letters, digits, ".", "_", "-"), ` +
+        'none of them empty, "." or "..", so it stays inside its execution.',
+      { code: ARTIFACT_KEY_INVALID },
+    )
+    this.name = 'ArtifactKeyError'
+    this.key = String(key)
+  }
+  static override isInstance(value: unknown): value is ArtifactKeyError {
+    return hasLocusErrorCode(value, ARTIFACT_KEY_INVALID)
+  }
+}
+
+/** An exclusive artifact write found the key taken; the stored content is unchanged. */
+export class ArtifactExistsError extends LocusError {
+  declare readonly code: typeof ARTIFACT_EXISTS
+  readonly key: string
+  constructor(key: string, cause?: unknown) {
+    super(`Artifact "${key}" exists already and was written exclusively; the stored content is kept.`, { code: ARTIFACT_EXISTS, cause })
+    this.name = 'ArtifactExistsError'
+    this.key = key
+  }
+  static override isInstance(value: unknown): value is ArtifactExistsError {
+    return hasLocusErrorCode(value, ARTIFACT_EXISTS)
+  }
+}
+
+/** Bad arguments to a store function, naming the field. */
+export class StoreOptionsError extends LocusError {
+  declare readonly code: typeof STORE_OPTIONS_INVALID
+  constructor(message: string) {
+    super(message, { code: STORE_OPTIONS_INVALID })
+    this.name = 'StoreOptionsError'
+  }
+  static override isInstance(value: unknown): value is StoreOptionsError {
+    return hasLocusErrorCode(value, STORE_OPTIONS_INVALID)
+  }
+}
+
+const KEY_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/
+
+/** Returns the key when it stays inside its execution; throws {@link ArtifactKeyError} otherwise. */
+export function validateArtifactKey(key: string): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) throw new ArtifactKeyError(key)
+  for (const segment of key.split('/')) {
+    if (!KEY_SEGMENT.test(segment) || segment === '..' || segment === '.') throw new ArtifactKeyError(key)
+  }
+  return key
+}

@@ -1,0 +1,96 @@
+import { createJournalWriter, readJournal, runPaths } from '@locus/journal'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { createFileRunStore } from '../src/index.js'
+import { runStoreContract } from './run-store-contract.js'
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'locus-file-store-'))
+}
+
+runStoreContract('file', async () => {
+  const dir = await tempDir()
+  return { store: createFileRunStore(join(dir, 'runs'), { tailPollMs: 5 }), cleanup: () => rm(dir, { recursive: true, force: true }) }
+})
+
+describe('createFileRunStore', () => {
+  it('keeps the run layout locus has always written', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const store = createFileRunStore(runsDir)
+      const root = store.createExecution({ runId: 'run-1', kind: 'root', durability: 'line' })
+      root.append({ type: 'log', level: 'info', message: 'root' })
+      await root.artifacts.write('outputs/README.md', '# run')
+      await root.artifacts.write('calls/call-1-a1/result/result.json', '{}')
+      await root.close()
+      const resume = store.createExecution({ runId: 'run-1', kind: 'resume' })
+      resume.append({ type: 'log', level: 'info', message: 'resumed' })
+      await resume.close()
+      const rootPaths = runPaths(runsDir, 'run-1')
+      const resumePaths = runPaths(runsDir, 'run-1', 'resume-001')
+      expect(readJournal(rootPaths.journalPath).lines.map((line) => line.seq)).toEqual([1])
+      expect(readJournal(resumePaths.journalPath).lines[0]?.executionId).toBe('resume-001')
+      expect(await readFile(rootPaths.outputsReadmePath, 'utf8')).toBe('# run')
+      expect(existsSync(join(rootPaths.callDir('call-1-a1').resultDir, 'result.json'))).toBe(true)
+      expect(resume.location).toBe(resumePaths.executionDir)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('reads runs written before the store existed, and skips a torn last line', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const paths = runPaths(runsDir, 'old-run')
+      const writer = createJournalWriter(paths.journalPath, { runId: 'old-run', executionId: 'old-run' })
+      writer.append({ type: 'log', level: 'info', message: 'written by hand' })
+      writer.close()
+      await writeFile(paths.journalPath, '{"v":1,"seq":2,"ty', { flag: 'a' })
+      const store = createFileRunStore(runsDir)
+      const lines = []
+      for await (const line of store.readLines({ runId: 'old-run', executionId: 'old-run' })) lines.push(line)
+      expect(lines.map((line) => line.seq)).toEqual([1])
+      expect(await store.hasRun('old-run')).toBe(true)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('never gives two processes the same resume id', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      await createFileRunStore(runsDir).createExecution({ runId: 'contended', kind: 'root' }).close()
+      const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+      const script = [
+        `const { createFileRunStore } = await import(${JSON.stringify(entry)})`,
+        `const store = createFileRunStore(${JSON.stringify(runsDir)})`,
+        'const ids = []',
+        "for (let i = 0; i < 5; i += 1) { const w = store.createExecution({ runId: 'contended', kind: 'resume' }); ids.push(w.executionId); await w.close() }",
+        'console.log(JSON.stringify(ids))',
+      ].join('\n')
+      const run = promisify(execFile)
+      const outputs = await Promise.all(
+        Array.from({ length: 4 }, () => run(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('..', import.meta.url)) })),
+      )
+      const ids = outputs.flatMap(({ stdout }) => JSON.parse(stdout) as string[])
+      expect(ids).toHaveLength(20)
+      expect(new Set(ids).size).toBe(20)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+
+  it('names the run directory as the location and refuses options that make no sense', async () => {
+    expect(() => createFileRunStore('')).toThrow(/runsDir/)
+    expect(() => createFileRunStore('runs', { tailPollMs: 0 })).toThrow(/tailPollMs/)
+  })
+})

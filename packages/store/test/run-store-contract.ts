@@ -1,0 +1,239 @@
+import type { JournalLine, JournalLineInput } from '@locus/journal'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  ArtifactExistsError,
+  ArtifactKeyError,
+  ExecutionExistsError,
+  RunExistsError,
+  RunNotFoundError,
+  type RunStore,
+} from '../src/index.js'
+
+/** Makes a fresh, empty store for one test; `cleanup` runs after it. */
+export type StoreFactory = () => Promise<{ store: RunStore; cleanup?: () => Promise<void> }>
+
+const log = (message: string): JournalLineInput => ({ type: 'log', level: 'info', message })
+const runEnd: JournalLineInput = { type: 'run_end', disposition: 'completed', ok: true, result: { ok: true }, durationMs: 1 }
+
+async function collect(lines: AsyncIterable<JournalLine>): Promise<JournalLine[]> {
+  const out: JournalLine[] = []
+  for await (const line of lines) out.push(line)
+  return out
+}
+
+async function withStore(factory: StoreFactory, body: (store: RunStore) => Promise<void>): Promise<void> {
+  const { store, cleanup } = await factory()
+  try {
+    await body(store)
+  } finally {
+    await cleanup?.()
+  }
+}
+
+/**
+ * The behaviour every RunStore adapter promises. Each adapter's test file
+ * calls this with a factory; a new adapter is done when it passes unchanged.
+ */
+export function runStoreContract(name: string, factory: StoreFactory): void {
+  describe(`RunStore contract: ${name}`, () => {
+    it('stamps each appended line with the next seq, the ids and the schema version, and reads them back in order', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-a', kind: 'root', now: () => 1_700_000_000_000 })
+        expect(writer.executionId).toBe('run-a')
+        expect(writer.lastSeq).toBe(0)
+        const first = writer.append(log('one'))
+        const second = writer.append({ ...log('two'), seq: 99, runId: 'forged' } as unknown as JournalLineInput)
+        await writer.flush()
+        expect([first.seq, second.seq]).toEqual([1, 2])
+        expect(second.runId).toBe('run-a')
+        expect(second.executionId).toBe('run-a')
+        expect(second.ts).toBe(new Date(1_700_000_000_000).toISOString())
+        const read = await collect(store.readLines({ runId: 'run-a', executionId: 'run-a' }))
+        expect(read).toEqual([first, second])
+        expect(await collect(store.readLines({ runId: 'run-a', executionId: 'run-a' }, { afterSeq: 1 }))).toEqual([second])
+        expect(await collect(store.readLines({ runId: 'run-a', executionId: 'run-a' }, { limit: 1 }))).toEqual([first])
+        await writer.close()
+      })
+    })
+
+    it('round-trips any sequence of lines, with no hole left by a refused one', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.oneof(fc.string({ maxLength: 40 }), fc.constant(null)), { maxLength: 25 }), async (messages) => {
+          await withStore(factory, async (store) => {
+            const writer = store.createExecution({ runId: 'run-p', kind: 'root' })
+            const written: JournalLine[] = []
+            for (const message of messages) {
+              if (message === null) {
+                expect(() => writer.append({ type: 'log', level: 'loud' } as unknown as JournalLineInput)).toThrow()
+              } else {
+                written.push(writer.append(log(message)))
+              }
+            }
+            await writer.close()
+            const read = await collect(store.readLines({ runId: 'run-p', executionId: 'run-p' }))
+            expect(read).toEqual(written)
+            expect(read.map((line) => line.seq)).toEqual(written.map((_, index) => index + 1))
+          })
+        }),
+        { numRuns: 25 },
+      )
+    })
+
+    it('refuses a second root execution of a run and leaves the first untouched', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-b', kind: 'root' })
+        writer.append(log('kept'))
+        writer.append(runEnd)
+        await writer.artifacts.write('result.json', '{"ok":true}')
+        await writer.close()
+        let refused: unknown
+        try {
+          store.createExecution({ runId: 'run-b', kind: 'root' })
+        } catch (error) {
+          refused = error
+        }
+        expect(RunExistsError.isInstance(refused)).toBe(true)
+        expect((refused as Error).message).toMatch(/locus resume run-b/)
+        const lines = await collect(store.readLines({ runId: 'run-b', executionId: 'run-b' }))
+        expect(lines.map((line) => line.type)).toEqual(['log', 'run_end'])
+        expect(await store.readArtifact({ runId: 'run-b', executionId: 'run-b' }, 'result.json')).toBe('{"ok":true}')
+      })
+    })
+
+    it('allocates resume and replay ids one by one, never the same twice, and lists executions root first', async () => {
+      await withStore(factory, async (store) => {
+        await store.createExecution({ runId: 'run-c', kind: 'root' }).close()
+        const ids: string[] = []
+        for (const kind of ['resume', 'resume', 'replay', 'resume'] as const) {
+          const writer = store.createExecution({ runId: 'run-c', kind })
+          writer.append(log(kind))
+          ids.push(writer.executionId)
+          await writer.close()
+        }
+        expect(ids).toEqual(['resume-001', 'resume-002', 'replay-001', 'resume-003'])
+        const listed = await store.listExecutions('run-c')
+        expect(listed.map((info) => info.executionId)).toEqual(['run-c', ...ids])
+        expect(listed.map((info) => info.kind)).toEqual(['root', 'resume', 'resume', 'replay', 'resume'])
+        const resumed = await collect(store.readLines({ runId: 'run-c', executionId: 'resume-002' }))
+        expect(resumed).toHaveLength(1)
+        expect(resumed[0]?.executionId).toBe('resume-002')
+      })
+    })
+
+    it('refuses an execution of an unknown run, a taken child id, and reads of unknown runs', async () => {
+      await withStore(factory, async (store) => {
+        expect(() => store.createExecution({ runId: 'nope', kind: 'resume' })).toThrow(expect.objectContaining({ code: 'RUN_NOT_FOUND' }))
+        await store.createExecution({ runId: 'run-d', kind: 'root' }).close()
+        await store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' }).close()
+        let refused: unknown
+        try {
+          store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' })
+        } catch (error) {
+          refused = error
+        }
+        expect(ExecutionExistsError.isInstance(refused)).toBe(true)
+        await expect(collect(store.readLines({ runId: 'nope', executionId: 'nope' }))).rejects.toSatisfy(RunNotFoundError.isInstance)
+        await expect(store.listExecutions('nope')).rejects.toSatisfy(RunNotFoundError.isInstance)
+        expect(() => store.createExecution({ runId: '../escape', kind: 'root' })).toThrow(/Invalid runId/)
+      })
+    })
+
+    it('writes artifacts whole, keeps an exclusive one, and refuses keys that leave the execution', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-e', kind: 'root' })
+        const ref = { runId: 'run-e', executionId: 'run-e' }
+        await writer.artifacts.write('calls/call-1-a1/result/result.json', 'first')
+        await writer.artifacts.write('calls/call-1-a1/result/result.json', 'second')
+        expect(await store.readArtifact(ref, 'calls/call-1-a1/result/result.json')).toBe('second')
+        await writer.artifacts.write('outputs/README.md', 'readme', { exclusive: true })
+        await expect(writer.artifacts.write('outputs/README.md', 'other', { exclusive: true })).rejects.toSatisfy(ArtifactExistsError.isInstance)
+        expect(await writer.artifacts.read('outputs/README.md')).toBe('readme')
+        expect(await store.readArtifact(ref, 'never/written.json')).toBeUndefined()
+        for (const key of ['', '../x', '/etc/passwd', 'a//b', 'a/../b', './a', 'a/.', 'a\\b']) {
+          await expect(writer.artifacts.write(key, 'x')).rejects.toSatisfy(ArtifactKeyError.isInstance)
+        }
+        await writer.close()
+      })
+    })
+
+    it('refuses any artifact key with a ".." segment', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-k', kind: 'root' })
+        await fc.assert(
+          fc.asyncProperty(fc.array(fc.constantFrom('a', 'b.json', '..', 'calls'), { minLength: 1, maxLength: 5 }), async (segments) => {
+            const key = segments.join('/')
+            const write = writer.artifacts.write(key, 'x')
+            if (segments.includes('..')) await expect(write).rejects.toSatisfy(ArtifactKeyError.isInstance)
+            else await write.catch(() => undefined) // a file where a directory is wanted may fail; it must not escape
+          }),
+          { numRuns: 60 },
+        )
+        await writer.close()
+      })
+    })
+
+    it('knows which runs exist and lists them newest first, with since and limit', async () => {
+      await withStore(factory, async (store) => {
+        expect(await store.listRuns()).toEqual([])
+        for (const runId of ['run-1', 'run-2', 'run-3']) {
+          await store.createExecution({ runId, kind: 'root' }).close()
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+        expect(await store.hasRun('run-2')).toBe(true)
+        expect(await store.hasRun('run-9')).toBe(false)
+        const listed = await store.listRuns()
+        expect(listed.map((run) => run.runId)).toEqual(['run-3', 'run-2', 'run-1'])
+        expect((await store.listRuns({ limit: 2 })).map((run) => run.runId)).toEqual(['run-3', 'run-2'])
+        const newest = listed[0]?.createdAt ?? 0
+        expect((await store.listRuns({ since: newest })).map((run) => run.runId)).toEqual(['run-3'])
+      })
+    })
+
+    it('gives a late tail every line after its cursor, then the live ones, with no gap or duplicate, ending at run_end', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-t', kind: 'root' })
+        for (let index = 0; index < 5; index += 1) writer.append(log(`early ${index}`))
+        await writer.flush()
+        const ref = { runId: 'run-t', executionId: 'run-t' }
+        const tailed = collect(store.tail(ref, { afterSeq: 2 }))
+        const whole = collect(store.tail(ref))
+        for (let index = 0; index < 5; index += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 3))
+          writer.append(log(`late ${index}`))
+          await writer.flush()
+        }
+        writer.append(runEnd)
+        await writer.close()
+        const seqs = (await tailed).map((line) => line.seq)
+        expect(seqs).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11])
+        expect((await whole).map((line) => line.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+      })
+    })
+
+    it('ends a tail when its signal aborts', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-s', kind: 'root' })
+        writer.append(log('only'))
+        await writer.flush()
+        const controller = new AbortController()
+        const tailed = collect(store.tail({ runId: 'run-s', executionId: 'run-s' }, { signal: controller.signal }))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        controller.abort()
+        expect((await tailed).map((line) => line.seq)).toEqual([1])
+        await writer.close()
+      })
+    })
+
+    it('refuses appends after close, and close twice is harmless', async () => {
+      await withStore(factory, async (store) => {
+        const writer = store.createExecution({ runId: 'run-z', kind: 'root' })
+        writer.append(log('before'))
+        await writer.close()
+        await writer.close()
+        expect(() => writer.append(log('after'))).toThrow(/closed/)
+        expect(await collect(store.readLines({ runId: 'run-z', executionId: 'run-z' }))).toHaveLength(1)
+      })
+    })
+  })
+}
