@@ -237,4 +237,19 @@ describe('renderOutputsReadme: the run as a whole', () => {
   it('uses the given title', () => {
     expect(renderOutputsReadme(journal([runStart]), { title: 'Triage outputs' })).toMatch(/^# Triage outputs\n/)
   })
+
+  it('counts no retry for a retry line whose second attempt never ran (the invocation cap refused it)', () => {
+    const markdown = renderOutputsReadme(
+      journal([
+        runStart,
+        start('lc-1', 'call-1', 1, 2),
+        end('lc-1', 'call-1', 1, 2, 'call-timeout'),
+        retry('lc-1', 'call-1', 'call-timeout'),
+        { type: 'run_end', disposition: 'failed', ok: false, result: { ok: false }, durationMs: 10 },
+      ]),
+    )
+    expect(markdown).toContain('- Agent calls: 1 (1 attempt, 0 retries across 0 calls); 0 completed, 1 failed')
+    expect(markdown).not.toContain('## Retried agent calls')
+    expect(markdown).toContain('## Failed agent calls (not retried)')
+  })
 })

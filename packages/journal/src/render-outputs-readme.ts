@@ -1,15 +1,6 @@
 import { classifyOutcome } from '@locus/outcome'
-import type {
-  AgentEndLine,
-  AgentStartLine,
-  ErrorLine,
-  GroupEndLine,
-  GroupStartLine,
-  JournalLine,
-  RetryLine,
-  RunEndLine,
-  RunStartLine,
-} from './journal-line-schema.js'
+import type { JournalLine, RetryLine, RunEndLine } from './journal-line-schema.js'
+import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type RunView, callOutcome, createRunView } from './run-view.js'
 
 /** Options of {@link renderOutputsReadme}. */
 export interface RenderOutputsReadmeOptions {
@@ -19,43 +10,16 @@ export interface RenderOutputsReadmeOptions {
   readonly maxResultChars?: number | undefined
 }
 
-/** One physical attempt of a logical agent call, as the journal shows it. */
-interface AttemptRecord {
-  callId: string
-  attempt: number
-  attempts: number
-  firstSeq: number
-  start?: AgentStartLine
-  end?: AgentEndLine
-  error?: ErrorLine
-}
-
-interface LogicalCall {
-  logicalCallId: string
-  firstSeq: number
-  attempts: Map<string, AttemptRecord>
-  retries: RetryLine[]
-}
-
-interface RunFacts {
-  runStart: RunStartLine | undefined
-  runEnd: RunEndLine | undefined
-  calls: Map<string, LogicalCall>
-  looseErrors: ErrorLine[]
-  groupStarts: Map<string, GroupStartLine>
-  groupEnds: Map<string, GroupEndLine>
-  toolAttempts: number
-  toolRetries: number
-  toolCalls: Set<string>
-  budgetChanges: Extract<JournalLine, { type: 'budget_change' }>[]
-  divergences: Extract<JournalLine, { type: 'replay_diverged' }>[]
-}
-
 /**
- * Renders a run's `outputs/README.md` from its journal lines: the run's
+ * Renders a run's `outputs/README.md` from its {@link RunView} (or from its
+ * journal lines, which it folds into one): the run's
  * disposition and what it returned (or how it failed), counts of agent calls,
  * attempts and retries, the groups and their outcomes, and a
  * `## Retried agent calls` section.
+ *
+ * Every count is the view's, so the README, `locus show` and the live tree
+ * agree; a runtime that keeps a view as lines are written renders without
+ * holding the lines.
  *
  * That section groups attempts by `logicalCallId` alone, never by agent,
  * label, phase or group, which two concurrent calls can share. It lists every
@@ -72,9 +36,9 @@ interface RunFacts {
  * writeFileSync(paths.outputsReadmePath, renderOutputsReadme(lines))
  * ```
  */
-export function renderOutputsReadme(lines: readonly JournalLine[], options: RenderOutputsReadmeOptions = {}): string {
-  const facts = collect(lines)
-  const runId = facts.runStart?.runId ?? lines[0]?.runId ?? 'unknown'
+export function renderOutputsReadme(source: readonly JournalLine[] | RunView, options: RenderOutputsReadmeOptions = {}): string {
+  const facts = isRunView(source) ? source : foldLines(source)
+  const runId = facts.runId ?? (isRunView(source) ? undefined : source[0]?.runId) ?? 'unknown'
   const out: string[] = []
   out.push(`# ${escapeText(options.title ?? `Run ${runId}`)}`, '')
   out.push(...renderSummary(facts, runId))
@@ -87,132 +51,34 @@ export function renderOutputsReadme(lines: readonly JournalLine[], options: Rend
   return out.join('\n') + '\n'
 }
 
-function collect(lines: readonly JournalLine[]): RunFacts {
-  const facts: RunFacts = {
-    runStart: undefined,
-    runEnd: undefined,
-    calls: new Map(),
-    looseErrors: [],
-    groupStarts: new Map(),
-    groupEnds: new Map(),
-    toolAttempts: 0,
-    toolRetries: 0,
-    toolCalls: new Set(),
-    budgetChanges: [],
-    divergences: [],
-  }
-  const logicalOfCall = new Map<string, string>()
-  const pendingErrors: ErrorLine[] = []
-  const pendingRetries: RetryLine[] = []
+function isRunView(source: readonly JournalLine[] | RunView): source is RunView {
+  return !Array.isArray(source)
+}
 
-  const attemptOf = (logicalCallId: string, callId: string, attempt: number, attempts: number, seq: number): AttemptRecord => {
-    let call = facts.calls.get(logicalCallId)
-    if (call === undefined) {
-      call = { logicalCallId, firstSeq: seq, attempts: new Map(), retries: [] }
-      facts.calls.set(logicalCallId, call)
-    }
-    let record = call.attempts.get(callId)
-    if (record === undefined) {
-      record = { callId, attempt, attempts, firstSeq: seq }
-      call.attempts.set(callId, record)
-    }
-    logicalOfCall.set(callId, logicalCallId)
-    return record
-  }
-
-  for (const line of lines) {
-    switch (line.type) {
-      case 'run_start':
-        facts.runStart ??= line
-        break
-      case 'run_end':
-        facts.runEnd = line
-        break
-      case 'agent_start':
-        attemptOf(line.logicalCallId, line.callId, line.attempt, line.attempts, line.seq).start = line
-        break
-      case 'agent_end':
-        attemptOf(line.logicalCallId, line.callId, line.attempt, line.attempts, line.seq).end = line
-        break
-      case 'error':
-        pendingErrors.push(line)
-        break
-      case 'retry':
-        if (line.kind === 'agent') pendingRetries.push(line)
-        else facts.toolRetries += 1
-        break
-      case 'group_start':
-        facts.groupStarts.set(line.groupId, line)
-        break
-      case 'group_end':
-        facts.groupEnds.set(line.groupId, line)
-        break
-      case 'tool_start':
-        facts.toolAttempts += 1
-        facts.toolCalls.add(line.toolCallId)
-        break
-      case 'budget_change':
-        facts.budgetChanges.push(line)
-        break
-      case 'replay_diverged':
-        facts.divergences.push(line)
-        break
-      default:
-        break
-    }
-  }
-
-  // Errors and retries are matched after every start line is known: an error
-  // that names only its callId still finds its logical call.
-  for (const line of pendingErrors) {
-    const logicalCallId = line.logicalCallId ?? (line.callId === undefined ? undefined : logicalOfCall.get(line.callId))
-    if (logicalCallId === undefined) {
-      facts.looseErrors.push(line)
-      continue
-    }
-    const call = facts.calls.get(logicalCallId)
-    const byCallId = line.callId === undefined ? undefined : call?.attempts.get(line.callId)
-    const byAttempt =
-      byCallId ?? [...(call?.attempts.values() ?? [])].find((record) => line.attempt !== undefined && record.attempt === line.attempt)
-    if (byAttempt !== undefined) {
-      byAttempt.error ??= line
-    } else if (line.callId !== undefined && line.attempt !== undefined && line.attempts !== undefined) {
-      attemptOf(logicalCallId, line.callId, line.attempt, line.attempts, line.seq).error = line
-    } else {
-      facts.looseErrors.push(line)
-    }
-  }
-  for (const line of pendingRetries) {
-    const logicalCallId = line.logicalCallId ?? (line.callId === undefined ? undefined : logicalOfCall.get(line.callId))
-    const call = logicalCallId === undefined ? undefined : facts.calls.get(logicalCallId)
-    call?.retries.push(line)
-  }
-  return facts
+function foldLines(lines: readonly JournalLine[]): RunView {
+  const view = createRunView()
+  for (const line of lines) view.apply(line)
+  return view
 }
 
 type AttemptOutcome = 'completed' | 'failed' | 'threw' | 'unfinished'
 
-function outcomeOf(record: AttemptRecord): AttemptOutcome {
-  if (record.end !== undefined) return record.end.status
-  if (record.error !== undefined) return 'threw'
-  return 'unfinished'
+function outcomeOf(record: AgentAttemptView): AttemptOutcome {
+  if (record.status === 'running') return 'unfinished'
+  if (record.status === 'timed-out') return 'failed'
+  return record.status
 }
 
-function orderedAttempts(call: LogicalCall): AttemptRecord[] {
-  return [...call.attempts.values()].sort((left, right) => left.attempt - right.attempt || left.firstSeq - right.firstSeq)
+function finalOutcome(call: CallView): AttemptOutcome {
+  const outcome: CallOutcome = callOutcome(call)
+  return outcome === 'timed-out' ? 'failed' : outcome
 }
 
-function isRetried(call: LogicalCall): boolean {
-  return call.attempts.size > 1 || call.retries.length > 0
+function agentCalls(calls: readonly CallView[]): AgentCallView[] {
+  return calls.filter((call): call is AgentCallView => call.kind === 'agent')
 }
 
-function finalOutcome(call: LogicalCall): AttemptOutcome {
-  const attempts = orderedAttempts(call)
-  const last = attempts.at(-1)
-  return last === undefined ? 'unfinished' : outcomeOf(last)
-}
-
-function renderSummary(facts: RunFacts, runId: string): string[] {
+function renderSummary(facts: RunView, runId: string): string[] {
   const out = ['## Summary', '']
   const { runEnd, runStart } = facts
   if (runStart !== undefined) out.push(`- Workflow: ${code(runStart.workflow)}`)
@@ -222,24 +88,15 @@ function renderSummary(facts: RunFacts, runId: string): string[] {
   out.push(`- Disposition: ${describeDisposition(runEnd)}`)
   if (runEnd !== undefined) out.push(`- Duration: ${formatDuration(runEnd.durationMs)}`)
 
-  const calls = [...facts.calls.values()]
-  const attempts = calls.reduce((total, call) => total + call.attempts.size, 0)
-  const retried = calls.filter(isRetried)
-  const retries = calls.reduce((total, call) => total + Math.max(call.attempts.size - 1, call.retries.length), 0)
-  const finals = calls.map(finalOutcome)
-  const count = (outcome: AttemptOutcome): number => finals.filter((value) => value === outcome).length
+  const counts = facts.counts
   out.push(
-    `- Agent calls: ${calls.length} (${plural(attempts, 'attempt', 'attempts')}, ${plural(retries, 'retry', 'retries')} across ${plural(retried.length, 'call', 'calls')}); ` +
-      `${count('completed')} completed, ${count('failed')} failed, ${count('threw')} threw, ${count('unfinished')} unfinished`,
+    `- Agent calls: ${counts.agentCalls} (${plural(counts.agentAttempts, 'attempt', 'attempts')}, ${plural(counts.agentRetries, 'retry', 'retries')} across ${plural(counts.retriedAgentCalls, 'call', 'calls')}); ` +
+      `${counts.agentCompleted} completed, ${counts.agentFailed} failed, ${counts.agentThrew} threw, ${counts.agentCalls - counts.agentCompleted - counts.agentFailed - counts.agentThrew} unfinished`,
   )
-  if (facts.toolAttempts > 0) {
-    out.push(`- Tool calls: ${facts.toolCalls.size} (${plural(facts.toolAttempts, 'attempt', 'attempts')}, ${plural(facts.toolRetries, 'retry', 'retries')})`)
+  if (counts.toolAttempts > 0) {
+    out.push(`- Tool calls: ${counts.toolCalls} (${plural(counts.toolAttempts, 'attempt', 'attempts')}, ${plural(counts.toolRetries, 'retry', 'retries')})`)
   }
-  const groups = [...facts.groupStarts.keys(), ...[...facts.groupEnds.keys()].filter((id) => !facts.groupStarts.has(id))]
-  if (groups.length > 0) {
-    const notCompleted = groups.filter((id) => facts.groupEnds.get(id)?.outcome !== 'completed')
-    out.push(`- Groups: ${groups.length}, ${notCompleted.length} did not complete`)
-  }
+  if (counts.groups > 0) out.push(`- Groups: ${counts.groups}, ${counts.groupsNotCompleted} did not complete`)
   if (facts.divergences.length > 0) out.push(`- Replay diverged at ordinal ${code(facts.divergences[0]?.ordinal ?? '')}; every later call ran live`)
   out.push('')
   return out
@@ -261,7 +118,7 @@ function describeDisposition(runEnd: RunEndLine | undefined): string {
     : '**failed**. The run is not a success.'
 }
 
-function renderResult(facts: RunFacts, maxChars: number): string[] {
+function renderResult(facts: RunView, maxChars: number): string[] {
   const { runEnd } = facts
   if (runEnd === undefined) return []
   const out: string[] = []
@@ -292,12 +149,12 @@ function renderResult(facts: RunFacts, maxChars: number): string[] {
   return out
 }
 
-function renderRetried(facts: RunFacts): string[] {
-  const retried = [...facts.calls.values()].filter(isRetried).sort((left, right) => left.firstSeq - right.firstSeq)
+function renderRetried(facts: RunView): string[] {
+  const retried = agentCalls(facts.retriedCalls())
   if (retried.length === 0) return []
   const out = ['## Retried agent calls', '']
   for (const call of retried) {
-    const attempts = orderedAttempts(call)
+    const attempts = call.attempts
     const first = attempts[0]
     const describing = first?.start ?? first?.end
     const place = [
@@ -307,7 +164,7 @@ function renderRetried(facts: RunFacts): string[] {
       describing?.groupId === undefined ? undefined : `group ${code(describing.groupId)}`,
       describing?.ordinal === undefined ? undefined : `ordinal ${code(describing.ordinal)}`,
     ].filter((part) => part !== undefined)
-    out.push(`### ${code(call.logicalCallId)}`, '')
+    out.push(`### ${code(call.id)}`, '')
     if (place.length > 0) out.push(place.join(' · '), '')
     const final = finalOutcome(call)
     const declared = first?.attempts ?? 0
@@ -334,7 +191,7 @@ function finalPhrase(outcome: AttemptOutcome): string {
   }
 }
 
-function describeAttempt(record: AttemptRecord, discarded: boolean, retries: readonly RetryLine[]): string {
+function describeAttempt(record: AgentAttemptView, discarded: boolean, retries: readonly RetryLine[]): string {
   const outcome = outcomeOf(record)
   const duration = record.end === undefined ? '' : ` (${formatDuration(record.end.durationMs)})`
   const retry = retries.find((line) => line.callId === record.callId || line.fromAttempt === record.attempt)
@@ -360,33 +217,29 @@ function describeAttempt(record: AttemptRecord, discarded: boolean, retries: rea
   }
 }
 
-function renderFailedCalls(facts: RunFacts): string[] {
-  const failed = [...facts.calls.values()]
-    .filter((call) => !isRetried(call) && finalOutcome(call) !== 'completed')
-    .sort((left, right) => left.firstSeq - right.firstSeq)
+function renderFailedCalls(facts: RunView): string[] {
+  const failed = agentCalls(facts.failedCalls())
   if (failed.length === 0) return []
   const out = ['## Failed agent calls (not retried)', '']
   for (const call of failed) {
-    const record = orderedAttempts(call)[0]
+    const record = call.attempts[0]
     if (record === undefined) continue
     const agent = record.start?.agent ?? record.end?.agent
     const label = record.start?.label ?? record.end?.label
     const who = [agent === undefined ? undefined : code(agent), label === undefined ? undefined : `label ${code(label)}`]
       .filter((part) => part !== undefined)
       .join(', ')
-    out.push(`- ${code(call.logicalCallId)} (call ${code(record.callId)}${who === '' ? '' : `, ${who}`}): ${describeAttempt(record, false, call.retries)}`)
+    out.push(`- ${code(call.id)} (call ${code(record.callId)}${who === '' ? '' : `, ${who}`}): ${describeAttempt(record, false, call.retries)}`)
   }
   out.push('')
   return out
 }
 
-function renderGroups(facts: RunFacts): string[] {
-  const ids = [...facts.groupStarts.keys(), ...[...facts.groupEnds.keys()].filter((id) => !facts.groupStarts.has(id))]
-  if (ids.length === 0) return []
+function renderGroups(facts: RunView): string[] {
+  const groups = facts.groups()
+  if (groups.length === 0) return []
   const out = ['## Groups', '', '| group | kind | outcome | total | completed | failed | not dispatched | label |', '| --- | --- | --- | --- | --- | --- | --- | --- |']
-  for (const id of ids) {
-    const start = facts.groupStarts.get(id)
-    const end = facts.groupEnds.get(id)
+  for (const { groupId: id, start, end } of groups) {
     const kind = end?.groupKind ?? start?.groupKind ?? ''
     const label = start?.label === undefined ? '' : cell(start.label)
     if (end === undefined) {
@@ -400,7 +253,7 @@ function renderGroups(facts: RunFacts): string[] {
   return out
 }
 
-function renderOther(facts: RunFacts): string[] {
+function renderOther(facts: RunView): string[] {
   const out: string[] = []
   if (facts.budgetChanges.length > 0) {
     out.push('## Budget changes', '')

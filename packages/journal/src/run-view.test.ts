@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { randomJournal } from '../test/random-journal.js'
 import type { JournalLine } from './journal-line-schema.js'
 import { parseJournalLine } from './parse-journal-line.js'
+import { renderOutputsReadme } from './render-outputs-readme.js'
 import { callOutcome, createRunView } from './run-view.js'
 
 function fold(lines: readonly JournalLine[], keep: 'notable' | 'all' = 'notable') {
@@ -109,5 +110,26 @@ describe('createRunView', () => {
     expect(view.looseErrors.map((line) => line.seq)).toEqual([1])
     expect(view.counts.agentThrew).toBe(1)
     expect(view.failedCalls().map((call) => [call.id, callOutcome(call)])).toEqual([['call-2', 'threw']])
+  })
+})
+
+describe('the outputs README reads the same fold', () => {
+  it('states the counts of the view, and the same README from lines as from a view kept while they were written', () => {
+    fc.assert(
+      fc.property(randomJournal, (lines) => {
+        const view = createRunView()
+        for (const line of lines) view.apply(line)
+        const readme = renderOutputsReadme(view)
+        expect(renderOutputsReadme(lines)).toBe(readme)
+        const c = view.counts
+        const unfinished = c.agentCalls - c.agentCompleted - c.agentFailed - c.agentThrew
+        expect(readme).toContain(
+          `- Agent calls: ${c.agentCalls} (${c.agentAttempts} attempt${c.agentAttempts === 1 ? '' : 's'}, ${c.agentRetries} ${c.agentRetries === 1 ? 'retry' : 'retries'} across ${c.retriedAgentCalls} call${c.retriedAgentCalls === 1 ? '' : 's'}); ` +
+            `${c.agentCompleted} completed, ${c.agentFailed} failed, ${c.agentThrew} threw, ${unfinished} unfinished`,
+        )
+        const retriedSections = readme.split('\n').filter((line) => line.startsWith('### ')).length
+        expect(retriedSections).toBe(c.retriedAgentCalls)
+      }),
+    )
   })
 })
