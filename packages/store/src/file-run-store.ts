@@ -54,7 +54,7 @@ export interface FileRunStoreOptions {
  * @example
  * ```ts
  * const store = createFileRunStore('.locus-pi/runs')
- * const writer = store.createExecution({ runId: 'run-1', kind: 'root' })
+ * const writer = await store.createExecution({ runId: 'run-1', kind: 'root' })
  * writer.append({ type: 'log', level: 'info', message: 'hello' })
  * await writer.close()
  * ```
@@ -77,7 +77,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return rootDir
   }
 
-  function createExecution(create: CreateExecutionOptions): ExecutionWriter {
+  function createExecutionSync(create: CreateExecutionOptions): ExecutionWriter {
     const runId = validateRunId(create.runId, 'runId')
     const rootDir = runPaths(base, runId).rootDir
     let executionId: string
@@ -227,7 +227,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 
   return {
     kind: 'file',
-    createExecution,
+    createExecution: (create) => settle(() => createExecutionSync(create)),
     hasRun: async (runId) => isDirectory(runPaths(base, validateRunId(runId, 'runId')).rootDir),
     listExecutions,
     listRuns,

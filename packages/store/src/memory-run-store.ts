@@ -50,7 +50,7 @@ export interface MemoryRunStoreOptions {
  * @example
  * ```ts
  * const store = createMemoryRunStore()
- * const writer = store.createExecution({ runId: 'run-1', kind: 'root' })
+ * const writer = await store.createExecution({ runId: 'run-1', kind: 'root' })
  * writer.append({ type: 'log', level: 'info', message: 'hello' })
  * for await (const line of store.readLines({ runId: 'run-1', executionId: 'run-1' })) console.log(line.seq)
  * ```
@@ -72,7 +72,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
     return execution
   }
 
-  function createExecution(create: CreateExecutionOptions): ExecutionWriter {
+  function createExecutionSync(create: CreateExecutionOptions): ExecutionWriter {
     const runId = validateRunId(create.runId, 'runId')
     let run: MemoryRun
     let executionId: string
@@ -173,7 +173,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
 
   return {
     kind: 'memory',
-    createExecution,
+    createExecution: (create) => settle(() => createExecutionSync(create)),
     hasRun: (runId) => Promise.resolve(runs.has(runId)),
     listExecutions: (runId) =>
       settle(() => {

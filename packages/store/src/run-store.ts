@@ -127,15 +127,15 @@ export interface RunStore {
   /**
    * Creates an execution exclusively and opens it for writing. A root
    * execution whose run exists already is refused with `RunExistsError`
-   * (code `RUN_EXISTS`), and nothing is written.
+   * (code `RUN_EXISTS`), a resume or replay of an unknown run with
+   * `RunNotFoundError`, and nothing is written in either case. Resume and
+   * replay ids (`resume-001`, ...) are allocated by the store atomically, so
+   * two processes never share one.
    *
-   * Synchronous, so a run has its id and its sink before its script starts.
-   * An adapter whose medium is remote may create the row with its first
-   * write, in the same transaction as the first lines; a conflict found then
-   * is reported by the sink's next `append`, `flush` or `close`, and no line
-   * of the refused execution is ever stored.
+   * Asynchronous so that a store whose medium is remote can settle the
+   * conflict before the run starts; the sink it returns appends synchronously.
    */
-  createExecution(options: CreateExecutionOptions): ExecutionWriter
+  createExecution(options: CreateExecutionOptions): Promise<ExecutionWriter>
   /** True when the run exists. */
   hasRun(runId: string): Promise<boolean>
   /** The run's executions in creation order, root first. @throws RunNotFoundError */

@@ -25,12 +25,12 @@ describe('createFileRunStore', () => {
     try {
       const runsDir = join(dir, 'runs')
       const store = createFileRunStore(runsDir)
-      const root = store.createExecution({ runId: 'run-1', kind: 'root', durability: 'line' })
+      const root = await store.createExecution({ runId: 'run-1', kind: 'root', durability: 'line' })
       root.append({ type: 'log', level: 'info', message: 'root' })
       await root.artifacts.write('outputs/README.md', '# run')
       await root.artifacts.write('calls/call-1-a1/result/result.json', '{}')
       await root.close()
-      const resume = store.createExecution({ runId: 'run-1', kind: 'resume' })
+      const resume = await store.createExecution({ runId: 'run-1', kind: 'resume' })
       resume.append({ type: 'log', level: 'info', message: 'resumed' })
       await resume.close()
       const rootPaths = runPaths(runsDir, 'run-1')
@@ -68,13 +68,13 @@ describe('createFileRunStore', () => {
     const dir = await tempDir()
     try {
       const runsDir = join(dir, 'runs')
-      await createFileRunStore(runsDir).createExecution({ runId: 'contended', kind: 'root' }).close()
+      await (await createFileRunStore(runsDir).createExecution({ runId: 'contended', kind: 'root' })).close()
       const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
       const script = [
         `const { createFileRunStore } = await import(${JSON.stringify(entry)})`,
         `const store = createFileRunStore(${JSON.stringify(runsDir)})`,
         'const ids = []',
-        "for (let i = 0; i < 5; i += 1) { const w = store.createExecution({ runId: 'contended', kind: 'resume' }); ids.push(w.executionId); await w.close() }",
+        "for (let i = 0; i < 5; i += 1) { const w = await store.createExecution({ runId: 'contended', kind: 'resume' }); ids.push(w.executionId); await w.close() }",
         'console.log(JSON.stringify(ids))',
       ].join('\n')
       const run = promisify(execFile)

@@ -14,7 +14,7 @@ describe('createMemoryRunStore', () => {
     process.chdir(dir)
     try {
       const store = createMemoryRunStore()
-      const writer = store.createExecution({ runId: 'run-m', kind: 'root' })
+      const writer = await store.createExecution({ runId: 'run-m', kind: 'root' })
       writer.append({ type: 'log', level: 'info', message: 'in memory' })
       await writer.artifacts.write('result.json', '{}')
       await writer.close()
@@ -28,8 +28,8 @@ describe('createMemoryRunStore', () => {
   it('keeps two stores apart', async () => {
     const one = createMemoryRunStore()
     const two = createMemoryRunStore()
-    await one.createExecution({ runId: 'shared-id', kind: 'root' }).close()
+    await (await one.createExecution({ runId: 'shared-id', kind: 'root' })).close()
     expect(await two.hasRun('shared-id')).toBe(false)
-    expect(() => two.createExecution({ runId: 'shared-id', kind: 'root' })).not.toThrow()
+    await expect(two.createExecution({ runId: 'shared-id', kind: 'root' })).resolves.toMatchObject({ executionId: 'shared-id' })
   })
 })

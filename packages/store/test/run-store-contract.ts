@@ -39,7 +39,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
   describe(`RunStore contract: ${name}`, () => {
     it('stamps each appended line with the next seq, the ids and the schema version, and reads them back in order', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-a', kind: 'root', now: () => 1_700_000_000_000 })
+        const writer = await store.createExecution({ runId: 'run-a', kind: 'root', now: () => 1_700_000_000_000 })
         expect(writer.executionId).toBe('run-a')
         expect(writer.lastSeq).toBe(0)
         const first = writer.append(log('one'))
@@ -61,7 +61,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.oneof(fc.string({ maxLength: 40 }), fc.constant(null)), { maxLength: 25 }), async (messages) => {
           await withStore(factory, async (store) => {
-            const writer = store.createExecution({ runId: 'run-p', kind: 'root' })
+            const writer = await store.createExecution({ runId: 'run-p', kind: 'root' })
             const written: JournalLine[] = []
             for (const message of messages) {
               if (message === null) {
@@ -82,14 +82,14 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('refuses a second root execution of a run and leaves the first untouched', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-b', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-b', kind: 'root' })
         writer.append(log('kept'))
         writer.append(runEnd)
         await writer.artifacts.write('result.json', '{"ok":true}')
         await writer.close()
         let refused: unknown
         try {
-          store.createExecution({ runId: 'run-b', kind: 'root' })
+          await store.createExecution({ runId: 'run-b', kind: 'root' })
         } catch (error) {
           refused = error
         }
@@ -103,10 +103,10 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('allocates resume and replay ids one by one, never the same twice, and lists executions root first', async () => {
       await withStore(factory, async (store) => {
-        await store.createExecution({ runId: 'run-c', kind: 'root' }).close()
+        await (await store.createExecution({ runId: 'run-c', kind: 'root' })).close()
         const ids: string[] = []
         for (const kind of ['resume', 'resume', 'replay', 'resume'] as const) {
-          const writer = store.createExecution({ runId: 'run-c', kind })
+          const writer = await store.createExecution({ runId: 'run-c', kind })
           writer.append(log(kind))
           ids.push(writer.executionId)
           await writer.close()
@@ -123,25 +123,25 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('refuses an execution of an unknown run, a taken child id, and reads of unknown runs', async () => {
       await withStore(factory, async (store) => {
-        expect(() => store.createExecution({ runId: 'nope', kind: 'resume' })).toThrow(expect.objectContaining({ code: 'RUN_NOT_FOUND' }))
-        await store.createExecution({ runId: 'run-d', kind: 'root' }).close()
-        await store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' }).close()
+        await expect(store.createExecution({ runId: 'nope', kind: 'resume' })).rejects.toSatisfy(RunNotFoundError.isInstance)
+        await (await store.createExecution({ runId: 'run-d', kind: 'root' })).close()
+        await (await store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' })).close()
         let refused: unknown
         try {
-          store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' })
+          await store.createExecution({ runId: 'run-d', kind: 'child', executionId: 'child-1' })
         } catch (error) {
           refused = error
         }
         expect(ExecutionExistsError.isInstance(refused)).toBe(true)
         await expect(collect(store.readLines({ runId: 'nope', executionId: 'nope' }))).rejects.toSatisfy(RunNotFoundError.isInstance)
         await expect(store.listExecutions('nope')).rejects.toSatisfy(RunNotFoundError.isInstance)
-        expect(() => store.createExecution({ runId: '../escape', kind: 'root' })).toThrow(/Invalid runId/)
+        await expect(store.createExecution({ runId: '../escape', kind: 'root' })).rejects.toThrow(/Invalid runId/)
       })
     })
 
     it('writes artifacts whole, keeps an exclusive one, and refuses keys that leave the execution', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-e', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-e', kind: 'root' })
         const ref = { runId: 'run-e', executionId: 'run-e' }
         await writer.artifacts.write('calls/call-1-a1/result/result.json', 'first')
         await writer.artifacts.write('calls/call-1-a1/result/result.json', 'second')
@@ -159,7 +159,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('refuses any artifact key with a ".." segment', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-k', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-k', kind: 'root' })
         await fc.assert(
           fc.asyncProperty(fc.array(fc.constantFrom('a', 'b.json', '..', 'calls'), { minLength: 1, maxLength: 5 }), async (segments) => {
             const key = segments.join('/')
@@ -177,7 +177,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await withStore(factory, async (store) => {
         expect(await store.listRuns()).toEqual([])
         for (const runId of ['run-1', 'run-2', 'run-3']) {
-          await store.createExecution({ runId, kind: 'root' }).close()
+          await (await store.createExecution({ runId, kind: 'root' })).close()
           await new Promise((resolve) => setTimeout(resolve, 5))
         }
         expect(await store.hasRun('run-2')).toBe(true)
@@ -192,7 +192,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('gives a late tail every line after its cursor, then the live ones, with no gap or duplicate, ending at run_end', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-t', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-t', kind: 'root' })
         for (let index = 0; index < 5; index += 1) writer.append(log(`early ${index}`))
         await writer.flush()
         const ref = { runId: 'run-t', executionId: 'run-t' }
@@ -213,7 +213,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('ends a tail when its signal aborts', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-s', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-s', kind: 'root' })
         writer.append(log('only'))
         await writer.flush()
         const controller = new AbortController()
@@ -227,7 +227,7 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
 
     it('refuses appends after close, and close twice is harmless', async () => {
       await withStore(factory, async (store) => {
-        const writer = store.createExecution({ runId: 'run-z', kind: 'root' })
+        const writer = await store.createExecution({ runId: 'run-z', kind: 'root' })
         writer.append(log('before'))
         await writer.close()
         await writer.close()
