@@ -1,0 +1,56 @@
+/** One versioned, idempotent step of the store's schema. */
+export interface StoreMigration {
+  readonly version: number
+  readonly name: string
+  /** SQL with `$schema` where the schema name goes. */
+  readonly sql: string
+}
+
+/**
+ * The schema, in order. A migration is never edited once released: a change
+ * is a new version. Tables carry a `locus_` prefix so they share a database
+ * (and a schema) with the outcome metrics of `@locus/partial`.
+ */
+export const STORE_MIGRATIONS: readonly StoreMigration[] = [
+  {
+    version: 1,
+    name: 'runs, executions, journal lines and artifacts',
+    sql: `
+      create table $schema.locus_runs (
+        run_id text primary key,
+        created_at timestamptz not null default clock_timestamp(),
+        status text not null default 'running' check (status in ('running', 'completed', 'failed', 'cancelled')),
+        updated_at timestamptz not null default clock_timestamp()
+      );
+      create index locus_runs_created_at on $schema.locus_runs (created_at desc, run_id desc);
+      create table $schema.locus_executions (
+        run_id text not null references $schema.locus_runs (run_id) on delete cascade,
+        execution_id text not null,
+        kind text not null check (kind in ('root', 'resume', 'replay', 'child')),
+        position bigint generated always as identity,
+        created_at timestamptz not null default clock_timestamp(),
+        primary key (run_id, execution_id)
+      );
+      create table $schema.locus_journal (
+        run_id text not null,
+        execution_id text not null,
+        seq bigint not null,
+        line jsonb not null,
+        primary key (run_id, execution_id, seq),
+        foreign key (run_id, execution_id) references $schema.locus_executions (run_id, execution_id) on delete cascade
+      );
+      create table $schema.locus_artifacts (
+        run_id text not null,
+        execution_id text not null,
+        key text not null,
+        content text not null,
+        updated_at timestamptz not null default clock_timestamp(),
+        primary key (run_id, execution_id, key),
+        foreign key (run_id, execution_id) references $schema.locus_executions (run_id, execution_id) on delete cascade
+      );
+    `,
+  },
+]
+
+/** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */
+export const JOURNAL_CHANNEL = 'locus_journal'

@@ -1,0 +1,427 @@
+import {
+  JournalClosedError,
+  JournalWriteError,
+  type JournalLine,
+  createLineStamper,
+  parseJournalLine,
+  validateRunId,
+} from '@locus/journal'
+import {
+  ArtifactExistsError,
+  type ArtifactWriter,
+  type CreateExecutionOptions,
+  ExecutionExistsError,
+  type ExecutionInfo,
+  type ExecutionKind,
+  type ExecutionRef,
+  type ExecutionWriter,
+  type ListRunsFilter,
+  type ReadLinesOptions,
+  RunExistsError,
+  type RunInfo,
+  RunNotFoundError,
+  type RunStore,
+  StoreOptionsError,
+  type TailOptions,
+  allocatedExecutionId,
+  validateArtifactKey,
+} from '@locus/store'
+import pg from 'pg'
+import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
+
+/** Options of {@link createPostgresRunStore}: a connection string, or a pool you own. */
+export interface PostgresRunStoreOptions {
+  /** A `postgres://` URL. It never appears in error messages. */
+  readonly connectionString?: string | undefined
+  /** A pool to use instead; the store never ends it. */
+  readonly pool?: pg.Pool | undefined
+  /** Schema of the tables (created by `migrate()`). Letters, digits and `_`. @default 'public' */
+  readonly schema?: string | undefined
+  /** Most connections the store's own pool opens. @default 8 */
+  readonly maxConnections?: number | undefined
+  /** A tail re-reads at least this often even without a notification, in milliseconds. @default 1000 */
+  readonly tailPollMs?: number | undefined
+  /** Run pending migrations before the first operation. @default true */
+  readonly migrate?: boolean | undefined
+}
+
+/** What {@link PostgresRunStore.migrate} did. */
+export interface StoreMigrationResult {
+  readonly applied: readonly number[]
+  readonly version: number
+}
+
+/** The PostgreSQL {@link RunStore}, plus what only a database store has. */
+export interface PostgresRunStore extends RunStore {
+  /** Applies pending migrations; safe to call from several processes at once. */
+  migrate(): Promise<StoreMigrationResult>
+  /** Stops tails and ends the store's own pool (not a pool it was given). */
+  close(): Promise<void>
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+const READ_PAGE = 1000
+
+/**
+ * The run store on PostgreSQL: journal lines in `locus_journal` keyed by
+ * (run, execution, seq) as `jsonb`, executions and run rows, artifacts. A
+ * batch of lines and the run row's status change commit in one transaction,
+ * and each commit sends `NOTIFY locus_journal, '<runId>:<seq>'`, so a tail on
+ * any machine wakes within milliseconds (it also re-reads every
+ * `tailPollMs`, so a missed notification only delays it).
+ *
+ * A sink's `append` stamps and returns the line at once and commits it in the
+ * background, in order; `flush()` resolves when everything appended is
+ * committed, and a failed commit is thrown by the next `append`, `flush` or
+ * `close`.
+ *
+ * @example
+ * ```ts
+ * const store = createPostgresRunStore({ connectionString: process.env.DATABASE_URL })
+ * const writer = await store.createExecution({ runId: 'run-1', kind: 'root' })
+ * writer.append({ type: 'log', level: 'info', message: 'hello' })
+ * await writer.close()
+ * await store.close()
+ * ```
+ */
+export function createPostgresRunStore(options: PostgresRunStoreOptions): PostgresRunStore {
+  const schema = options.schema ?? 'public'
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new StoreOptionsError(`createPostgresRunStore: schema "${schema}" is not a plain identifier; use letters, digits and _ only.`)
+  }
+  if (options.pool === undefined && (typeof options.connectionString !== 'string' || options.connectionString.length === 0)) {
+    throw new StoreOptionsError('createPostgresRunStore: give a connectionString (postgres://...) or a pool.')
+  }
+  const tailPollMs = options.tailPollMs ?? 1000
+  const ownsPool = options.pool === undefined
+  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 8 })
+  const table = (name: string): string => `"${schema}".${name}`
+  const runs = table('locus_runs')
+  const executions = table('locus_executions')
+  const journal = table('locus_journal')
+  const artifactsTable = table('locus_artifacts')
+
+  let migrated: Promise<StoreMigrationResult> | undefined
+  const ready = (): Promise<unknown> => (options.migrate === false ? Promise.resolve() : (migrated ??= migrate()))
+
+  async function migrate(): Promise<StoreMigrationResult> {
+    return transaction(async (client) => {
+      // Serialises concurrent migrations from several processes.
+      await client.query("select pg_advisory_xact_lock(hashtext('locus.store.migrate'))")
+      await client.query(`create schema if not exists "${schema}"`)
+      await client.query(`create table if not exists ${table('locus_store_migrations')} (
+        version integer primary key, name text not null, applied_at timestamptz not null default clock_timestamp())`)
+      const { rows } = await client.query<{ version: number }>(`select version from ${table('locus_store_migrations')}`)
+      const done = new Set(rows.map((row) => row.version))
+      const applied: number[] = []
+      for (const migration of STORE_MIGRATIONS) {
+        if (done.has(migration.version)) continue
+        await client.query(migration.sql.replaceAll('$schema', `"${schema}"`))
+        await client.query(`insert into ${table('locus_store_migrations')} (version, name) values ($1, $2)`, [migration.version, migration.name])
+        applied.push(migration.version)
+      }
+      return { applied, version: Math.max(...STORE_MIGRATIONS.map((migration) => migration.version)) }
+    })
+  }
+
+  async function transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect()
+    try {
+      await client.query('begin')
+      const value = await body(client)
+      await client.query('commit')
+      return value
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined)
+      throw error
+    } finally {
+      client.release()
+    }
+  }
+
+  async function requireRun(runId: string): Promise<void> {
+    await ready()
+    const { rowCount } = await pool.query(`select 1 from ${runs} where run_id = $1`, [runId])
+    if (rowCount === 0) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+  }
+
+  async function requireExecution(ref: ExecutionRef): Promise<void> {
+    await ready()
+    const { rowCount } = await pool.query(`select 1 from ${executions} where run_id = $1 and execution_id = $2`, [ref.runId, ref.executionId])
+    if (rowCount === 0) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, 'the PostgreSQL store')
+  }
+
+  // ---- One LISTEN connection per store, shared by every tail.
+  const wakers = new Map<string, Set<() => void>>()
+  let listener: Promise<pg.Client> | undefined
+  let closed = false
+
+  function listen(): Promise<pg.Client> {
+    listener ??= (async () => {
+      const client = new pg.Client(options.pool === undefined ? { connectionString: options.connectionString } : pool.options)
+      await client.connect()
+      client.on('notification', (message) => {
+        const runId = message.payload?.slice(0, message.payload.lastIndexOf(':'))
+        if (runId !== undefined) for (const wake of wakers.get(runId) ?? []) wake()
+      })
+      client.on('error', () => {
+        // A lost LISTEN connection only slows tails to their poll interval; the next tail reconnects.
+        listener = undefined
+      })
+      await client.query(`listen ${JOURNAL_CHANNEL}`)
+      return client
+    })()
+    listener.catch(() => {
+      listener = undefined
+    })
+    return listener
+  }
+
+  function waitForWake(runId: string, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      let set = wakers.get(runId)
+      if (set === undefined) wakers.set(runId, (set = new Set()))
+      const done = (): void => {
+        clearTimeout(timer)
+        set.delete(done)
+        if (set.size === 0) wakers.delete(runId)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, tailPollMs)
+      set.add(done)
+      signal?.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  async function createExecution(create: CreateExecutionOptions): Promise<ExecutionWriter> {
+    const runId = validateRunId(create.runId, 'runId')
+    await ready()
+    const executionId = await transaction(async (client) => {
+      if (create.kind === 'root') {
+        if (create.executionId !== undefined && create.executionId !== runId) {
+          throw new StoreOptionsError(`createExecution: a root execution's id is its run id ("${runId}"), not "${create.executionId}".`)
+        }
+        const inserted = await client.query(`insert into ${runs} (run_id) values ($1) on conflict do nothing`, [runId])
+        if (inserted.rowCount === 0) throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
+        await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $1, 'root')`, [runId])
+        return runId
+      }
+      // The run row's lock serialises allocation of resume and replay ids.
+      const run = await client.query(`select 1 from ${runs} where run_id = $1 for update`, [runId])
+      if (run.rowCount === 0) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+      if ((create.kind === 'resume' || create.kind === 'replay') && create.executionId === undefined) {
+        const kind = create.kind
+        const { rows } = await client.query<{ n: string }>(`select count(*) as n from ${executions} where run_id = $1 and kind = $2`, [runId, kind])
+        for (let n = Number(rows[0]?.n ?? 0) + 1; ; n += 1) {
+          const id = allocatedExecutionId(kind, n)
+          const inserted = await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $2, $3) on conflict do nothing`, [runId, id, kind])
+          if (inserted.rowCount === 1) return id
+        }
+      }
+      if (create.executionId === undefined) throw new StoreOptionsError(`createExecution: a ${create.kind} execution needs its executionId.`)
+      const id = validateRunId(create.executionId, 'executionId')
+      const inserted = await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $2, $3) on conflict do nothing`, [runId, id, create.kind])
+      if (inserted.rowCount === 0) throw new ExecutionExistsError(runId, id)
+      return id
+    })
+    return openSink(runId, executionId, create)
+  }
+
+  function openSink(runId: string, executionId: string, create: CreateExecutionOptions): ExecutionWriter {
+    const now = create.now
+    const stamper = createLineStamper({ runId, executionId, now: now === undefined ? undefined : () => new Date(now()) })
+    const location = `postgres:${schema}/${runId}/${executionId}`
+    let pending: JournalLine[] = []
+    let running: Promise<void> | undefined
+    let failure: Error | undefined
+    let sinkClosed = false
+
+    async function commit(batch: readonly JournalLine[]): Promise<void> {
+      const end = batch.findLast((line) => line.type === 'run_end')
+      const last = batch.at(-1)
+      await transaction(async (client) => {
+        await client.query(
+          `insert into ${journal} (run_id, execution_id, seq, line)
+           select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)`,
+          [runId, executionId, JSON.stringify(batch)],
+        )
+        if (end?.type === 'run_end') {
+          await client.query(`update ${runs} set status = $2, updated_at = clock_timestamp() where run_id = $1`, [runId, end.disposition])
+        }
+        if (last !== undefined) await client.query('select pg_notify($1, $2)', [JOURNAL_CHANNEL, `${runId}:${last.seq}`])
+      })
+    }
+
+    async function pump(): Promise<void> {
+      while (pending.length > 0) {
+        const batch = pending
+        pending = []
+        await commit(batch)
+      }
+    }
+
+    function kick(): void {
+      if (running !== undefined || failure !== undefined) return
+      running = pump()
+        .catch((error: unknown) => {
+          failure = new JournalWriteError(location, 'commit', error)
+        })
+        .finally(() => {
+          running = undefined
+          if (pending.length > 0) kick()
+        })
+    }
+
+    async function settled(): Promise<void> {
+      while (running !== undefined) await running
+      if (failure !== undefined) throw failure
+    }
+
+    return {
+      runId,
+      executionId,
+      kind: create.kind,
+      location,
+      artifacts: artifactsOf({ runId, executionId }),
+      get lastSeq() {
+        return stamper.lastSeq
+      },
+      append(input) {
+        if (sinkClosed) throw new JournalClosedError(location, input.type)
+        if (failure !== undefined) throw failure
+        const line = stamper.stamp(input)
+        pending.push(line)
+        kick()
+        create.onLine?.(line)
+        return line
+      },
+      flush: () => settled(),
+      async close() {
+        if (sinkClosed) return
+        sinkClosed = true
+        await settled()
+      },
+    }
+  }
+
+  function artifactsOf(ref: ExecutionRef): ArtifactWriter {
+    return {
+      async write(key, content, writeOptions) {
+        validateArtifactKey(key)
+        await ready()
+        if (writeOptions?.exclusive === true) {
+          const inserted = await pool.query(`insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4) on conflict do nothing`, [
+            ref.runId,
+            ref.executionId,
+            key,
+            content,
+          ])
+          if (inserted.rowCount === 0) throw new ArtifactExistsError(key)
+          return
+        }
+        await pool.query(
+          `insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4)
+           on conflict (run_id, execution_id, key) do update set content = excluded.content, updated_at = clock_timestamp()`,
+          [ref.runId, ref.executionId, key, content],
+        )
+      },
+      async read(key) {
+        validateArtifactKey(key)
+        await ready()
+        const { rows } = await pool.query<{ content: string }>(`select content from ${artifactsTable} where run_id = $1 and execution_id = $2 and key = $3`, [
+          ref.runId,
+          ref.executionId,
+          key,
+        ])
+        return rows[0]?.content
+      },
+    }
+  }
+
+  async function page(ref: ExecutionRef, afterSeq: number, limit: number): Promise<JournalLine[]> {
+    const { rows } = await pool.query<{ line: unknown }>(
+      `select line from ${journal} where run_id = $1 and execution_id = $2 and seq > $3 order by seq limit $4`,
+      [ref.runId, ref.executionId, afterSeq, limit],
+    )
+    return rows.map((row) => parseJournalLine(row.line))
+  }
+
+  async function* readLines(ref: ExecutionRef, read: ReadLinesOptions = {}): AsyncGenerator<JournalLine> {
+    await requireExecution(ref)
+    let afterSeq = read.afterSeq ?? -1
+    let left = read.limit ?? Number.POSITIVE_INFINITY
+    while (left > 0) {
+      const lines = await page(ref, afterSeq, Math.min(READ_PAGE, left))
+      for (const line of lines) {
+        yield line
+        afterSeq = line.seq
+        left -= 1
+      }
+      if (lines.length < READ_PAGE) return
+    }
+  }
+
+  async function* tail(ref: ExecutionRef, tailOptions: TailOptions = {}): AsyncGenerator<JournalLine> {
+    await requireExecution(ref)
+    await listen().catch(() => undefined)
+    let afterSeq = tailOptions.afterSeq ?? -1
+    let left = tailOptions.limit ?? Number.POSITIVE_INFINITY
+    const signal = tailOptions.signal
+    while (left > 0 && signal?.aborted !== true && !closed) {
+      // Register for a wake before reading, so a commit between the read and the wait is not missed.
+      const woken = waitForWake(ref.runId, signal)
+      const lines = await page(ref, afterSeq, Math.min(READ_PAGE, left))
+      for (const line of lines) {
+        yield line
+        afterSeq = line.seq
+        left -= 1
+        if (left <= 0 || line.type === 'run_end') return
+      }
+      if (lines.length === 0) await woken
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    migrate: () => (migrated = migrate()),
+    createExecution,
+    async hasRun(runId) {
+      await ready()
+      const { rowCount } = await pool.query(`select 1 from ${runs} where run_id = $1`, [runId])
+      return rowCount === 1
+    },
+    async listExecutions(runId) {
+      await requireRun(runId)
+      const { rows } = await pool.query<{ execution_id: string; kind: ExecutionKind }>(
+        `select execution_id, kind from ${executions} where run_id = $1 order by (kind = 'root') desc, position`,
+        [runId],
+      )
+      return rows.map((row): ExecutionInfo => ({ runId, executionId: row.execution_id, kind: row.kind, location: `postgres:${schema}/${runId}/${row.execution_id}` }))
+    },
+    async listRuns(filter: ListRunsFilter = {}) {
+      await ready()
+      const { rows } = await pool.query<{ run_id: string; created_ms: string }>(
+        `select run_id, floor(extract(epoch from created_at) * 1000)::bigint as created_ms from ${runs}
+         where $1::double precision is null or created_at >= to_timestamp($1::double precision / 1000)
+         order by created_at desc, run_id desc limit $2`,
+        [filter.since ?? null, filter.limit ?? null],
+      )
+      return rows.map((row): RunInfo => ({ runId: row.run_id, createdAt: Number(row.created_ms), location: `postgres:${schema}/${row.run_id}` }))
+    },
+    readLines,
+    tail,
+    async readArtifact(ref, key) {
+      await requireExecution(ref)
+      return artifactsOf(ref).read(key)
+    },
+    async close() {
+      closed = true
+      for (const set of wakers.values()) for (const wake of set) wake()
+      const client = await listener?.catch(() => undefined)
+      listener = undefined
+      await client?.end().catch(() => undefined)
+      if (ownsPool) await pool.end()
+    },
+  }
+}
