@@ -186,7 +186,12 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
     let lines: JournalLine[]
     try {
-      lines = (await readJournalAsync(path)).lines
+      const journal = await readJournalAsync(path)
+      lines = journal.lines
+      if (read.onProblem !== undefined) {
+        if (journal.tornTail !== null) read.onProblem(`torn last line at byte ${journal.tornTail.byteOffset} (the process stopped mid-write)`)
+        for (const invalid of journal.invalid) read.onProblem(`line ${invalid.lineNumber}: ${invalid.error}`)
+      }
     } catch (error) {
       if (!(await isDirectory(executionDir(ref)))) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, base)
       if (codeOf((error as { cause?: unknown }).cause) === 'ENOENT') return

@@ -107,6 +107,12 @@ export interface ReadLinesOptions {
   readonly afterSeq?: number | undefined
   /** Stop after this many lines. */
   readonly limit?: number | undefined
+  /**
+   * Told about what the reader skipped: a torn last line (a crash mid-write)
+   * or a complete line that is not a valid journal line. Skipped lines are
+   * never returned; this says why some bytes were not.
+   */
+  readonly onProblem?: ((problem: string) => void) | undefined
 }
 
 /** How {@link RunStore.tail} follows a live execution. */

@@ -56,8 +56,10 @@ describe('createFileRunStore', () => {
       await writeFile(paths.journalPath, '{"v":1,"seq":2,"ty', { flag: 'a' })
       const store = createFileRunStore(runsDir)
       const lines = []
-      for await (const line of store.readLines({ runId: 'old-run', executionId: 'old-run' })) lines.push(line)
+      const problems: string[] = []
+      for await (const line of store.readLines({ runId: 'old-run', executionId: 'old-run' }, { onProblem: (problem) => problems.push(problem) })) lines.push(line)
       expect(lines.map((line) => line.seq)).toEqual([1])
+      expect(problems).toEqual([expect.stringMatching(/^torn last line at byte \d+/)])
       expect(await store.hasRun('old-run')).toBe(true)
     } finally {
       await rm(dir, { recursive: true, force: true })

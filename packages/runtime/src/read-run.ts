@@ -1,0 +1,77 @@
+import { RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
+import type { ExecutionInfo, RunStore } from '@locus/store'
+import { RunResultSchema, type RunResultFile } from './run-result-schema.js'
+import { type RunSummary, summarizeRunView } from './run-summary.js'
+
+/** One execution of a stored run, folded. */
+export interface StoredExecution {
+  readonly info: ExecutionInfo
+  readonly view: RunView
+  /** Its `result.json`, or `undefined` while it runs or when it died before writing it. */
+  readonly resultFile: RunResultFile | undefined
+  /** What the journal reader skipped, and why. */
+  readonly problems: readonly string[]
+  /** The execution as `locus show` summarises it. */
+  readonly summary: RunSummary
+}
+
+/** A stored run: its root, its resumes in order, its replays apart, and which execution holds its current state. */
+export interface StoredRun {
+  readonly runId: string
+  readonly root: StoredExecution
+  /** The root and every resume, in order. */
+  readonly executions: readonly StoredExecution[]
+  readonly replays: readonly StoredExecution[]
+  /** The last resume, or the root: the run as it stands now. */
+  readonly latest: StoredExecution
+}
+
+/** Options of {@link readStoredRun}. */
+export interface ReadStoredRunOptions {
+  /** `all` keeps every call in each view (a tree, an inspector); `notable` keeps what reports list. @default 'notable' */
+  readonly keep?: 'notable' | 'all' | undefined
+}
+
+/** Folds one execution's journal and reads its `result.json`. */
+export async function readStoredExecution(store: RunStore, info: ExecutionInfo, options: ReadStoredRunOptions = {}): Promise<StoredExecution> {
+  const view = createRunView({ keep: options.keep ?? 'notable' })
+  const problems: string[] = []
+  for await (const line of store.readLines(info, { onProblem: (problem) => problems.push(problem) })) view.apply(line)
+  const text = await store.readArtifact(info, RUN_LAYOUT.result)
+  let resultFile: RunResultFile | undefined
+  if (text !== undefined) {
+    try {
+      const parsed = RunResultSchema.safeParse(JSON.parse(text))
+      if (parsed.success) resultFile = parsed.data
+      else problems.push(`${RUN_LAYOUT.result} does not match its schema: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
+    } catch {
+      // A result being written right now, or damaged: the journal still tells the story.
+      problems.push(`${RUN_LAYOUT.result} is not JSON`)
+    }
+  }
+  // A file store's location is the execution directory; others name the artifact by its key.
+  const outputsReadme = `${info.location}/${RUN_LAYOUT.outputs}/${RUN_LAYOUT.outputsReadme}`
+  return { info, view, resultFile, problems, summary: summarizeRunView(view, { resultFile, outputsReadme, journalProblems: problems }) }
+}
+
+/**
+ * Reads a stored run through any {@link RunStore}: each execution folded into
+ * a {@link RunView}, its `result.json`, and its summary. The CLI's `show`,
+ * `ls`, `resume` and `replay`, and the server's status, read runs this way.
+ *
+ * @throws RunNotFoundError when the store has no such run.
+ */
+export async function readStoredRun(store: RunStore, runId: string, options: ReadStoredRunOptions = {}): Promise<StoredRun> {
+  const infos = await store.listExecutions(runId)
+  const executions = await Promise.all(infos.map((info) => readStoredExecution(store, info, options)))
+  const root = executions[0]
+  if (root === undefined) throw new Error(`readStoredRun: run "${runId}" has no root execution`)
+  const resumes = executions.filter((execution) => execution.info.kind === 'root' || execution.info.kind === 'resume')
+  return {
+    runId,
+    root,
+    executions: resumes,
+    replays: executions.filter((execution) => execution.info.kind === 'replay'),
+    latest: resumes.at(-1) ?? root,
+  }
+}

@@ -1,0 +1,151 @@
+import type { CallView, RunView } from '@locus/journal'
+import { type AnswerOutcome, judgeRunAnswer } from '@locus/partial'
+import type { JsonValue } from '@locus/outcome'
+import type { RunResultFile } from './run-result-schema.js'
+
+/** How a run stands: its disposition once it ended, `unfinished` while running or after a crash. */
+export type RunStanding = 'completed' | 'failed' | 'cancelled' | 'unfinished'
+
+/** One attempt of a retried call. */
+export interface RetriedAttempt {
+  readonly attempt: number
+  /** `callId` of an agent attempt, `toolCallId` of a tool call. */
+  readonly callId: string
+  /** How the attempt ended: `completed`, the failure cause, `threw`, or `running`. */
+  readonly outcome: string
+}
+
+/** A logical call that took more than one attempt. */
+export interface RetriedCall {
+  readonly kind: 'agent' | 'tool'
+  /** The agent role or tool name. */
+  readonly name: string
+  /** `logicalCallId` of an agent call, `toolCallId` of a tool call. */
+  readonly id: string
+  readonly attempts: readonly RetriedAttempt[]
+}
+
+/** One gap of a partial answer, as a summary lists it. */
+export interface SummaryGap {
+  readonly tool: string
+  readonly criticality: string
+  readonly reason?: string
+}
+
+/** What `locus run`, `show` and `ls` (and the server's status) say about one execution of a run. */
+export interface RunSummary {
+  readonly runId: string
+  readonly executionId: string
+  readonly workflow: string
+  readonly standing: RunStanding
+  /** The answer outcome recorded when the run ended (`complete`, `partial`, `cannot_answer`, `failed`); absent while unfinished. */
+  readonly answerOutcome?: AnswerOutcome
+  readonly startedAt: string | undefined
+  readonly durationMs: number | undefined
+  /** The workflow file recorded in `run_start.options.source`. */
+  readonly source: string | undefined
+  readonly host: string | undefined
+  /** Logical `agent()` calls, and their physical attempts. */
+  readonly agentCalls: number
+  readonly agentAttempts: number
+  /** Agent calls answered from a recording (resume or replay). */
+  readonly replayedCalls: number
+  readonly toolCalls: number
+  readonly toolAttempts: number
+  /** Attempts beyond the first that really ran, agent and tool calls together. */
+  readonly retries: number
+  readonly retriedCalls: readonly RetriedCall[]
+  readonly gaps: readonly SummaryGap[]
+  readonly caveats: readonly string[]
+  readonly result: JsonValue
+  readonly error: string | undefined
+  /** Where a person finds the outputs README (a path for the file store). */
+  readonly outputsReadme: string
+  /** Problems the journal reader found: a torn last line, invalid lines. */
+  readonly journalProblems: readonly string[]
+}
+
+/** What a summary needs besides the fold. */
+export interface SummaryExtras {
+  /** The execution's `result.json`, when it was written. */
+  readonly resultFile?: RunResultFile | undefined
+  readonly outputsReadme: string
+  readonly journalProblems?: readonly string[] | undefined
+}
+
+function record(value: JsonValue | undefined): Readonly<Record<string, JsonValue>> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined
+}
+
+function retriedCallOf(call: CallView): RetriedCall {
+  if (call.kind === 'agent') {
+    return {
+      kind: 'agent',
+      name: call.name,
+      id: call.id,
+      attempts: call.attempts.map((attempt) => ({
+        attempt: attempt.attempt,
+        callId: attempt.callId,
+        outcome:
+          attempt.status === 'threw'
+            ? `threw${attempt.error?.failureCause === undefined ? '' : ` (${attempt.error.failureCause})`}`
+            : attempt.status === 'failed'
+              ? (attempt.end?.failureCause ?? 'failed')
+              : attempt.status,
+      })),
+    }
+  }
+  return {
+    kind: 'tool',
+    name: call.name,
+    id: call.id,
+    attempts: call.attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      callId: call.id,
+      outcome: attempt.status === 'completed' || attempt.status === 'running' ? attempt.status : `${attempt.status}${attempt.end?.failure?.code === undefined ? '' : ` (${attempt.end.failure.code})`}`,
+    })),
+  }
+}
+
+/**
+ * Summarises one execution from its {@link RunView}: the same counts as the
+ * outputs README (the view's), the answer outcome, gaps and caveats recorded
+ * on `run_end` (judged from the result only for journals written before they
+ * were recorded), and the result.
+ */
+export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSummary {
+  const end = view.runEnd
+  const file = extras.resultFile
+  const options = record(view.runStart?.options)
+  const standing: RunStanding = end?.disposition ?? file?.disposition ?? 'unfinished'
+  const result: JsonValue = end?.result ?? file?.result ?? null
+  const judged = standing === 'unfinished' ? undefined : judgeRunAnswer(standing, result)
+  const answerOutcome = end?.answerOutcome ?? file?.answerOutcome ?? judged?.answerOutcome
+  const gaps = end?.gaps ?? file?.gaps ?? judged?.gaps ?? []
+  const caveats = end?.caveats ?? file?.caveats ?? judged?.caveats ?? []
+  const counts = view.counts
+  return {
+    runId: view.runId ?? file?.runId ?? 'unknown',
+    executionId: view.executionId ?? file?.executionId ?? 'unknown',
+    workflow: view.workflow ?? file?.workflow ?? 'unknown',
+    standing,
+    ...(answerOutcome === undefined ? {} : { answerOutcome }),
+    startedAt: view.runStart?.ts ?? file?.startedAt,
+    durationMs: end?.durationMs,
+    source: typeof options?.source === 'string' ? options.source : undefined,
+    host: typeof options?.host === 'string' ? options.host : undefined,
+    agentCalls: counts.agentCalls,
+    agentAttempts: counts.agentAttempts,
+    replayedCalls: counts.replayedAgentCalls,
+    toolCalls: counts.toolCalls,
+    toolAttempts: counts.toolAttempts,
+    retries: counts.agentRetries + counts.toolRetries,
+    retriedCalls: view.retriedCalls().map(retriedCallOf),
+    gaps: gaps.map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
+    caveats: [...caveats],
+    result,
+    error: end?.error?.message ?? file?.error?.message,
+    outputsReadme: extras.outputsReadme,
+    journalProblems: [...(extras.journalProblems ?? [])],
+  }
+}
