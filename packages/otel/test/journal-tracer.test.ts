@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { JournalLine } from '@locus/journal'
+import { CallError } from '@locus/retry'
+import { createScriptedHost, defineTool, defineWorkflow, resumeRun, runWorkflowScript } from '@locus/runtime'
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { SpanStatusCode } from '@opentelemetry/api'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createJournalTracer } from '../src/index.js'
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+function runsDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'locus-otel-'))
+  dirs.push(dir)
+  return dir
+}
+
+function tracing(captureContent = false) {
+  const exporter = new InMemorySpanExporter()
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const tracer = createJournalTracer({ tracer: provider.getTracer('locus-test'), captureContent })
+  return {
+    exporter,
+    onEvent: (line: JournalLine) => {
+      tracer.apply(line)
+    },
+  }
+}
+
+const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId
+const named = (spans: readonly ReadableSpan[], prefix: string): ReadableSpan[] => spans.filter((span) => span.name.startsWith(prefix))
+
+function workflow(failFirstTool: boolean) {
+  let toolCalls = 0
+  return defineWorkflow({
+    name: 'traced',
+    tools: {
+      lookup: defineTool({
+        input: z.object({ id: z.string() }),
+        run: ({ id }) => {
+          toolCalls += 1
+          if (failFirstTool && toolCalls === 1) throw new CallError('upstream 503', { retryable: true, code: 'provider_error' })
+          return { id }
+        },
+      }),
+    },
+    run: async ({ agent, tool, parallel }) => {
+      const [a, b] = await parallel([() => agent('secret prompt A', { attempts: 2 }), () => agent('secret prompt B')], { label: 'fan' })
+      const found = await tool('lookup', { id: 'secret-arg' }, { retry: { timeout_secs: null, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 } })
+      return { ok: true, a: a.answer, b: b.answer, found }
+    },
+  })
+}
+
+describe('createJournalTracer', () => {
+  it('gives the run, its group, each logical agent call and each physical attempt a span, with the right parents', async () => {
+    const { exporter, onEvent } = tracing()
+    const host = createScriptedHost({ rules: [{ match: { prompt: 'secret prompt A' }, steps: [{ throw: 'host-turn-timeout' }, { text: 'A' }] }, { steps: [{ text: 'B' }] }] })
+    const run = await runWorkflowScript(workflow(true), { host, runsDir: runsDir(), onEvent })
+    expect(run.disposition).toBe('completed')
+    const spans = exporter.getFinishedSpans()
+    const [root] = named(spans, 'invoke_workflow traced')
+    expect(root?.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_workflow', 'locus.disposition': 'completed' })
+    const [group] = named(spans, 'parallel fan')
+    expect(parentOf(group as ReadableSpan)).toBe(root?.spanContext().spanId)
+    const logical = spans.filter((span) => span.attributes['locus.logical_call_id'] !== undefined && span.attributes['locus.attempt'] === undefined)
+    expect(logical).toHaveLength(2)
+    for (const call of logical) expect(parentOf(call)).toBe(group?.spanContext().spanId)
+    const attemptsOfA = spans.filter((span) => span.name === 'invoke_agent default attempt 1' || span.name === 'invoke_agent default attempt 2')
+    expect(attemptsOfA).toHaveLength(3)
+    const failed = attemptsOfA.filter((span) => span.status.code === SpanStatusCode.ERROR)
+    expect(failed).toHaveLength(1)
+    expect(failed[0]?.attributes).toMatchObject({ 'locus.failure_cause': 'host-turn-timeout', 'locus.attempt': 1, 'locus.status': 'threw' })
+    // The retried call completed in the end: its logical span is not an error; only its failed attempt is.
+    expect(logical.every((span) => span.status.code !== SpanStatusCode.ERROR)).toBe(true)
+    const logicalIds = new Set(logical.map((span) => span.spanContext().spanId))
+    for (const attempt of attemptsOfA) expect(logicalIds.has(parentOf(attempt) ?? '')).toBe(true)
+    const toolSpans = named(spans, 'execute_tool lookup')
+    expect(toolSpans.map((span) => [span.attributes['locus.attempt'], span.status.code])).toEqual([
+      [1, SpanStatusCode.ERROR],
+      [2, SpanStatusCode.UNSET],
+    ])
+    expect(toolSpans.every((span) => parentOf(span) === root?.spanContext().spanId)).toBe(true)
+  })
+
+  it('keeps prompts and tool arguments off spans unless asked', async () => {
+    for (const captureContent of [false, true]) {
+      const { exporter, onEvent } = tracing(captureContent)
+      const host = createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] })
+      await runWorkflowScript(workflow(false), { host, runsDir: runsDir(), onEvent })
+      const everything = JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes))
+      expect(everything.includes('secret prompt A')).toBe(captureContent)
+      expect(everything.includes('secret-arg')).toBe(captureContent)
+    }
+  })
+
+  it('makes no new span for a call answered from the recording on resume, only an event', async () => {
+    const dir = runsDir()
+    const flow = defineWorkflow({ name: 'two', run: async ({ agent }) => ({ ok: true, a: (await agent('a')).answer, b: (await agent('b')).answer }) })
+    const failing = createScriptedHost({ rules: [{ match: { prompt: 'b' }, steps: [{ fail: 'provider-error', reason: 'down' }] }, { steps: [{ text: 'A' }] }] })
+    const first = await runWorkflowScript(flow, { host: failing, runsDir: dir })
+    const { exporter, onEvent } = tracing()
+    await resumeRun(first.runId, flow, { host: createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] }), runsDir: dir, onEvent })
+    const spans = exporter.getFinishedSpans()
+    const root = named(spans, 'invoke_workflow two')[0]
+    expect(spans.filter((span) => span.name.startsWith('invoke_agent') && span.attributes['locus.attempt'] !== undefined)).toHaveLength(1)
+    expect(root?.events.map((event) => [event.name, event.attributes?.['locus.status']])).toEqual([['locus.replayed', 'completed']])
+  })
+})
