@@ -5,14 +5,14 @@ import { describeGap, describeOutcome, describeStep, gapCaveat } from './describ
 import { PartialInputError } from './partial-error.js'
 import type { Plan } from './plan.js'
 import { type PromptName, fillPromptTemplate, loadPromptTemplate } from './prompt-template.js'
-import type { ToolResult } from './tool-result.js'
+import { type ToolResultInput, parseToolResult } from './tool-result.js'
 
 /** What a run has gathered: the question, the plan, and the result of each step that produced one. */
 export interface RunSnapshot {
   readonly question: string
   readonly plan: Plan
-  /** Results keyed by step number; a step without an entry was not reached. */
-  readonly results: ReadonlyMap<number, ToolResult>
+  /** Results keyed by step number, in any {@link ToolResultInput} shape; a step without an entry was not reached. */
+  readonly results: ReadonlyMap<number, ToolResultInput>
 }
 
 /** Everything `generate` needs to write an answer. */
@@ -87,7 +87,8 @@ export async function answerPartial(run: RunSnapshot, assessment: Assessment, ge
 function gatherResults(run: RunSnapshot): GatheredResult[] {
   const gathered: GatheredResult[] = []
   for (const step of run.plan.steps) {
-    const result = run.results.get(step.n)
+    const given = run.results.get(step.n)
+    const result = given === undefined ? undefined : parseToolResult(given, `run.results.get(${step.n})`)
     if (result?.ok !== true) continue
     gathered.push({
       step: step.n,

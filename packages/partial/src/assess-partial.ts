@@ -1,7 +1,7 @@
 import { describeStep } from './describe-outcome.js'
 import { type Gap, NOT_REACHED } from './gap.js'
 import { type Plan, parsePlan } from './plan.js'
-import { type ToolResult, parseToolResult } from './tool-result.js'
+import { type ToolResultInput, parseToolResult } from './tool-result.js'
 
 /** Every step answered: nothing is missing. */
 export interface CompleteAssessment {
@@ -35,7 +35,9 @@ export type Assessment = CompleteAssessment | PartialAssessment | CannotAnswerAs
  * Decides whether a run can answer from the results it has.
  *
  * A step counts as missing when its result failed or when it has no result
- * (`not reached`). If any missing step is `required`, the run cannot answer
+ * (`not reached`). Results may be in any {@link ToolResultInput} shape: a
+ * plain `{ ok: true, data: [] }` is an empty answer, not a gap, and a plain
+ * `{ ok: false, error }` is a gap whose reason is `error`. If any missing step is `required`, the run cannot answer
  * and `missing` lists those tools; otherwise it answers partially with every
  * missing step as a gap, or completely when nothing is missing. Results for
  * step numbers that are not in the plan are ignored.
@@ -49,13 +51,13 @@ export type Assessment = CompleteAssessment | PartialAssessment | CannotAnswerAs
  * if (assessment.kind === 'cannot_answer') console.log(assessment.missing)
  * ```
  */
-export function assessPartial(plan: Plan, results: ReadonlyMap<number, ToolResult>): Assessment {
+export function assessPartial(plan: Plan, results: ReadonlyMap<number, ToolResultInput>): Assessment {
   parsePlan(plan)
   const gaps: Gap[] = []
   for (const step of plan.steps) {
-    const result = results.get(step.n)
+    const given = results.get(step.n)
     // A JavaScript caller can hand in anything; a malformed result must not be read as a gap or a success.
-    if (result !== undefined) parseToolResult(result, `results.get(${step.n})`)
+    const result = given === undefined ? undefined : parseToolResult(given, `results.get(${step.n})`)
     if (result?.ok === true) continue
     gaps.push({
       step: step.n,

@@ -79,7 +79,16 @@ describe('parseToolResult', () => {
     expect(() => parseToolResult({ ok: false, class: 'flaky', error: 'x' })).toThrow(/Invalid result\.class: .*correctable, unavailable, forbidden, fatal/)
   })
 
-  it('rejects an ok result without an explicit state, so emptiness is never guessed', () => {
-    expect(() => parseToolResult({ ok: true, data: [] })).toThrow(/result\.state/)
+  it('reads the emptiness of a plain { ok: true, data } from the data, as toolOk does', () => {
+    expect(parseToolResult({ ok: true, data: [] })).toEqual(toolEmpty())
+    expect(parseToolResult({ ok: true, data: [1] })).toEqual(toolFound([1]))
+  })
+
+  it('gives a plain { ok: false, error } the default class, fatal', () => {
+    expect(parseToolResult({ ok: false, error: 'down' })).toEqual(toolFailed('fatal', 'down'))
+  })
+
+  it('rejects a failed result without an error, naming the field', () => {
+    expect(() => parseToolResult({ ok: false })).toThrow(/Invalid result\.error/)
   })
 })

@@ -3,6 +3,7 @@ export type { StepCriticality } from './step-criticality.js'
 export { PlanSchema, PlanStepSchema, parsePlan } from './plan.js'
 export type { Plan, PlanStep } from './plan.js'
 export {
+  DEFAULT_FAILURE_CLASS,
   FAILURE_CLASSES,
   FailureClassSchema,
   ToolResultSchema,
@@ -14,7 +15,17 @@ export {
   toolFound,
   toolOk,
 } from './tool-result.js'
-export type { FailureClass, ToolEmpty, ToolFailed, ToolFound, ToolResult, ToolSucceeded } from './tool-result.js'
+export type {
+  FailureClass,
+  PlainToolFailed,
+  PlainToolOk,
+  ToolEmpty,
+  ToolFailed,
+  ToolFound,
+  ToolResult,
+  ToolResultInput,
+  ToolSucceeded,
+} from './tool-result.js'
 export { NOT_REACHED } from './gap.js'
 export type { Gap } from './gap.js'
 export { describeGap, describeOutcome, describeStep, gapCaveat } from './describe-outcome.js'

@@ -1,6 +1,6 @@
 import { PartialInputError } from './partial-error.js'
 import type { Plan, PlanStep } from './plan.js'
-import type { ToolResult } from './tool-result.js'
+import { type ToolResultInput, parseToolResult } from './tool-result.js'
 
 /**
  * The part of a run budget a retry decision reads. The budget is shared by
@@ -28,10 +28,14 @@ export type StepRetryDecision = { readonly retry: true } | { readonly retry: fal
  * - `budget`: the remaining budget does not cover the retry plus every step
  *   after this one; a retry that strands the plan is worse than the gap.
  *
+ * A plain `{ ok: false, error }` without `class` is `fatal`
+ * (`DEFAULT_FAILURE_CLASS`), so it is refused as `not-correctable`.
+ *
  * Throws {@link PartialInputError} when `budget.remainingSteps()` is not a
- * finite number.
+ * finite number, or when `result` is no tool result.
  */
-export function decideStepRetry(step: PlanStep, result: ToolResult, budget: StepBudget, plan: Plan): StepRetryDecision {
+export function decideStepRetry(step: PlanStep, given: ToolResultInput, budget: StepBudget, plan: Plan): StepRetryDecision {
+  const result = parseToolResult(given)
   if (result.ok) return { retry: false, reason: 'succeeded' }
   if (step.criticality !== 'required') return { retry: false, reason: 'not-required' }
   if (result.class === 'unavailable') return { retry: false, reason: 'unavailable' }
@@ -55,6 +59,6 @@ export function decideStepRetry(step: PlanStep, result: ToolResult, budget: Step
  * if (shouldRetryStep(step, result, { remainingSteps: () => run.stepsLeft }, plan)) result = await runStep(step)
  * ```
  */
-export function shouldRetryStep(step: PlanStep, result: ToolResult, budget: StepBudget, plan: Plan): boolean {
+export function shouldRetryStep(step: PlanStep, result: ToolResultInput, budget: StepBudget, plan: Plan): boolean {
   return decideStepRetry(step, result, budget, plan).retry
 }

@@ -1,6 +1,18 @@
 import { describe, expectTypeOf, it } from 'vitest'
-import type { Assessment } from './assess-partial.js'
-import { type ToolEmpty, type ToolFailed, type ToolFound, type ToolResult, isEmptyResult, toolEmpty, toolFailed, toolFound } from './tool-result.js'
+import { type Assessment, assessPartial } from './assess-partial.js'
+import { describeOutcome } from './describe-outcome.js'
+import {
+  type ToolEmpty,
+  type ToolFailed,
+  type ToolFound,
+  type ToolResult,
+  type ToolResultInput,
+  isEmptyResult,
+  parseToolResult,
+  toolEmpty,
+  toolFailed,
+  toolFound,
+} from './tool-result.js'
 
 describe('ToolResult keeps empty and failed apart in the types', () => {
   it('a failed result has no data to mistake for an empty list', () => {
@@ -35,5 +47,17 @@ describe('ToolResult keeps empty and failed apart in the types', () => {
     const assessment = {} as Assessment
     if (assessment.kind === 'cannot_answer') expectTypeOf(assessment.missing).toEqualTypeOf<readonly string[]>()
     expectTypeOf(assessment).not.toHaveProperty('missing')
+  })
+
+  it('every reader takes the specification\'s plain shapes, and parseToolResult makes them canonical', () => {
+    const plain: ToolResultInput<string[]> = { ok: true, data: [] }
+    const failed: ToolResultInput = { ok: false, error: 'down' }
+    expectTypeOf(isEmptyResult(plain)).toEqualTypeOf<boolean>()
+    expectTypeOf(describeOutcome({ n: 1, tool: 't', criticality: 'required' }, failed)).toEqualTypeOf<string>()
+    expectTypeOf(assessPartial({ steps: [] }, new Map([[1, plain]]))).toEqualTypeOf<Assessment>()
+    expectTypeOf(parseToolResult(plain)).toEqualTypeOf<ToolResult<string[]>>()
+    const accept = (result: ToolResultInput) => result
+    // @ts-expect-error a failed result still needs its error
+    accept({ ok: false })
   })
 })
