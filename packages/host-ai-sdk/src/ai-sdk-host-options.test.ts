@@ -51,4 +51,29 @@ describe('createAiSdkHost options', () => {
     expect(issuesOf({ model, modelId: 'b' })).toEqual([expect.stringContaining('disagrees')])
     expect(issuesOf({ model })).toEqual([])
   })
+
+  it('names bad turn budgets, output caps and progress settings together', () => {
+    const issues = issuesOf({
+      baseURL: 'http://x/v1',
+      modelId: 'm',
+      turnBudget: { totalMs: -1, idle: 5 },
+      maxOutputTokens: 1.5,
+      progressIntervalMs: -2,
+      agents: { a: { maxOutputTokens: 0, tools: 'no' } },
+    })
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('turnBudget.totalMs'),
+        expect.stringContaining('maxOutputTokens: maxOutputTokens must be an integer'),
+        expect.stringContaining('progressIntervalMs'),
+        expect.stringContaining('agents.a.maxOutputTokens'),
+        expect.stringContaining('agents.a.tools'),
+      ]),
+    )
+    expect(issues.some((issue) => issue.includes('idle'))).toBe(true)
+  })
+
+  it('accepts null bounds and a null output cap, which turn them off', () => {
+    expect(issuesOf({ baseURL: 'http://x/v1', modelId: 'm', turnBudget: { totalMs: null, idleMs: null }, maxOutputTokens: null, streaming: false, tools: false })).toEqual([])
+  })
 })

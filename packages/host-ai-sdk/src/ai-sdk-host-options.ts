@@ -1,8 +1,10 @@
 import { type RetryClock, type RetryPolicy, RetryPolicySchema } from '@locus/retry'
+import { LAUNCH_MODES, type LaunchMode } from '@locus/runtime'
 import type { LanguageModel } from 'ai'
 import { z } from 'zod'
 import { AiSdkHostOptionsError } from './ai-sdk-host-error.js'
-import type { LlmAttempt } from './llm-attempt.js'
+import type { LlmAttempt, LlmProgress } from './llm-attempt.js'
+import type { TurnBudgetOverride } from './turn-budget.js'
 
 /** A model object the AI SDK accepts (`LanguageModelV3` or V2), never a bare gateway id string. */
 export type AiSdkLanguageModel = Exclude<LanguageModel, string>
@@ -15,6 +17,14 @@ export interface AiSdkAgentOverride {
   readonly system?: string
   /** The seed-001 retry policy of this role's LLM calls. */
   readonly retry?: RetryPolicy
+  /** This role's turn budget, bound by bound over the host's `turnBudget`. */
+  readonly turnBudget?: TurnBudgetOverride
+  /** The most output tokens this role's model accepts per request; `null` sends no cap. See {@link AiSdkHostOptions.maxOutputTokens}. */
+  readonly maxOutputTokens?: number | null
+  /** Whether this role's requests offer the workflow's tools. See {@link AiSdkHostOptions.tools}. */
+  readonly tools?: boolean
+  /** Whether this role's requests are streamed. See {@link AiSdkHostOptions.streaming}. */
+  readonly streaming?: boolean
 }
 
 /** When the per-call `llm-attempts.jsonl` file is written. */
@@ -60,7 +70,7 @@ export interface AiSdkHostOptions {
   readonly model?: AiSdkLanguageModel
   /** Per-role overrides: `{ analyst: { model: 'qwen2.5:14b', retry: {...} } }`. */
   readonly agents?: Readonly<Record<string, AiSdkAgentOverride>>
-  /** The retry policy of roles that set none (seed 001). @default one attempt, no timeout */
+  /** The retry policy of roles that set none (seed 001). @default one attempt, no per-attempt timeout (the turn budget still bounds it) */
   readonly retry?: RetryPolicy
   /**
    * Whether a `model` named by the workflow's own agent config is used. Set it
@@ -85,9 +95,67 @@ export interface AiSdkHostOptions {
   readonly onLlmAttempt?: (attempt: LlmAttempt) => void
   /** The host's name in the run journal. @default 'ai-sdk' */
   readonly name?: string
+  /**
+   * The turn budget: how long one turn may run in all (`totalMs`) and how
+   * long an LLM request may go without a byte from the server (`idleMs`)
+   * before the host aborts the turn as `host-turn-timeout`, which `attempts`
+   * retries. Either bound may be given alone; `null` turns it off. A call's
+   * explicit `budgets.turnTimeoutMs` / `turnIdleMs` and `agents[role].turnBudget`
+   * win over it.
+   * @default TURN_BUDGET_DEFAULTS[launchMode]
+   */
+  readonly turnBudget?: TurnBudgetOverride
+  /**
+   * The launch mode whose default turn budget applies when the runtime's
+   * session request does not name one.
+   * @default 'interactive'
+   */
+  readonly launchMode?: LaunchMode
+  /**
+   * Whether each LLM request is streamed (`streamText`): progress reaches
+   * `onProgress` as tokens arrive, the idle bound watches every chunk, and a
+   * generation may run longer than any single read timeout. `false` waits for
+   * the whole completion (`generateText`), for servers whose streams are broken.
+   * @default true
+   */
+  readonly streaming?: boolean
+  /**
+   * The most output tokens the model accepts per request. Each request's
+   * `max_tokens` is the call's remaining output budget, capped at this; `null`
+   * sends no `max_tokens` at all (the call's budget is then enforced between
+   * requests from the reported usage). Leave it unset to send the budget as it is.
+   */
+  readonly maxOutputTokens?: number | null
+  /**
+   * Whether requests offer the workflow's tools. Set it to `false` for a
+   * server or model without tool support, which otherwise refuses every
+   * request that carries `tools`.
+   * @default true
+   */
+  readonly tools?: boolean
+  /** Called with the progress of every streamed LLM call: the first token at once, then at most every `progressIntervalMs`. */
+  readonly onProgress?: (progress: LlmProgress) => void
+  /** The least time between two `tokens` progress events of one attempt. @default 100 */
+  readonly progressIntervalMs?: number
 }
 
 const isFunction = (value: unknown): boolean => typeof value === 'function'
+
+const boundSchema = (name: string) =>
+  z
+    .number({ error: `${name} must be a positive number of milliseconds, or null for no bound` })
+    .positive(`${name} must be > 0 (or null for no bound)`)
+    .nullable()
+
+const turnBudgetSchema = z
+  .object({ totalMs: boundSchema('totalMs').optional(), idleMs: boundSchema('idleMs').optional() }, { error: 'turnBudget must be { totalMs?, idleMs? }' })
+  .strict()
+
+const outputCapSchema = z
+  .number({ error: 'maxOutputTokens must be a positive integer, or null to send no max_tokens' })
+  .int('maxOutputTokens must be an integer')
+  .positive('maxOutputTokens must be > 0 (or null to send no max_tokens)')
+  .nullable()
 
 const optionsSchema = z
   .object({
@@ -106,7 +174,17 @@ const optionsSchema = z
     agents: z
       .record(
         z.string(),
-        z.object({ model: z.string().min(1).optional(), system: z.string().optional(), retry: RetryPolicySchema.optional() }).strict(),
+        z
+          .object({
+            model: z.string().min(1).optional(),
+            system: z.string().optional(),
+            retry: RetryPolicySchema.optional(),
+            turnBudget: turnBudgetSchema.optional(),
+            maxOutputTokens: outputCapSchema.optional(),
+            tools: z.boolean().optional(),
+            streaming: z.boolean().optional(),
+          })
+          .strict(),
       )
       .optional(),
     retry: RetryPolicySchema.optional(),
@@ -119,6 +197,13 @@ const optionsSchema = z
     attemptLog: z.enum(AI_SDK_ATTEMPT_LOG_MODES, { error: `attemptLog must be one of ${AI_SDK_ATTEMPT_LOG_MODES.join(', ')}` }).optional(),
     onLlmAttempt: z.custom<(attempt: LlmAttempt) => void>(isFunction, { error: 'onLlmAttempt must be a function' }).optional(),
     name: z.string().min(1).optional(),
+    turnBudget: turnBudgetSchema.optional(),
+    launchMode: z.enum(LAUNCH_MODES, { error: `launchMode must be one of ${LAUNCH_MODES.join(', ')}` }).optional(),
+    streaming: z.boolean().optional(),
+    maxOutputTokens: outputCapSchema.optional(),
+    tools: z.boolean().optional(),
+    onProgress: z.custom<(progress: LlmProgress) => void>(isFunction, { error: 'onProgress must be a function' }).optional(),
+    progressIntervalMs: z.number({ error: 'progressIntervalMs must be a number of milliseconds' }).min(0, 'progressIntervalMs must be >= 0').optional(),
   })
   .strict()
 

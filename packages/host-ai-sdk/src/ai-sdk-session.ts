@@ -3,13 +3,15 @@ import { join } from 'node:path'
 import { LocusError, prepareWorkflowResult } from '@locus/outcome'
 import type { RetryClock } from '@locus/retry'
 import type { AgentSession, HostTool, SessionRequest, TranscriptEntry, TurnResult } from '@locus/runtime'
-import type { GenerateTextResult, ModelMessage, ToolResultPart, ToolSet } from 'ai'
+import type { ModelMessage, ToolResultPart, ToolSet } from 'ai'
 import type { AiSdkAttemptLog, AiSdkLanguageModel } from './ai-sdk-host-options.js'
 import type { LlmFailure } from './classify-llm-error.js'
-import type { LlmAttempt } from './llm-attempt.js'
+import type { LlmAttempt, LlmProgress } from './llm-attempt.js'
+import { type LlmStep, type LlmStepRequest, generateStep, streamStep } from './llm-step.js'
 import type { AiModule } from './load-sdk.js'
 import type { AgentSettings } from './resolve-agent-settings.js'
 import { type LlmAttemptRecord, runLlmCall } from './run-llm-call.js'
+import { type TurnBudgetBound, TurnBudgetWatch } from './turn-budget.js'
 
 /** The file, in each call's transcript directory, that lists every physical LLM attempt as JSON lines. */
 export const LLM_ATTEMPTS_FILE = 'llm-attempts.jsonl'
@@ -22,7 +24,26 @@ export interface AiSdkSessionContext {
   readonly request: SessionRequest
   readonly clock: RetryClock
   readonly onLlmAttempt: ((attempt: LlmAttempt) => void) | undefined
+  readonly onProgress: ((progress: LlmProgress) => void) | undefined
+  readonly progressIntervalMs: number
   readonly attemptLog: AiSdkAttemptLog
+}
+
+/** What `prompt` accepts: the runtime's signal, and where this turn's progress goes. */
+export interface AiSdkPromptOptions {
+  readonly signal: AbortSignal
+  /** Progress of this turn's streamed LLM calls, besides the host's `onProgress`. */
+  readonly onProgress?: ((progress: LlmProgress) => void) | undefined
+}
+
+/**
+ * A turn's result with the evidence of its LLM calls: every physical attempt
+ * of every LLM call of the turn, in order, retried ones included. The runtime
+ * reads `llmAttempts` to journal them; a runtime that does not know the field
+ * ignores it.
+ */
+export interface AiSdkTurnResult extends TurnResult {
+  readonly llmAttempts: readonly LlmAttempt[]
 }
 
 type ToolOutput = ToolResultPart['output']
@@ -49,10 +70,70 @@ function toToolOutput(value: unknown): ToolOutput {
   }
 }
 
-function describeFailure(failure: LlmFailure, attempts: number, reason: 'terminal' | 'exhausted'): string {
+/** What a request carried that a refusal may be about. */
+interface SentRequest {
+  readonly maxOutputTokens: number | undefined
+  readonly tools: number
+}
+
+const MAX_TOKENS_COMPLAINT = /max_tokens|max_completion_tokens|max_output_tokens|maxOutputTokens|max_new_tokens|completion tokens|output tokens|maximum context length|context length|context window/i
+const TOOLS_COMPLAINT = /\btools?\b|tool_choice|tool choice|function.?call|--jinja|--enable-auto-tool-choice/i
+
+/**
+ * Says how an LLM call failed in the words of what happened: the status and
+ * code, how many attempts and why no more, and, for a refusal that names the
+ * request's output-token cap or its tools, the setting that changes it.
+ */
+function describeFailure(
+  failure: LlmFailure,
+  attempts: number,
+  reason: 'terminal' | 'exhausted',
+  context: { readonly retrySource: AgentSettings['sources']['retry']; readonly maxAttempts: number; readonly sent: SentRequest },
+): string {
   const what = failure.status === undefined ? `no HTTP status, ${failure.code}` : `HTTP ${failure.status} ${failure.code}`
-  const why = reason === 'exhausted' ? `after ${attempts} attempt${attempts === 1 ? '' : 's'} (retries exhausted)` : `terminal, not retried, after ${attempts} attempt${attempts === 1 ? '' : 's'}`
-  return `the LLM call failed with ${what}, ${why}: ${failure.error}`
+  // "LLM attempts": these are the HTTP requests of one LLM call, not the transport attempts of the agent() call.
+  const plural = (count: number, what = 'LLM attempt'): string => `${count} ${what}${count === 1 ? '' : 's'}`
+  let why: string
+  if (reason === 'terminal') why = `terminal, not retried, after ${plural(attempts)}`
+  else if (context.retrySource === 'none') why = `after ${plural(attempts)}: no retry policy applies to this call (give the host or the role a retry policy to retry it)`
+  else why = `after ${plural(attempts)} (retries exhausted: the retry policy allows ${plural(context.maxAttempts, 'attempt')})`
+  let hint = ''
+  const refused = !failure.retryable && (failure.status === undefined || (failure.status >= 400 && failure.status < 500))
+  if (refused && context.sent.maxOutputTokens !== undefined && MAX_TOKENS_COMPLAINT.test(failure.error)) {
+    hint =
+      `. The server refused the request's output-token cap (max_tokens ${context.sent.maxOutputTokens}, the call's remaining output budget): ` +
+      'lower it with --max-output-tokens <n> (budgets.maxOutputTokens in a workflow), or give the host maxOutputTokens set to what the model allows'
+  } else if (refused && context.sent.tools > 0 && TOOLS_COMPLAINT.test(failure.error)) {
+    hint =
+      `. The request offered the workflow's ${context.sent.tools} tool${context.sent.tools === 1 ? '' : 's'} and the server refused them: ` +
+      'this server or model has no tool support; turn tools off with the host option tools: false (agents.<role>.tools: false for one role)'
+  }
+  return `the LLM call failed with ${what}, ${why}: ${failure.error}${hint}`
+}
+
+/** The `max_tokens` a request sends: the call's remaining budget, capped at what the model accepts. */
+function outputCap(remaining: number | undefined, modelCap: number | null | undefined): number | undefined {
+  if (modelCap === null) return undefined
+  if (modelCap === undefined) return remaining
+  return remaining === undefined ? modelCap : Math.min(remaining, modelCap)
+}
+
+const ABORTED: unique symbol = Symbol('aborted')
+
+/** Settles with the promise's value, or with {@link ABORTED} as soon as `signal` aborts. */
+async function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<typeof ABORTED>((resolve) => {
+    onAbort = () => {
+      resolve(ABORTED)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([promise, aborted])
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+  }
 }
 
 /**
@@ -81,7 +162,7 @@ export class AiSdkSession implements AgentSession {
     const { request, ai, settings } = context
     this.#toolsByName = new Map(request.tools.map((tool) => [tool.name, tool]))
     this.#tools =
-      request.tools.length === 0
+      request.tools.length === 0 || !settings.tools
         ? undefined
         : Object.fromEntries(
             request.tools.map((tool) => [tool.name, ai.tool({ ...(tool.description === undefined ? {} : { description: tool.description }), inputSchema: tool.input })]),
@@ -95,8 +176,27 @@ export class AiSdkSession implements AgentSession {
     return this.#transcript
   }
 
-  async prompt(text: string, options: { readonly signal: AbortSignal }): Promise<TurnResult> {
+  async prompt(text: string, options: AiSdkPromptOptions): Promise<AiSdkTurnResult> {
     const { signal } = options
+    // The turn's own controller: the caller's abort and the host's turn budget both end it.
+    const turnController = new AbortController()
+    const onCallerAbort = (): void => {
+      turnController.abort(signal.reason)
+    }
+    if (signal.aborted) onCallerAbort()
+    else signal.addEventListener('abort', onCallerAbort, { once: true })
+    const watch = new TurnBudgetWatch(this.#context.clock, this.#context.settings.turnBudget, () => {
+      turnController.abort()
+    })
+    try {
+      return await this.#runTurn(text, turnController.signal, watch, options.onProgress)
+    } finally {
+      watch.stop()
+      signal.removeEventListener('abort', onCallerAbort)
+    }
+  }
+
+  async #runTurn(text: string, signal: AbortSignal, watch: TurnBudgetWatch, onTurnProgress: ((progress: LlmProgress) => void) | undefined): Promise<AiSdkTurnResult> {
     const { ai, model, settings, request, clock } = this.#context
     this.#turn += 1
     const turn = this.#turn
@@ -104,11 +204,17 @@ export class AiSdkSession implements AgentSession {
     this.#transcript.push({ role: 'user', content: text })
     let inputTokens = 0
     let outputTokens = 0
-    const end = (result: Omit<TurnResult, 'usage'>): TurnResult => {
+    const llmAttempts: LlmAttempt[] = []
+    const end = (result: Omit<TurnResult, 'usage'>): AiSdkTurnResult => {
       this.#transcript.push({ role: 'assistant', content: result.text === '' && result.reason !== undefined ? result.reason : result.text, stopReason: result.stopReason })
-      return { ...result, usage: { inputTokens, outputTokens } }
+      return { ...result, usage: { inputTokens, outputTokens }, llmAttempts }
     }
-    const aborted = (): TurnResult => end({ text: '', stopReason: 'aborted', reason: 'the turn was aborted before the model answered' })
+    const aborted = (): AiSdkTurnResult => {
+      const bound = watch.expired
+      if (bound !== undefined) return end({ text: '', stopReason: 'aborted', failureCause: 'host-turn-timeout', reason: watch.describe(bound) })
+      return end({ text: '', stopReason: 'aborted', reason: 'the turn was aborted before the model answered' })
+    }
+    const progressListeners = [this.#context.onProgress, onTurnProgress].filter((listener) => listener !== undefined)
 
     for (let step = 1; ; step += 1) {
       if (signal.aborted) return aborted()
@@ -117,30 +223,104 @@ export class AiSdkSession implements AgentSession {
       if (remaining !== undefined && remaining <= 0) {
         return end({ text: '', stopReason: 'length', reason: `the child spent its output-token budget of ${budget ?? 0} tokens` })
       }
-      const outcome = await runLlmCall(
-        (attemptSignal) =>
-          ai.generateText({
-            model,
-            ...(settings.system === undefined ? {} : { system: settings.system }),
-            // A copy: the SDK must not see messages this turn appends while a late attempt is still running.
-            messages: [...this.#messages],
-            ...(this.#tools === undefined ? {} : { tools: this.#tools }),
-            ...(remaining === undefined ? {} : { maxOutputTokens: remaining }),
-            // Only our policy retries, so every attempt is seen and recorded.
-            maxRetries: 0,
-            abortSignal: attemptSignal,
-          }),
-        { policy: settings.retry, clock, signal, onAttempt: (record) => { this.#recordAttempt(turn, step, record) } },
-      )
+      const maxOutputTokens = outputCap(remaining, settings.maxOutputTokens)
+      const stepRequest: LlmStepRequest = {
+        model,
+        ...(settings.system === undefined ? {} : { system: settings.system }),
+        // A copy: the SDK must not see messages this turn appends while a late attempt is still running.
+        messages: [...this.#messages],
+        ...(this.#tools === undefined ? {} : { tools: this.#tools }),
+        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+      }
+      const firstTokens = new Map<number, number>()
+      const outputBefore = outputTokens
+      const send = async (attemptSignal: AbortSignal, attempt: number): Promise<LlmStep> => {
+        const requestWatch = watch.startRequest()
+        const sentAt = clock.now()
+        let textChars = 0
+        let chunks = 0
+        let lastProgressAt = Number.NEGATIVE_INFINITY
+        const emit = (kind: LlmProgress['kind'], tokens: number): void => {
+          const now = clock.now()
+          lastProgressAt = now
+          const firstToken = firstTokens.get(attempt)
+          const progress: LlmProgress = {
+            runId: request.runId,
+            callId: request.callId,
+            logicalCallId: request.logicalCallId,
+            agent: request.agent,
+            model: settings.modelId,
+            turn,
+            step,
+            attempt,
+            kind,
+            outputTokens: outputBefore + tokens,
+            textChars,
+            elapsedMs: now - sentAt,
+            ...(firstToken === undefined ? {} : { timeToFirstTokenMs: firstToken }),
+          }
+          for (const listener of progressListeners) listener(progress)
+        }
+        try {
+          if (!settings.streaming) return await generateStep(ai, stepRequest, attemptSignal)
+          const result = await streamStep(ai, stepRequest, attemptSignal, {
+            activity: () => {
+              requestWatch.touch()
+            },
+            chunk: (chars) => {
+              chunks += 1
+              textChars += chars
+              if (!firstTokens.has(attempt)) {
+                firstTokens.set(attempt, clock.now() - sentAt)
+                if (progressListeners.length > 0) emit('first-token', chunks)
+              } else if (progressListeners.length > 0 && clock.now() - lastProgressAt >= this.#context.progressIntervalMs) {
+                emit('tokens', chunks)
+              }
+            },
+          })
+          if (progressListeners.length > 0) emit('step-end', result.outputTokens ?? result.chunks)
+          return result
+        } finally {
+          requestWatch.end()
+        }
+      }
+      const outcome = await runLlmCall(send, {
+        policy: settings.retry,
+        clock,
+        signal,
+        onAttempt: (record) => {
+          const firstToken = firstTokens.get(record.attempt)
+          const bound: TurnBudgetBound | undefined = record.outcome === 'cancelled' ? watch.expired : undefined
+          const attempt = this.#recordAttempt(turn, step, {
+            ...record,
+            ...(bound === undefined
+              ? {}
+              : { outcome: 'timed-out', code: 'deadline_exceeded', retryable: false, error: watch.describe(bound), turnBudget: bound }),
+            ...(firstToken === undefined ? {} : { timeToFirstTokenMs: firstToken }),
+          })
+          llmAttempts.push(attempt)
+        },
+      })
       if (!outcome.ok) {
         if (outcome.reason === 'cancelled') return aborted()
-        return end({ text: '', stopReason: 'error', failureCause: 'provider-error', reason: describeFailure(outcome.failure, outcome.attempts, outcome.reason) })
+        return end({
+          text: '',
+          stopReason: 'error',
+          failureCause: 'provider-error',
+          reason: describeFailure(outcome.failure, outcome.attempts, outcome.reason, {
+            retrySource: settings.sources.retry,
+            maxAttempts: settings.retry.max_retries,
+            sent: { maxOutputTokens, tools: this.#tools === undefined ? 0 : Object.keys(this.#tools).length },
+          }),
+        })
       }
-      const result: GenerateTextResult<ToolSet, never> = outcome.value
-      inputTokens += result.usage.inputTokens ?? 0
-      outputTokens += result.usage.outputTokens ?? 0
-      this.#outputTokens += result.usage.outputTokens ?? 0
-      this.#messages.push(...result.response.messages)
+      const result = outcome.value
+      // A stream that reports no usage is counted by its chunks, so the output budget still holds.
+      const stepOutput = result.outputTokens ?? result.chunks
+      inputTokens += result.inputTokens ?? 0
+      outputTokens += stepOutput
+      this.#outputTokens += stepOutput
+      this.#messages.push(...result.responseMessages)
 
       switch (result.finishReason) {
         case 'length':
@@ -182,15 +362,24 @@ export class AiSdkSession implements AgentSession {
           continue
         }
         const output = await this.#invoke(tool, call.input, signal)
+        // The turn budget may have run out while the tool ran; the tool was handed the abort.
+        if (output === undefined) return aborted()
         results.push({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output })
       }
       if (results.length > 0) this.#messages.push({ role: 'tool', content: results })
     }
   }
 
-  async #invoke(tool: HostTool, input: unknown, signal: AbortSignal): Promise<ToolOutput> {
+  /** Runs a tool through the runtime; `undefined` when the turn was aborted first (the tool keeps the abort signal). */
+  async #invoke(tool: HostTool, input: unknown, signal: AbortSignal): Promise<ToolOutput | undefined> {
+    if (signal.aborted) return undefined
     try {
-      const value = await tool.invoke(input, signal)
+      const pending = tool.invoke(input, signal)
+      const value = await raceAbort(pending, signal)
+      if (value === ABORTED) {
+        pending.catch(() => undefined)
+        return undefined
+      }
       const output = toToolOutput(value)
       this.#transcript.push({ role: 'tool', tool: tool.name, content: output.type === 'json' ? JSON.stringify(output.value) : String((output as { value?: unknown }).value) })
       return output
@@ -202,7 +391,7 @@ export class AiSdkSession implements AgentSession {
     }
   }
 
-  #recordAttempt(turn: number, step: number, record: LlmAttemptRecord): void {
+  #recordAttempt(turn: number, step: number, record: LlmAttemptRecord & Partial<Pick<LlmAttempt, 'timeToFirstTokenMs' | 'turnBudget'>>): LlmAttempt {
     const { request, settings, onLlmAttempt } = this.#context
     const attempt: LlmAttempt = {
       runId: request.runId,
@@ -212,10 +401,12 @@ export class AiSdkSession implements AgentSession {
       model: settings.modelId,
       turn,
       step,
+      streamed: settings.streaming,
       ...record,
     }
     this.#appendAttempt(attempt)
     onLlmAttempt?.(attempt)
+    return attempt
   }
 
   #appendAttempt(attempt: LlmAttempt): void {

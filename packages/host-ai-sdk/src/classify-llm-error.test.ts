@@ -19,6 +19,21 @@ describe('classifyLlmError', () => {
     expect(classifyLlmError(apiError(429)).retryAfterMs).toBeUndefined()
   })
 
+  it('a 503 with Retry-After carries retryAfterMs too, so the wait is a floor under the backoff', () => {
+    expect(classifyLlmError(apiError(503, { 'retry-after': '2' }))).toMatchObject({ code: 'provider_error', retryable: true, status: 503, retryAfterMs: 2000 })
+  })
+
+  it('an error object inside a 200 stream is classified from its type and code, with no status', () => {
+    expect(classifyLlmError({ message: 'Rate limit reached', type: 'rate_limit_error', code: 'rate_limit_exceeded' })).toMatchObject({ code: 'rate_limited', retryable: true })
+    expect(classifyLlmError({ message: 'slow down', code: 429 })).toMatchObject({ code: 'rate_limited', retryable: true })
+    expect(classifyLlmError({ message: 'The server is overloaded', type: 'server_error' })).toMatchObject({ code: 'provider_error', retryable: true })
+    expect(classifyLlmError({ message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' })).toMatchObject({ code: 'refused', retryable: false })
+    const other = classifyLlmError({ message: 'max_tokens is too large', type: 'invalid_request_error' })
+    expect(other).toMatchObject({ code: 'provider_error', retryable: false })
+    expect(other.status).toBeUndefined()
+    expect(other.error).toBe('the server reported an error inside the stream (invalid_request_error): max_tokens is too large')
+  })
+
   it('every 5xx is provider_error and retryable', () => {
     fc.assert(
       fc.property(fc.integer({ min: 500, max: 599 }), (status) => {

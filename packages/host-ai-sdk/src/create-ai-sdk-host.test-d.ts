@@ -1,12 +1,20 @@
 import type { AgentHost, AgentSession } from '@locus/runtime'
 import { expectTypeOf, test } from 'vitest'
-import type { AiSdkHostOptions, LlmAttempt } from './index.js'
+import type { AiSdkAgentSession, AiSdkHostOptions, AiSdkHostSettings, AiSdkTurnResult, LlmAttempt, LlmProgress } from './index.js'
 import { createAiSdkHost } from './index.js'
 
 test('the host is an AgentHost whose openSession always returns a promise', () => {
   const host = createAiSdkHost({ baseURL: 'http://localhost:11434/v1', modelId: 'llama3.2' })
   expectTypeOf(host).toExtend<AgentHost>()
-  expectTypeOf(host.openSession).returns.toEqualTypeOf<Promise<AgentSession>>()
+  expectTypeOf(host.openSession).returns.toEqualTypeOf<Promise<AiSdkAgentSession>>()
+  expectTypeOf<AiSdkAgentSession>().toExtend<AgentSession>()
+})
+
+test('a turn result carries its LLM attempts, and a prompt may take a progress listener', () => {
+  expectTypeOf<AiSdkAgentSession['prompt']>().returns.toEqualTypeOf<Promise<AiSdkTurnResult>>()
+  expectTypeOf<AiSdkTurnResult['llmAttempts']>().toEqualTypeOf<readonly LlmAttempt[]>()
+  expectTypeOf<Parameters<AiSdkAgentSession['prompt']>[1]['onProgress']>().toEqualTypeOf<((progress: LlmProgress) => void) | undefined>()
+  expectTypeOf<AiSdkHostSettings>().not.toHaveProperty('headers')
 })
 
 test('options: per-role overrides carry a seed-001 policy, and onLlmAttempt receives an LlmAttempt', () => {

@@ -1,16 +1,28 @@
 import { systemClock } from '@locus/retry'
 import { type AgentHost, type AgentSession, HostError, type SessionRequest } from '@locus/runtime'
 import { type AiSdkHostOptions, type AiSdkLanguageModel, parseAiSdkHostOptions } from './ai-sdk-host-options.js'
-import { AiSdkSession } from './ai-sdk-session.js'
+import { type AiSdkPromptOptions, AiSdkSession, type AiSdkTurnResult } from './ai-sdk-session.js'
+import { type AiSdkHostSettings, describeAiSdkHostSettings } from './host-settings.js'
 import { loadAi, loadOpenAi, loadOpenAiCompatible } from './load-sdk.js'
 import { resolveAgentSettings } from './resolve-agent-settings.js'
+import type { AiSdkSessionRequest } from './turn-budget.js'
+
+/** A child session of the AI SDK host: its turns carry their LLM attempts and report streamed progress. */
+export interface AiSdkAgentSession extends AgentSession {
+  prompt(text: string, options: AiSdkPromptOptions): Promise<AiSdkTurnResult>
+}
 
 /** The host `createAiSdkHost` returns: an {@link AgentHost} over the Vercel AI SDK. */
 export interface AiSdkHost extends AgentHost {
   /** Opens one child session; rejects with `HostError('sdk-unavailable')` when no model can be had. */
-  openSession(request: SessionRequest): Promise<AgentSession>
+  openSession(request: SessionRequest | AiSdkSessionRequest): Promise<AiSdkAgentSession>
   /** The model id a role's sessions would use, after precedence; for diagnostics and dry runs. */
   resolveModelId(request: Pick<SessionRequest, 'agent' | 'agentConfig'>): string
+  /**
+   * The host's settings as a run should record them in `run_start`: JSON-safe,
+   * never the API key; `aiSdkHostOptionsFromSettings` turns them back into options.
+   */
+  readonly settings: AiSdkHostSettings
 }
 
 type ModelFactory = (modelId: string) => AiSdkLanguageModel
@@ -26,7 +38,8 @@ async function createFactory(options: AiSdkHostOptions): Promise<ModelFactory | 
     return (modelId) => provider.chat(modelId)
   }
   const { createOpenAICompatible } = await loadOpenAiCompatible()
-  const provider = createOpenAICompatible({ name: options.providerName ?? 'locus', baseURL: options.baseURL ?? '', ...apiKey, ...headers })
+  // includeUsage asks a stream for its token counts (stream_options.include_usage), which the output budget reads.
+  const provider = createOpenAICompatible({ name: options.providerName ?? 'locus', baseURL: options.baseURL ?? '', includeUsage: true, ...apiKey, ...headers })
   return (modelId) => provider.chatModel(modelId)
 }
 
@@ -48,6 +61,13 @@ async function createFactory(options: AiSdkHostOptions): Promise<ModelFactory | 
  * - A `length` finish is `stopReason: 'length'` (the runtime fails it as
  *   `provider-error` and keeps the transcript); a content filter or a failed
  *   LLM call is a `provider-error` turn; an abort cancels the request in flight.
+ * - Each request is streamed (`streamText`; `streaming: false` waits for the
+ *   whole completion instead); progress reaches `onProgress` and the prompt's
+ *   own `onProgress`, the first token at once.
+ * - Each turn runs under a turn budget (`turnBudget`, by default the launch
+ *   mode's `TURN_BUDGET_DEFAULTS`): a turn longer than `totalMs`, or a
+ *   request silent for `idleMs`, is aborted and ends as `host-turn-timeout`.
+ * - Every LLM attempt of a turn is on its result as `llmAttempts`.
  * - A missing SDK module or a provider that cannot produce the model throws
  *   `HostError('sdk-unavailable')`.
  *
@@ -89,12 +109,23 @@ export function createAiSdkHost(options: AiSdkHostOptions): AiSdkHost {
 
   return {
     name: parsed.name ?? 'ai-sdk',
+    settings: describeAiSdkHostSettings(parsed),
     resolveModelId: (request) => resolveAgentSettings(parsed, request as SessionRequest).modelId,
-    async openSession(request: SessionRequest): Promise<AgentSession> {
+    async openSession(request: SessionRequest | AiSdkSessionRequest): Promise<AiSdkAgentSession> {
       const settings = resolveAgentSettings(parsed, request)
       const ai = await loadAi()
       const model = await resolveModel(settings.modelId, request.agent)
-      return new AiSdkSession({ ai, model, settings, request, clock, onLlmAttempt: parsed.onLlmAttempt, attemptLog: parsed.attemptLog ?? 'on-failure' })
+      return new AiSdkSession({
+        ai,
+        model,
+        settings,
+        request,
+        clock,
+        onLlmAttempt: parsed.onLlmAttempt,
+        onProgress: parsed.onProgress,
+        progressIntervalMs: parsed.progressIntervalMs ?? 100,
+        attemptLog: parsed.attemptLog ?? 'on-failure',
+      })
     },
   }
 }

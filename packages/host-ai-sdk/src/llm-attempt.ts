@@ -1,5 +1,6 @@
 import type { ErrorCode } from '@locus/outcome'
 import type { AttemptOutcome } from '@locus/retry'
+import type { TurnBudgetBound } from './turn-budget.js'
 
 /**
  * One physical attempt of one LLM call, as `onLlmAttempt` receives it and as
@@ -26,6 +27,14 @@ export interface LlmAttempt {
   readonly outcome: AttemptOutcome
   readonly startedAt: number
   readonly endedAt: number
+  /** `endedAt - startedAt`: how long the attempt took. */
+  readonly durationMs: number
+  /** True when the answer was asked for as a stream (`streamText`). */
+  readonly streamed: boolean
+  /** Milliseconds from sending the request to the first streamed token, when one came. */
+  readonly timeToFirstTokenMs?: number
+  /** Set when the host's turn budget ended this attempt: which bound expired. */
+  readonly turnBudget?: TurnBudgetBound
   /** The seed's label of the failure: `rate_limited`, `provider_error`, `refused`, `deadline_exceeded`, ... */
   readonly code?: ErrorCode
   /** The HTTP status, when the server answered. */
@@ -38,4 +47,34 @@ export interface LlmAttempt {
   readonly retryAfterMs?: number
   /** The wait before the next attempt: `max(backoff, Retry-After)`; present only when another attempt follows. */
   readonly delayBeforeNextMs?: number
+}
+
+/**
+ * Progress of a streamed LLM call, for a live view: sent at the first token of
+ * each attempt at once, then at most every `progressIntervalMs`, then when the
+ * step finishes. Never meant to be journaled token by token.
+ */
+export interface LlmProgress {
+  readonly runId: string
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly agent: string
+  readonly model: string
+  readonly turn: number
+  readonly step: number
+  readonly attempt: number
+  /** `first-token` once per attempt, `tokens` while it streams, `step-end` with the exact usage. */
+  readonly kind: 'first-token' | 'tokens' | 'step-end'
+  /**
+   * Output tokens of the turn so far: the reported usage of its finished
+   * steps plus the chunks of the step in flight (one chunk is about one
+   * token; exact once `kind` is `step-end` and the server reports usage).
+   */
+  readonly outputTokens: number
+  /** Characters of answer text streamed by the attempt in flight. */
+  readonly textChars: number
+  /** Milliseconds since the attempt's request was sent. */
+  readonly elapsedMs: number
+  /** Milliseconds from the request to the attempt's first token. */
+  readonly timeToFirstTokenMs?: number
 }

@@ -3,7 +3,7 @@ import { type LlmFailure, classifyLlmError } from './classify-llm-error.js'
 import type { LlmAttempt } from './llm-attempt.js'
 
 /** The parts of an {@link LlmAttempt} that the retry loop knows. */
-export type LlmAttemptRecord = Omit<LlmAttempt, 'runId' | 'callId' | 'logicalCallId' | 'agent' | 'model' | 'turn' | 'step'>
+export type LlmAttemptRecord = Omit<LlmAttempt, 'runId' | 'callId' | 'logicalCallId' | 'agent' | 'model' | 'turn' | 'step' | 'streamed' | 'timeToFirstTokenMs' | 'turnBudget'>
 
 /** How one LLM call ended after its retries. */
 export type LlmCallOutcome<T> =
@@ -30,7 +30,7 @@ export interface LlmCallSettings {
  * the next attempt waits out the rest of the floor before sending; that wait
  * then counts toward the attempt's `timeout_secs`.
  */
-export async function runLlmCall<T>(send: (signal: AbortSignal) => Promise<T>, settings: LlmCallSettings): Promise<LlmCallOutcome<T>> {
+export async function runLlmCall<T>(send: (signal: AbortSignal, attempt: number) => Promise<T>, settings: LlmCallSettings): Promise<LlmCallOutcome<T>> {
   const { clock, signal, policy } = settings
   const failures = new Map<number, LlmFailure>()
   // Clock time before which the next request may not be sent, set by a Retry-After.
@@ -59,7 +59,7 @@ export async function runLlmCall<T>(send: (signal: AbortSignal) => Promise<T>, s
         if (remaining > 0) await clock.sleep(remaining, attemptSignal)
       }
       try {
-        return await send(attemptSignal)
+        return await send(attemptSignal, attempt)
       } catch (thrown) {
         const failure = classifyLlmError(thrown)
         // A request abandoned at its deadline fails later with an abort; that late failure says nothing.
@@ -86,6 +86,7 @@ export async function runLlmCall<T>(send: (signal: AbortSignal) => Promise<T>, s
           outcome: record.outcome,
           startedAt: record.startedAt,
           endedAt: record.endedAt,
+          durationMs: record.endedAt - record.startedAt,
           ...(failure === undefined
             ? {}
             : {

@@ -14,6 +14,9 @@ const policy = (overrides: Partial<{ timeout_secs: number | null; max_retries: n
   ...overrides,
 })
 
+// Tests that read the manual clock's exact pending sleeps turn the turn budget off, so only the backoff is sleeping.
+const noTurnBudget = { totalMs: null, idleMs: null }
+
 describe('stop reasons', () => {
   it('stopReason=length ends as provider-error with the transcript kept, through the real runtime', async () => {
     const server = await startServer({ replies: [{ kind: 'text', text: 'The answer is incompl', finishReason: 'length' }] })
@@ -58,7 +61,7 @@ describe('HTTP failures under the retry policy', () => {
       replies: [{ kind: 'status', status: 429, message: 'slow down', headers: { 'retry-after': '7' } }, { kind: 'text', text: 'hello' }],
     })
     const attempts: LlmAttempt[] = []
-    const host = createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy(), onLlmAttempt: (attempt) => attempts.push(attempt) })
+    const host = createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy(), turnBudget: noTurnBudget, onLlmAttempt: (attempt) => attempts.push(attempt) })
     const session = await host.openSession(sessionRequest())
     const turn = session.prompt('hi', turnSignal())
     await waitUntil(() => clock.pendingSleeps().length > 0, 'the backoff sleep')
@@ -80,7 +83,7 @@ describe('HTTP failures under the retry policy', () => {
   it('a Retry-After shorter than the backoff keeps the backoff', async () => {
     const clock = createManualClock()
     const server = await startServer({ replies: [{ kind: 'status', status: 429, headers: { 'retry-after': '1' } }, { kind: 'text', text: 'ok' }] })
-    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy({ backoff_base_secs: 5 }) }).openSession(sessionRequest())
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy({ backoff_base_secs: 5 }), turnBudget: noTurnBudget }).openSession(sessionRequest())
     const turn = session.prompt('hi', turnSignal())
     await waitUntil(() => clock.pendingSleeps().length > 0, 'the backoff sleep')
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: 5000, ms: 5000 }])
@@ -91,7 +94,7 @@ describe('HTTP failures under the retry policy', () => {
   it('with a zero backoff, the next attempt still waits out Retry-After before sending', async () => {
     const clock = createManualClock()
     const server = await startServer({ now: clock.now, replies: [{ kind: 'status', status: 429, headers: { 'retry-after-ms': '2500' } }, { kind: 'text', text: 'ok' }] })
-    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy({ backoff_base_secs: 0 }) }).openSession(sessionRequest())
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy({ backoff_base_secs: 0 }), turnBudget: noTurnBudget }).openSession(sessionRequest())
     const turn = session.prompt('hi', turnSignal())
     await waitUntil(() => clock.pendingSleeps().length > 0, 'the Retry-After wait')
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: 2500, ms: 2500 }])
@@ -104,7 +107,7 @@ describe('HTTP failures under the retry policy', () => {
     const clock = createManualClock()
     const server = await startServer({ now: clock.now, replies: [{ kind: 'status', status: 503, message: 'overloaded' }, { kind: 'text', text: 'back' }] })
     const attempts: LlmAttempt[] = []
-    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy(), onLlmAttempt: (attempt) => attempts.push(attempt) }).openSession(sessionRequest())
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', clock, retry: policy(), turnBudget: noTurnBudget, onLlmAttempt: (attempt) => attempts.push(attempt) }).openSession(sessionRequest())
     const turn = session.prompt('hi', turnSignal())
     await waitUntil(() => clock.pendingSleeps().length > 0, 'the backoff sleep')
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: 2000, ms: 2000 }])
@@ -141,7 +144,7 @@ describe('HTTP failures under the retry policy', () => {
     const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy({ backoff_base_secs: 0 }) }).openSession(sessionRequest())
     const result = await session.prompt('hi', turnSignal())
     expect(server.requests).toHaveLength(3)
-    expect(result.reason).toContain('HTTP 503 provider_error, after 3 attempts (retries exhausted)')
+    expect(result.reason).toContain('HTTP 503 provider_error, after 3 LLM attempts (retries exhausted: the retry policy allows 3 attempts)')
   })
 
   it('a hang hits the per-attempt timeout (deadline_exceeded), the request is cancelled, and the retry answers', async () => {
@@ -178,15 +181,24 @@ describe('HTTP failures under the retry policy', () => {
     const session = await createAiSdkHost({ baseURL, modelId: 'm', retry: policy({ max_retries: 2, backoff_base_secs: 0 }) }).openSession(sessionRequest())
     const result = await session.prompt('hi', turnSignal())
     expect(result).toMatchObject({ stopReason: 'error', failureCause: 'provider-error' })
-    expect(result.reason).toContain('no HTTP status, provider_error, after 2 attempts')
+    expect(result.reason).toContain('no HTTP status, provider_error, after 2 LLM attempts')
   })
 
   it('a malformed body is provider-error, not a crash', async () => {
     const server = await startServer({ replies: [{ kind: 'malformed' }] })
-    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy() }).openSession(sessionRequest())
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy(), streaming: false }).openSession(sessionRequest())
     const result = await session.prompt('hi', turnSignal())
     expect(result).toMatchObject({ text: '', stopReason: 'error', failureCause: 'provider-error' })
     expect(result.reason).toContain('HTTP 200 provider_error')
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it('a malformed stream is provider-error, terminal, not a crash', async () => {
+    const server = await startServer({ replies: [{ kind: 'malformed' }] })
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy() }).openSession(sessionRequest())
+    const result = await session.prompt('hi', turnSignal())
+    expect(result).toMatchObject({ text: '', stopReason: 'error', failureCause: 'provider-error' })
+    expect(result.reason).toContain('terminal, not retried')
     expect(server.requests).toHaveLength(1)
   })
 

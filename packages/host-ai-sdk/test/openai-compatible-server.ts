@@ -3,7 +3,7 @@
  * speaks the real wire format of `POST /v1/chat/completions` (JSON and
  * server-sent events, text and tool calls) and plays scripted replies: an
  * answer, a tool call, a `length` stop, an HTTP error with headers, a hang,
- * a malformed body or a reset connection. It records every request and
+ * a malformed body, a reset connection, a slow stream or an error inside a stream. It records every request and
  * notices when a client closes a connection before the reply ended.
  *
  * Other packages' tests (the CLI's end-to-end test) import it by relative path.
@@ -35,6 +35,14 @@ export type ScriptedReply =
   | { readonly kind: 'malformed' }
   /** Destroys the socket without a response (a connection reset). */
   | { readonly kind: 'reset' }
+  /**
+   * A text answer sent piece by piece, `intervalMs` of real time apart (a slow
+   * generation); a client that did not ask for a stream gets the whole answer
+   * once every piece would have been sent.
+   */
+  | { readonly kind: 'drip'; readonly pieces: readonly string[]; readonly intervalMs: number; readonly usage?: ScriptedUsage }
+  /** A 200 stream whose one event is an error object, as servers report failures met after the headers went out. */
+  | { readonly kind: 'stream-error'; readonly error: { readonly message: string; readonly type?: string; readonly code?: string | number } }
 
 /** A request the server received. */
 export interface RecordedRequest {
@@ -153,6 +161,50 @@ function sendCompletion(response: ServerResponse, body: ChatRequestBody, reply: 
   response.end('data: [DONE]\n\n')
 }
 
+function drip(response: ServerResponse, body: ChatRequestBody, reply: Extract<ScriptedReply, { kind: 'drip' }>): void {
+  const text = reply.pieces.join('')
+  if (body.stream !== true) {
+    const timer = setTimeout(() => {
+      sendCompletion(response, body, { kind: 'text', text, ...(reply.usage === undefined ? {} : { usage: reply.usage }) })
+    }, reply.intervalMs * reply.pieces.length)
+    response.on('close', () => {
+      clearTimeout(timer)
+    })
+    return
+  }
+  completionCounter += 1
+  const id = `chatcmpl-${completionCounter}`
+  const model = body.model ?? 'test-model'
+  const chunk = (delta: unknown, finish: string | null, extra: Record<string, unknown> = {}): void => {
+    response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`)
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+  chunk({ role: 'assistant', content: '' }, null)
+  let index = 0
+  const timer = setInterval(() => {
+    if (response.destroyed) {
+      clearInterval(timer)
+      return
+    }
+    const piece = reply.pieces[index]
+    index += 1
+    if (piece !== undefined) {
+      chunk({ content: piece }, null)
+      return
+    }
+    clearInterval(timer)
+    chunk({}, 'stop')
+    const streamOptions = body.stream_options as { include_usage?: boolean } | undefined
+    if (streamOptions?.include_usage === true) {
+      response.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: usageOf(reply.usage) })}\n\n`)
+    }
+    response.end('data: [DONE]\n\n')
+  }, reply.intervalMs)
+  response.on('close', () => {
+    clearInterval(timer)
+  })
+}
+
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -255,6 +307,13 @@ export async function createOpenAiCompatibleTestServer(options: OpenAiCompatible
       case 'reset':
         resetByServer = true
         request.socket.destroy()
+        return
+      case 'drip':
+        drip(response, body, reply)
+        return
+      case 'stream-error':
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+        response.end(`data: ${JSON.stringify({ error: reply.error })}\n\n`)
         return
     }
   }
