@@ -21,6 +21,7 @@ export const JOURNAL_LINE_TYPES = [
   'budget_change',
   'replay_diverged',
   'log',
+  'llm_attempt',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -32,6 +33,13 @@ export const ATTEMPT_TRIO_LINE_TYPES = ['agent_start', 'agent_end', 'error'] as 
 
 /** Every retry boundary message starts with this marker, so a plain-text search finds them all. */
 export const RETRY_MESSAGE_PREFIX = '[workflow:retry]'
+
+/**
+ * What can refuse a retry that the call's own rule allowed: the run's shared
+ * retry budget, its invocation cap, its deadline, or a cancellation.
+ */
+export const RETRY_REFUSERS = ['retry-budget', 'invocation-cap', 'run-deadline', 'cancelled'] as const
+export type RetryRefuser = (typeof RETRY_REFUSERS)[number]
 
 const nonEmpty = z.string().min(1)
 const count = z.int().min(0)
@@ -63,6 +71,18 @@ const GROUP_KINDS = ['parallel', 'pipeline'] as const
 const GROUP_OUTCOMES = ['completed', 'failed', 'hard-stopped', 'cancelled'] as const
 const TOOL_STATUSES = ['completed', 'failed', 'timed-out'] as const
 const LOG_LEVELS = ['info', 'warn', 'error'] as const
+
+/**
+ * `retryRefused` on an attempt's terminal record (`agent_end`, `error` or
+ * `tool_end`): the attempt failed in a way its rule retries, attempts were
+ * left, and something run-wide refused the retry. No `retry` line follows it.
+ */
+export const RetryRefusedSchema = z
+  .object({
+    by: z.enum(RETRY_REFUSERS).describe('What refused the retry: retry-budget, invocation-cap, run-deadline or cancelled.'),
+    delayMs: duration.optional().describe('The backoff the refused retry would have waited first (tool retries).'),
+  })
+  .meta({ id: 'RetryRefused' })
 
 const UsageSchema = z
   .object({ inputTokens: count, outputTokens: count })
@@ -145,6 +165,7 @@ export const AgentEndLineSchema = z
     answer: JsonValueSchema.optional().describe(
       'The answer of a completed attempt (text, or the chosen value), so the journal alone is enough to replay the call.',
     ),
+    retryRefused: RetryRefusedSchema.optional().describe('Set when this attempt would have been retried but the run refused the retry.'),
   })
   .refine((line) => line.attempt <= line.attempts, { error: 'attempt must not exceed attempts', path: ['attempt'] })
   .refine((line) => (line.status === 'failed') === (line.failureCause !== undefined), {
@@ -171,6 +192,7 @@ export const ErrorLineSchema = z
     attempt: attemptTrio.attempt.optional(),
     attempts: attemptTrio.attempts.optional(),
     logicalCallId: attemptTrio.logicalCallId.optional(),
+    retryRefused: RetryRefusedSchema.optional().describe('Set when the attempt that threw would have been retried but the run refused the retry.'),
   })
   .refine(
     (line) => {
@@ -290,6 +312,7 @@ export const ToolEndLineSchema = z
     ),
     replayed: z.boolean().optional().describe('True when the result came from a recording.'),
     durationMs: duration,
+    retryRefused: RetryRefusedSchema.optional().describe('Set when the policy would have retried this attempt but the run refused the retry.'),
   })
   .meta({ id: 'ToolEndLine' })
 
@@ -332,6 +355,44 @@ export const LogLineSchema = z
   })
   .meta({ id: 'LogLine' })
 
+/**
+ * `llm_attempt`: one physical attempt of one LLM request a host made inside
+ * an agent attempt (`callId`, with the agent attempt trio). `llmAttempt` of
+ * `llmMaxAttempts` counts the host's own retries under the role's policy,
+ * apart from the agent call's transport attempts.
+ */
+export const LlmAttemptLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('llm_attempt'),
+    callId: nonEmpty,
+    logicalCallId: nonEmpty,
+    attempt: z.int().min(1).describe('The agent attempt this LLM request belongs to.'),
+    attempts: z.int().min(1),
+    agent: nonEmpty,
+    model: z.string(),
+    turn: z.int().min(1).describe('Which prompt of the child session: 2 is a clarification turn.'),
+    step: z.int().min(1).describe('Which LLM request of the turn: a tool round trip takes several.'),
+    llmAttempt: z.int().min(1),
+    llmMaxAttempts: z.int().min(1),
+    outcome: z.enum(['succeeded', 'failed', 'timed-out', 'cancelled']),
+    code: ErrorCodeSchema.optional(),
+    status: z.int().optional().describe('The HTTP status, when the server answered.'),
+    error: z.string().optional(),
+    retryable: z.boolean().optional(),
+    retryAfterMs: duration.optional(),
+    delayBeforeNextMs: duration.optional(),
+    durationMs: duration,
+    streamed: z.boolean(),
+    timeToFirstTokenMs: duration.optional(),
+    turnBudget: z.enum(['idle', 'total']).optional().describe('Which bound of the host turn budget ended it.'),
+  })
+  .refine((line) => line.attempt <= line.attempts && line.llmAttempt <= line.llmMaxAttempts, {
+    error: 'attempt <= attempts and llmAttempt <= llmMaxAttempts must hold',
+    path: ['llmAttempt'],
+  })
+  .meta({ id: 'LlmAttemptLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -348,6 +409,7 @@ export const JournalLineSchema = z
     BudgetChangeLineSchema,
     ReplayDivergedLineSchema,
     LogLineSchema,
+    LlmAttemptLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -365,6 +427,8 @@ export type ToolEndLine = z.output<typeof ToolEndLineSchema>
 export type BudgetChangeLine = z.output<typeof BudgetChangeLineSchema>
 export type ReplayDivergedLine = z.output<typeof ReplayDivergedLineSchema>
 export type LogLine = z.output<typeof LogLineSchema>
+export type RetryRefused = z.output<typeof RetryRefusedSchema>
+export type LlmAttemptLine = z.output<typeof LlmAttemptLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -381,6 +445,7 @@ export type JournalLine =
   | BudgetChangeLine
   | ReplayDivergedLine
   | LogLine
+  | LlmAttemptLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

@@ -5,7 +5,7 @@
 // to that: whatever this accepts, zod accepts and returns unchanged.
 import { ANSWER_OUTCOMES, FAILURE_CAUSES, ERROR_CODES, RUN_DISPOSITIONS, STEP_CRITICALITIES } from '@locus/outcome'
 import { z } from 'zod'
-import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX } from './journal-line-schema.js'
+import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX, RETRY_REFUSERS } from './journal-line-schema.js'
 
 type Check = (value: unknown, trustedJson: boolean) => boolean
 type Shape = Readonly<Record<string, Check>>
@@ -146,6 +146,7 @@ const isGroupKind = oneOf(['parallel', 'pipeline'])
 const toolAttempt: Shape = { toolCallId: isNonEmpty, tool: isNonEmpty, attempt: intAtLeast(1), maxAttempts: intAtLeast(1) }
 const isRunGap = object({ tool: isNonEmpty, criticality: oneOf(STEP_CRITICALITIES), reason: optional(isString) })
 const toolPlace: Shape = { ordinal: optional(isNonEmpty), parentCallId: optional(isNonEmpty) }
+const isRetryRefused = object({ by: oneOf(RETRY_REFUSERS), delayMs: optional(isDuration) })
 
 const CHECKS: Readonly<Record<string, Check>> = {
   run_start: object({
@@ -200,6 +201,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
       usage: optional(object({ inputTokens: isCount, outputTokens: isCount })),
       replayed: optional(isBoolean),
       answer: optional(isJson),
+      retryRefused: optional(isRetryRefused),
     },
     [attemptWithinAttempts, (line) => (line.status === 'failed') === (line.failureCause !== undefined)],
   ),
@@ -216,6 +218,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
       attempt: optional(intAtLeast(1)),
       attempts: optional(intAtLeast(1)),
       logicalCallId: optional(isNonEmpty),
+      retryRefused: optional(isRetryRefused),
     },
     [
       (line) => {
@@ -275,6 +278,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     result: optional(isJson),
     replayed: optional(isBoolean),
     durationMs: isDuration,
+    retryRefused: optional(isRetryRefused),
   }),
   budget_change: object({
     ...common,
@@ -292,6 +296,33 @@ const CHECKS: Readonly<Record<string, Check>> = {
     actualKey: isString,
     fields: (value) => Array.isArray(value) && value.every((field) => typeof field === 'string'),
   }),
+  llm_attempt: object(
+    {
+      ...common,
+      callId: isNonEmpty,
+      logicalCallId: isNonEmpty,
+      attempt: intAtLeast(1),
+      attempts: intAtLeast(1),
+      agent: isNonEmpty,
+      model: isString,
+      turn: intAtLeast(1),
+      step: intAtLeast(1),
+      llmAttempt: intAtLeast(1),
+      llmMaxAttempts: intAtLeast(1),
+      outcome: oneOf(['succeeded', 'failed', 'timed-out', 'cancelled']),
+      code: optional(oneOf(ERROR_CODES)),
+      status: optional((value) => Number.isSafeInteger(value)),
+      error: optional(isString),
+      retryable: optional(isBoolean),
+      retryAfterMs: optional(isDuration),
+      delayBeforeNextMs: optional(isDuration),
+      durationMs: isDuration,
+      streamed: isBoolean,
+      timeToFirstTokenMs: optional(isDuration),
+      turnBudget: optional(oneOf(['idle', 'total'])),
+    },
+    [(line) => (line.attempt as number) <= (line.attempts as number) && (line.llmAttempt as number) <= (line.llmMaxAttempts as number)],
+  ),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

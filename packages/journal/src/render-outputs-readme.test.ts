@@ -252,4 +252,27 @@ describe('renderOutputsReadme: the run as a whole', () => {
     expect(markdown).not.toContain('## Retried agent calls')
     expect(markdown).toContain('## Failed agent calls (not retried)')
   })
+
+  it("shows the host's own LLM retries apart from agent call retries", () => {
+    const llm = (llmAttempt: number, outcome: 'failed' | 'succeeded'): JournalLineInput => ({
+      type: 'llm_attempt',
+      callId: 'call-1',
+      logicalCallId: 'lc-1',
+      attempt: 1,
+      attempts: 1,
+      agent: 'analyst',
+      model: 'm',
+      turn: 1,
+      step: 1,
+      llmAttempt,
+      llmMaxAttempts: 3,
+      outcome,
+      durationMs: 5,
+      streamed: false,
+      ...(outcome === 'failed' ? { code: 'rate_limited' as const, status: 429, retryable: true } : {}),
+    })
+    const markdown = renderOutputsReadme(journal([runStart, start('lc-1', 'call-1', 1, 1), llm(1, 'failed'), llm(2, 'failed'), llm(3, 'succeeded'), end('lc-1', 'call-1', 1, 1), completedEnd]))
+    expect(markdown).toContain('- Agent calls: 1 (1 attempt, 0 retries across 0 calls)')
+    expect(markdown).toContain("- LLM requests: 3 attempts, 2 retries by the host's own policy")
+  })
 })

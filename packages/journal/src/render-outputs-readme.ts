@@ -1,5 +1,5 @@
 import { classifyOutcome } from '@locus/outcome'
-import type { JournalLine, RetryLine, RunEndLine } from './journal-line-schema.js'
+import type { JournalLine, RetryLine, RetryRefused, RetryRefuser, RunEndLine } from './journal-line-schema.js'
 import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type RunView, callOutcome, createRunView } from './run-view.js'
 
 /** Options of {@link renderOutputsReadme}. */
@@ -45,6 +45,7 @@ export function renderOutputsReadme(source: readonly JournalLine[] | RunView, op
   out.push(...renderResult(facts, options.maxResultChars ?? 4000))
   out.push(...renderRetried(facts))
   out.push(...renderFailedCalls(facts))
+  out.push(...renderRefusedRetries(facts))
   out.push(...renderGroups(facts))
   out.push(...renderOther(facts))
   while (out.at(-1) === '') out.pop()
@@ -93,8 +94,17 @@ function renderSummary(facts: RunView, runId: string): string[] {
     `- Agent calls: ${counts.agentCalls} (${plural(counts.agentAttempts, 'attempt', 'attempts')}, ${plural(counts.agentRetries, 'retry', 'retries')} across ${plural(counts.retriedAgentCalls, 'call', 'calls')}); ` +
       `${counts.agentCompleted} completed, ${counts.agentFailed} failed, ${counts.agentThrew} threw, ${counts.agentCalls - counts.agentCompleted - counts.agentFailed - counts.agentThrew} unfinished`,
   )
+  if (counts.llmAttempts > 0) {
+    out.push(`- LLM requests: ${plural(counts.llmAttempts, 'attempt', 'attempts')}, ${plural(counts.llmRetries, 'retry', 'retries')} by the host's own policy (apart from agent call retries)`)
+  }
   if (counts.toolAttempts > 0) {
     out.push(`- Tool calls: ${counts.toolCalls} (${plural(counts.toolAttempts, 'attempt', 'attempts')}, ${plural(counts.toolRetries, 'retry', 'retries')})`)
+  }
+  if (counts.retriesRefused > 0) {
+    const by = new Map<RetryRefuser, number>()
+    for (const line of facts.refusedRetries) by.set(line.retryRefused.by, (by.get(line.retryRefused.by) ?? 0) + 1)
+    const parts = [...by].map(([refuser, count]) => `${count} by ${REFUSER_NAMES[refuser]}`)
+    out.push(`- Retries refused: ${counts.retriesRefused} (${parts.join(', ')}); a refused retry never ran and is not counted as a retry`)
   }
   if (counts.groups > 0) out.push(`- Groups: ${counts.groups}, ${counts.groupsNotCompleted} did not complete`)
   if (facts.divergences.length > 0) out.push(`- Replay diverged at ordinal ${code(facts.divergences[0]?.ordinal ?? '')}; every later call ran live`)
@@ -230,6 +240,37 @@ function renderFailedCalls(facts: RunView): string[] {
       .filter((part) => part !== undefined)
       .join(', ')
     out.push(`- ${code(call.id)} (call ${code(record.callId)}${who === '' ? '' : `, ${who}`}): ${describeAttempt(record, false, call.retries)}`)
+  }
+  out.push('')
+  return out
+}
+
+const REFUSER_NAMES: Readonly<Record<RetryRefuser, string>> = {
+  'retry-budget': "the run's retry budget",
+  'invocation-cap': 'the invocation cap',
+  'run-deadline': 'the run deadline',
+  cancelled: 'the cancellation',
+}
+
+function describeRefusal(refused: RetryRefused): string {
+  const waited = refused.delayMs === undefined ? '' : ` (it would have waited ${formatDuration(refused.delayMs)} first)`
+  return `its retry was refused by ${REFUSER_NAMES[refused.by]}${waited}`
+}
+
+function renderRefusedRetries(facts: RunView): string[] {
+  if (facts.refusedRetries.length === 0) return []
+  const out = ['## Refused retries', '']
+  for (const line of facts.refusedRetries) {
+    if (line.type === 'tool_end') {
+      const failure = line.failure === undefined ? line.status : `${line.failure.code === undefined ? '' : `${code(line.failure.code)}: `}${escapeText(line.failure.error)}`
+      out.push(`- tool ${code(line.tool)} ${code(line.toolCallId)} attempt ${line.attempt}/${line.maxAttempts} ended ${failure}; ${describeRefusal(line.retryRefused)}`)
+      continue
+    }
+    const trio = line.attempt === undefined || line.attempts === undefined ? '' : ` attempt ${line.attempt}/${line.attempts}`
+    const cause = line.failureCause === undefined ? '' : ` ${code(line.failureCause)}`
+    const call = line.logicalCallId === undefined ? '' : ` ${code(line.logicalCallId)}`
+    const attempt = line.callId === undefined ? '' : ` (${code(line.callId)})`
+    out.push(`- agent call${call}${trio}${attempt} ${line.type === 'error' ? 'threw' : 'ended'}${cause}; ${describeRefusal(line.retryRefused)}`)
   }
   out.push('')
   return out

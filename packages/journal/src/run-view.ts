@@ -9,6 +9,7 @@ import type {
   JournalLine,
   ReplayDivergedLine,
   RetryLine,
+  RetryRefused,
   RunEndLine,
   RunStartLine,
   ToolEndLine,
@@ -107,6 +108,15 @@ export interface RunCounts {
   agentCompleted: number
   agentFailed: number
   agentThrew: number
+  /** LLM requests the host made inside agent attempts (`llm_attempt` lines), and those that were the host's own retries. */
+  llmAttempts: number
+  llmRetries: number
+  /**
+   * Retries a call's own rule allowed but the run refused (its retry budget,
+   * invocation cap, deadline or a cancellation): terminal records carrying
+   * `retryRefused`. A refused retry never ran, so it is not in the retry counts.
+   */
+  retriesRefused: number
   /** Groups started, and those that ended other than `completed` (or never ended). */
   groups: number
   groupsNotCompleted: number
@@ -160,12 +170,17 @@ export interface RunView {
   call(id: string): CallView | undefined
   groups(): GroupView[]
   readonly budgetChanges: readonly BudgetChangeLine[]
+  /** The terminal records (`agent_end`, `error`, `tool_end`) whose retry the run refused, in journal order. */
+  readonly refusedRetries: readonly RefusedRetryLine[]
   readonly divergences: readonly ReplayDivergedLine[]
   /** `error` lines that belong to no agent attempt. */
   readonly looseErrors: readonly ErrorLine[]
   /** The final outcome of a call. */
   outcomeOf(call: CallView): CallOutcome
 }
+
+/** A terminal record that carries `retryRefused`. */
+export type RefusedRetryLine = (AgentEndLine | ErrorLine | ToolEndLine) & { readonly retryRefused: RetryRefused }
 
 /** The final outcome of a logical call. */
 export function callOutcome(call: CallView): CallOutcome {
@@ -208,6 +223,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     agentCompleted: 0,
     agentFailed: 0,
     agentThrew: 0,
+    llmAttempts: 0,
+    llmRetries: 0,
+    retriesRefused: 0,
     groups: 0,
     groupsNotCompleted: 0,
   }
@@ -221,6 +239,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const attemptOfCallId = new Map<string, AgentAttemptView>()
   const groups = new Map<string, GroupView>()
   const budgetChanges: BudgetChangeLine[] = []
+  const refusedRetries: RefusedRetryLine[] = []
   const divergences: ReplayDivergedLine[] = []
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
@@ -320,6 +339,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   function apply(line: JournalLine): void {
     if (line.seq <= lastSeq) return
     lastSeq = line.seq
+    if ((line.type === 'agent_end' || line.type === 'error' || line.type === 'tool_end') && line.retryRefused !== undefined) {
+      refusedRetries.push(line as RefusedRetryLine)
+      counts.retriesRefused += 1
+    }
     switch (line.type) {
       case 'run_start':
         runStart ??= line
@@ -393,6 +416,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         group.end = line
         return
       }
+      case 'llm_attempt':
+        counts.llmAttempts += 1
+        if (line.llmAttempt > 1) counts.llmRetries += 1
+        return
       case 'budget_change':
         budgetChanges.push(line)
         return
@@ -448,6 +475,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     call: (id) => calls.get(id),
     groups: () => [...groups.values()],
     budgetChanges,
+    refusedRetries,
     divergences,
     looseErrors,
     outcomeOf: callOutcome,

@@ -54,6 +54,9 @@ export interface RunSummary {
   readonly toolAttempts: number
   /** Attempts beyond the first that really ran, agent and tool calls together. */
   readonly retries: number
+  /** LLM requests the host made inside agent attempts, and how many of them were its own retries. */
+  readonly llmAttempts: number
+  readonly llmRetries: number
   readonly retriedCalls: readonly RetriedCall[]
   readonly gaps: readonly SummaryGap[]
   readonly caveats: readonly string[]
@@ -140,6 +143,8 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     toolCalls: counts.toolCalls,
     toolAttempts: counts.toolAttempts,
     retries: counts.agentRetries + counts.toolRetries,
+    llmAttempts: counts.llmAttempts,
+    llmRetries: counts.llmRetries,
     retriedCalls: view.retriedCalls().map(retriedCallOf),
     gaps: gaps.map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
     caveats: [...caveats],
