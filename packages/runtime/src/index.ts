@@ -40,12 +40,14 @@ export type { ScriptedFixtures, ScriptedHost, ScriptedHostCall, ScriptedHostOpti
 export {
   AgentCallError,
   RUNTIME_ERROR_CODES,
+  RunOwnershipError,
   RuntimeInputError,
   SchemaValidationError,
   ToolCallError,
   TransportRetryRefusedError,
 } from './errors.js'
-export type { AgentCallErrorDetails, RuntimeErrorCode } from './errors.js'
+export type { AgentCallErrorDetails, RunLockOwner, RuntimeErrorCode } from './errors.js'
+export { RUN_LOCK_FILE } from './run-lock.js'
 export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
 export { positionToken } from './ids.js'
 export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'

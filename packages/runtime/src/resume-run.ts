@@ -1,12 +1,14 @@
-import { closeSync, existsSync, openSync, readSync, readdirSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, readdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JsonValue } from '@locus/outcome'
 import { RUN_LAYOUT, parseJournalLine, runPaths } from '@locus/journal'
 import { type Recording, type ReplayDivergence, type ReplayReport, loadRecording, mergeRecordings } from '@locus/replay'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
+import { claimExecutionDirectory, nextExecutionId } from './run-directory.js'
+import { acquireRunLock } from './run-lock.js'
 import type { RunOptions } from './run-options.js'
-import { type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
+import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
 
 /** Prefixes of the nested execution directories a run grows. */
 export const RESUME_EXECUTION_PREFIX = 'resume-'
@@ -39,6 +41,10 @@ export interface ReplayRunResult {
 interface RunOnDisk {
   readonly runsDir: string
   readonly runId: string
+  readonly rootDir: string
+  /** Every `resume-NNN` directory, for numbering, including one whose execution never wrote a journal. */
+  readonly claimed: readonly string[]
+  /** The resumed executions that left a journal, in order. */
   readonly executions: readonly string[]
   readonly input: JsonValue | undefined
   readonly lastExecutionId: string
@@ -53,10 +59,11 @@ function findRun(runId: string, options: Pick<RunOptions, 'runsDir' | 'cwd'>): R
     ])
   }
   const executionsDir = join(root.rootDir, RUN_LAYOUT.executions)
-  const executions = existsSync(executionsDir)
+  const claimed = existsSync(executionsDir)
     ? readdirSync(executionsDir).filter((name) => name.startsWith(RESUME_EXECUTION_PREFIX)).sort()
     : []
-  return { runsDir, runId, executions, input: recordedInput(root.journalPath), lastExecutionId: executions.at(-1) ?? root.executionId }
+  const executions = claimed.filter((name) => existsSync(join(executionsDir, name, RUN_LAYOUT.journal)))
+  return { runsDir, runId, rootDir: root.rootDir, claimed, executions, input: recordedInput(root.journalPath), lastExecutionId: executions.at(-1) ?? root.executionId }
 }
 
 /** The input recorded on the run_start line, the journal's first line: read just that, not the whole file. */
@@ -82,8 +89,13 @@ function recordedInput(journalPath: string): JsonValue | undefined {
   }
 }
 
-function nextExecutionId(prefix: string, existing: readonly string[]): string {
-  return `${prefix}${String(existing.length + 1).padStart(3, '0')}`
+/** Removes an execution directory claimed for a launch that was refused before it wrote anything (only if still empty). */
+function unclaim(rootDir: string, executionId: string): void {
+  try {
+    rmdirSync(join(rootDir, RUN_LAYOUT.executions, executionId))
+  } catch {
+    // Not empty (the launch got as far as writing) or already gone: leave it.
+  }
 }
 
 /**
@@ -104,19 +116,40 @@ function recordingOf(run: RunOnDisk): Recording {
  * call that failed (recorded failures run again). The first call whose
  * request differs trips the one-way divergence latch: it and every later call
  * run live, and a `replay_diverged` line says where and why.
+ *
+ * The execution holds the run's ownership lock (`owner.lock`) from before its
+ * `resume-NNN` directory is claimed until it ends. While another live process
+ * holds it (a run or a resume), this throws `RunOwnershipError` with code
+ * `RUN_OWNED` and writes nothing; a dead holder's lock is taken over.
  */
 export async function resumeRun<TInput>(
   runId: string,
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,
   options: RunOptions = {},
 ): Promise<ResumeResult> {
-  const run = findRun(runId, options)
-  const executionId = nextExecutionId(RESUME_EXECUTION_PREFIX, run.executions)
-  const handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
-    executionId,
-    recording: recordingOf(run),
-    resumeOf: run.lastExecutionId,
-  })
+  const seen = findRun(runId, options)
+  // Owner first: while a live process holds the run (a run or another resume), this throws RUN_OWNED and writes nothing.
+  const lock = acquireRunLock(seen.rootDir, { runId, executionId: nextExecutionId(RESUME_EXECUTION_PREFIX, seen.claimed) })
+  let run: RunOnDisk
+  let handle: RunHandle
+  let executionId: string | undefined
+  try {
+    // Read again under the lock: an execution that ended meanwhile belongs in the recording.
+    run = findRun(runId, options)
+    executionId = claimExecutionDirectory(run.rootDir, RESUME_EXECUTION_PREFIX, run.claimed)
+    lock.setExecutionId(executionId)
+    handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
+      executionId,
+      recording: recordingOf(run),
+      resumeOf: run.lastExecutionId,
+      lock,
+    })
+  } catch (error) {
+    if (executionId !== undefined) unclaim(seen.rootDir, executionId)
+    lock.release()
+    throw error
+  }
+  // launchRun releases the lock when the execution ends, however it ends.
   const result = await handle.done
   const report = result.replay
   return {
@@ -142,15 +175,23 @@ export async function replayRun<TInput>(
   options: Omit<RunOptions, 'host'> = {},
 ): Promise<ReplayRunResult> {
   const run = findRun(runId, options)
-  const executionsDir = join(runPaths(run.runsDir, runId).rootDir, RUN_LAYOUT.executions)
+  const executionsDir = join(run.rootDir, RUN_LAYOUT.executions)
   const replays = existsSync(executionsDir) ? readdirSync(executionsDir).filter((name) => name.startsWith(REPLAY_EXECUTION_PREFIX)) : []
   const { host: _ignored, ...withoutHost } = options as RunOptions
-  const handle = launchRun(workflow, { ...withoutHost, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
-    executionId: nextExecutionId(REPLAY_EXECUTION_PREFIX, replays),
-    recording: recordingOf(run),
-    replayFailures: true,
-    resumeOf: run.lastExecutionId,
-  })
+  // A replay writes only into its own replay-NNN directory, claimed exclusively, so it takes no ownership lock.
+  const executionId = claimExecutionDirectory(run.rootDir, REPLAY_EXECUTION_PREFIX, replays)
+  let handle: RunHandle
+  try {
+    handle = launchRun(workflow, { ...withoutHost, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
+      executionId,
+      recording: recordingOf(run),
+      replayFailures: true,
+      resumeOf: run.lastExecutionId,
+    })
+  } catch (error) {
+    unclaim(run.rootDir, executionId)
+    throw error
+  }
   const result = await handle.done
   const report = result.replay
   if (report === undefined) throw new Error('replayRun: the replay execution produced no report')

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import {
   type JournalLine,
+  type RunPaths,
   createJournalWriter,
   renderOutputsReadme,
   runPaths,
@@ -30,7 +31,8 @@ import { callAgent } from './agent-call.js'
 import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
-import { createRunId } from './ids.js'
+import { claimRunDirectory } from './run-directory.js'
+import { type RunLock, acquireRunLock } from './run-lock.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
 import { RunState, writeJsonAtomic } from './run-state.js'
 import { recordRunOutcome } from './run-metrics.js'
@@ -61,10 +63,15 @@ export interface RunResult {
 
 /** What a resumed or replayed execution starts from. Internal to the runtime. */
 export interface LaunchInternals {
+  /** A nested execution whose directory the caller has already claimed exclusively; absent for a fresh run. */
   readonly executionId?: string
   readonly recording?: Recording
   readonly replayFailures?: boolean
   readonly resumeOf?: string
+  /** The run's ownership lock, taken by the caller for this execution; released when the execution ends. */
+  readonly lock?: RunLock
+  /** The id source of a fresh run without `runId` (tests inject one that clashes). @default createRunId */
+  readonly newRunId?: (now: Date) => string
 }
 
 /** A started run: its identity, a way to cancel it, and its end. */
@@ -155,8 +162,34 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   }
   const clock = options.clock ?? systemClock
   const runsDir = resolveRunsDir(options)
-  const runId = options.runId ?? createRunId(new Date(clock.now()))
-  const paths = runPaths(runsDir, runId, internals.executionId)
+  let paths: RunPaths
+  let lock = internals.lock
+  if (internals.executionId === undefined) {
+    // A fresh run: its directory is created exclusively (an existing run is refused, a clashing generated id replaced), then locked.
+    paths = claimRunDirectory(runsDir, { runId: options.runId, now: new Date(clock.now()), newRunId: internals.newRunId })
+    lock = acquireRunLock(paths.rootDir, { runId: paths.storageRootRunId, executionId: paths.executionId })
+  } else {
+    if (options.runId === undefined) throw new Error('launchRun: a nested execution needs the run id of its root run')
+    paths = runPaths(runsDir, options.runId, internals.executionId)
+  }
+  try {
+    return startExecution(definition, input, options, internals, { paths, clock, lock })
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
+}
+
+/** Everything after the run directory is claimed and locked: the journal, the run state, the script. Releases the lock when the execution ends. */
+function startExecution<TInput>(
+  definition: WorkflowDefinition<TInput>,
+  input: unknown,
+  options: RunOptions,
+  internals: LaunchInternals,
+  claimed: { readonly paths: RunPaths; readonly clock: NonNullable<RunOptions['clock']>; readonly lock: RunLock | undefined },
+): RunHandle {
+  const { paths, clock, lock } = claimed
+  const runId = paths.storageRootRunId
   const executionId = paths.executionId
   mkdirSync(paths.outputsDir, { recursive: true })
 
@@ -231,6 +264,18 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
   })
+  if (lock?.tookOver !== undefined) {
+    const from = lock.tookOver.from
+    run.emit({
+      type: 'log',
+      level: 'warn',
+      message:
+        from === undefined
+          ? "took over the run's ownership lock, left unreadable by a process that died while taking it"
+          : `took over the run's ownership lock from process ${from.pid} (execution ${from.executionId}), which is no longer running`,
+      ...(from === undefined ? {} : { data: { pid: from.pid, hostname: from.hostname, executionId: from.executionId, startedAt: from.startedAt } }),
+    })
+  }
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'run', from: increase.from, to: increase.to, reason: `run-level override of the ${launchMode} default` })
   }
@@ -249,6 +294,15 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   }
 
   const done = (async (): Promise<RunResult> => {
+    try {
+      return await finishExecution()
+    } finally {
+      // Whatever the ending (completed, failed, cancelled, or an error writing it down), the run is free again.
+      lock?.release()
+    }
+  })()
+
+  async function finishExecution(): Promise<RunResult> {
     let outcome: { returned: true; value: unknown } | { returned: false; error: unknown }
     try {
       const value: unknown = await runInScope(run.scope, () => definition.run(context as never))
@@ -306,7 +360,7 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
       ...(settled.error === undefined ? {} : { error: settled.error }),
       ...(run.replay === undefined ? {} : { replay: run.replay.report() }),
     }
-  })()
+  }
 
   return {
     runId,
