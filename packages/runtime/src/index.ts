@@ -2,7 +2,10 @@ export { runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA,
 export type { RunResultFile } from './run-result-schema.js'
 export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun } from './resume-run.js'
 export type { ReplayRunResult, ResumeResult } from './resume-run.js'
-export type { RunHandle, RunResult, WorkflowFunction } from './run-workflow-script.js'
+export type { RunHandle as StartedRun, RunResult, WorkflowFunction } from './run-workflow-script.js'
+export { createRuntime } from './create-runtime.js'
+export type { RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
+export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export { defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
 export type {

@@ -1,0 +1,242 @@
+import { setMaxListeners } from 'node:events'
+import type { JournalLine } from '@locus/journal'
+import { type ListRunsFilter, type RunInfo, type RunStore, createFileRunStore } from '@locus/store'
+import type { WorkflowDefinition } from './define.js'
+import { RuntimeInputError } from './errors.js'
+import type { AgentHost } from './host.js'
+import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
+import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
+import { replayRun, resumeRun } from './resume-run.js'
+import type { RunOptions } from './run-options.js'
+import { type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
+
+/** How a started, resumed or replayed execution is reached: one shape for all three. */
+export interface RunHandle {
+  readonly runId: string
+  readonly executionId: string
+  /** Host cancellation: started work settles, new work stops, the execution ends `cancelled`. */
+  cancel(reason?: string): void
+  /** Makes every journal line written so far durable and readable now (it matters with durability `none`). */
+  flush(): void
+  /** The execution's end, with the same facts as its `run_end` line. */
+  readonly done: Promise<RunResult>
+  /**
+   * Calls `listener` with every journal line after `afterSeq` (the whole
+   * journal by default), then with each new line as it is written, in `seq`
+   * order, with no gap and no duplicate, however late it joins.
+   */
+  subscribe(listener: LineListener, cursor?: FeedCursor): () => void
+  /** The same as an async iterable that ends after `run_end` (or when the loop breaks). */
+  events(cursor?: FeedCursor): AsyncIterable<JournalLine>
+}
+
+/** What {@link createRuntime} needs. */
+export interface RuntimeOptions {
+  /** The workflows this runtime runs, by their names. */
+  readonly workflows: readonly WorkflowDefinition[] | Readonly<Record<string, WorkflowDefinition>>
+  /** Where `agent()` calls run. */
+  readonly host?: AgentHost | undefined
+  /** Where runs are stored. @default the file store in `<cwd>/.locus-pi/runs` */
+  readonly runsDir?: string | undefined
+  /** Options every run starts with; each call's options override them. */
+  readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir'> | undefined
+}
+
+/** Options of one start, resume or replay. */
+export type RuntimeRunOptions = Omit<RunOptions, 'signal' | 'onEvent' | 'runsDir'>
+
+/** A runtime: one way in for every run, whoever starts it (code, CLI, server, MCP). */
+export interface Runtime {
+  /** The store runs are read from. */
+  readonly store: RunStore
+  /** The workflows by name. */
+  readonly workflows: ReadonlyMap<string, WorkflowDefinition>
+  /**
+   * Starts a workflow (a definition, or the name of a registered one). It
+   * resolves once the run exists: a bad input, a taken run id or an unknown
+   * workflow rejects, and nothing is written.
+   */
+  start(workflow: WorkflowDefinition | string, options?: RuntimeRunOptions): Promise<RunHandle>
+  /** Continues a stored run in a new execution; completed calls are served from the journal. Rejects with `RUN_OWNED` while a live process owns it. */
+  resume(runId: string, options?: RuntimeRunOptions & { readonly workflow?: WorkflowDefinition | string }): Promise<RunHandle>
+  /** Re-runs a stored run from its recording with no host: the determinism check. */
+  replay(runId: string, options?: Omit<RuntimeRunOptions, 'host'> & { readonly workflow?: WorkflowDefinition | string }): Promise<RunHandle>
+  /** A stored run, folded: each execution's RunView, result file and summary. */
+  get(runId: string, options?: ReadStoredRunOptions): Promise<StoredRun>
+  /** Stored runs, newest first. */
+  list(filter?: ListRunsFilter): Promise<RunInfo[]>
+  /** Cancels the live execution of a run started or resumed by this runtime; false when it has none. */
+  cancel(runId: string, reason?: string): boolean
+  /** The live handle of a run this runtime is executing, if any. */
+  live(runId: string): RunHandle | undefined
+}
+
+function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefinition> {
+  const list = Array.isArray(workflows) ? (workflows as readonly WorkflowDefinition[]) : Object.values(workflows as Record<string, WorkflowDefinition>)
+  const map = new Map<string, WorkflowDefinition>()
+  for (const workflow of list) {
+    if (map.has(workflow.name)) {
+      throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Two workflows are named "${workflow.name}"; give each a unique name.`, [`workflows: "${workflow.name}" twice`])
+    }
+    map.set(workflow.name, workflow)
+  }
+  return map
+}
+
+/**
+ * Creates a runtime over a store: `start`, `resume` and `replay` return one
+ * kind of {@link RunHandle}, `get` and `list` read stored runs, and `cancel`
+ * reaches any run this runtime is executing.
+ *
+ * @example
+ * ```ts
+ * const runtime = createRuntime({ workflows: [triage], host })
+ * const run = await runtime.start('triage', { input: { ticket: 'T-1' } })
+ * for await (const line of run.events()) console.log(line.seq, line.type)
+ * ```
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const workflows = toMap(options.workflows)
+  const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
+  const store = createFileRunStore(runsDir)
+  const liveRuns = new Map<string, RunHandle>()
+
+  function workflowOf(workflow: WorkflowDefinition | string | undefined, fallbackName?: string): WorkflowDefinition {
+    if (workflow !== undefined && typeof workflow !== 'string') return workflow
+    const name = workflow ?? fallbackName
+    const found = name === undefined ? undefined : workflows.get(name)
+    if (found === undefined) {
+      throw new RuntimeInputError(
+        'RUN_OPTIONS_INVALID',
+        `No workflow named "${name ?? '(none)'}" in this runtime. Registered: ${[...workflows.keys()].join(', ') || '(none)'}.`,
+        [`workflow: "${name ?? ''}" is not registered`],
+      )
+    }
+    return found
+  }
+
+  /**
+   * Wraps one execution: its lines go to a feed that late subscribers read
+   * from the store first; the handle resolves when the execution's first line
+   * (`run_start`) names it, or rejects when the launch is refused.
+   */
+  function launch(runId: string | undefined, begin: (hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }) => { done: Promise<RunResult>; flush?: () => void }): Promise<RunHandle> {
+    const controller = new AbortController()
+    setMaxListeners(0, controller.signal)
+    let executionId: string | undefined
+    let knownRunId = runId
+    let flushNow: (() => void) | undefined
+    const feed = createLineFeed({
+      flush: () => {
+        flushNow?.()
+        return Promise.resolve()
+      },
+      readHistory: (afterSeq) => store.readLines({ runId: knownRunId ?? '', executionId: executionId ?? '' }, { afterSeq }),
+    })
+    return new Promise<RunHandle>((resolve, reject) => {
+      let settled = false
+      let started: { done: Promise<RunResult>; flush?: () => void } | undefined
+      function ready(): void {
+        if (settled) return
+        settled = true
+        const handle = handleOf()
+        liveRuns.set(handle.runId, handle)
+        resolve(handle)
+      }
+      const handleOf = (): RunHandle => ({
+        runId: knownRunId ?? '',
+        executionId: executionId ?? '',
+        cancel: (reason) => {
+          controller.abort(reason ?? 'cancelled by the host')
+        },
+        flush: () => flushNow?.(),
+        done: (started as { done: Promise<RunResult> }).done,
+        subscribe: (listener, cursor) => feed.subscribe(listener, cursor),
+        events: (cursor) => feed.events(cursor),
+      })
+      const onEvent = (line: JournalLine): void => {
+        if (!settled && line.type === 'run_start') {
+          knownRunId = line.runId
+          executionId = line.executionId
+          // The first line names the execution; before it the launch may still be refused.
+          if (started !== undefined) ready()
+        }
+        feed.publish(line)
+      }
+      try {
+        started = begin({ signal: controller.signal, onEvent })
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)))
+        return
+      }
+      flushNow = started.flush
+      if (executionId !== undefined) ready()
+      started.done.then(
+        (result) => {
+          knownRunId ??= result.runId
+          executionId ??= result.executionId
+          ready()
+          feed.end()
+          if (liveRuns.get(result.runId)?.executionId === result.executionId) liveRuns.delete(result.runId)
+        },
+        (error: unknown) => {
+          feed.end()
+          if (!settled) {
+            settled = true
+            reject(error instanceof Error ? error : new Error(String(error)))
+          }
+        },
+      )
+    })
+  }
+
+  const base = (runOptions: RuntimeRunOptions | undefined, hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }): RunOptions => ({
+    ...options.defaults,
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...runOptions,
+    runsDir,
+    signal: hooks.signal,
+    onEvent: hooks.onEvent,
+  })
+
+  return {
+    store,
+    workflows,
+    async start(workflow, runOptions) {
+      const definition = workflowOf(workflow)
+      return launch(runOptions?.runId, (hooks) => {
+        const handle = startWorkflowRun(definition, base(runOptions, hooks))
+        return {
+          done: handle.done,
+          flush: () => {
+            handle.flush()
+          },
+        }
+      })
+    },
+    async resume(runId, resumeOptions) {
+      const recordedName = resumeOptions?.workflow === undefined ? (await readStoredRun(store, runId)).root.view.workflow : undefined
+      const definition = workflowOf(resumeOptions?.workflow, recordedName)
+      const { workflow: _workflow, ...rest } = resumeOptions ?? {}
+      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, base(rest, hooks)) }))
+    },
+    async replay(runId, replayOptions) {
+      const recordedName = replayOptions?.workflow === undefined ? (await readStoredRun(store, runId)).root.view.workflow : undefined
+      const definition = workflowOf(replayOptions?.workflow, recordedName)
+      const { workflow: _workflow, ...rest } = replayOptions ?? {}
+      return launch(runId, (hooks) => {
+        const { host: _host, ...withoutHost } = base(rest, hooks)
+        return { done: replayRun(runId, definition, withoutHost).then((replayed) => replayed.run) }
+      })
+    },
+    get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
+    list: (filter) => store.listRuns(filter),
+    cancel(runId, reason) {
+      const handle = liveRuns.get(runId)
+      if (handle === undefined) return false
+      handle.cancel(reason)
+      return true
+    },
+    live: (runId) => liveRuns.get(runId),
+  }
+}
