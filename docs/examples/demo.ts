@@ -137,8 +137,8 @@ async function main(): Promise<number> {
 
   console.log(
     `\nDemo finished. Some runs above ended failed on purpose: that is Locus telling the truth about them.` +
-      `\nLook around, from the repository root: pnpm locus show <runId> --runs-dir ${shown(runsDir)} (or journal, ls, report).` +
-      '\nStart your own: pnpm locus init my-workflow, then pnpm locus run my-workflow.ts --host scripted (README: "Run your own workflow").',
+      `\nLook around, from the repository root: npm run locus -- show <runId> --runs-dir ${shown(runsDir)} (or journal, ls, report).` +
+      '\nStart your own: npm run locus -- init my-workflow, then npm run locus -- run my-workflow.ts --host scripted (README: "Run your own workflow").',
   )
   if (surprises.length > 0) {
     console.error(`\nThe demo did not go as designed:\n  ${surprises.join('\n  ')}`)

@@ -25,9 +25,9 @@ export interface CliIo {
 
 /**
  * The io of the real process: its stdout, stderr, environment, directory and
- * SIGINT. Run as the repository's `pnpm locus` script, the directory is the
- * one the command was typed in (`INIT_CWD`), not the repository root pnpm
- * moves to, so relative paths mean what they say.
+ * SIGINT. Run as the repository's `locus` script (`npm run locus -- <args>`),
+ * the directory is the one the command was typed in (`INIT_CWD`), not the
+ * repository root npm moves to, so relative paths mean what they say.
  */
 export function processIo(): CliIo {
   const typedIn = process.env.npm_lifecycle_event === 'locus' ? process.env.INIT_CWD : undefined

@@ -13,14 +13,17 @@ describe('exit codes', () => {
 })
 
 describe('CliError', () => {
-  it('keeps its stable code and cause, and is recognised by code across copies', () => {
+  it('keeps its stable code and cause, and is recognised by its brand across copies', () => {
     const cause = new Error('ENOENT')
     const error = new CliError('RUN_NOT_FOUND', 'No run "x"', { cause })
     expect(error.code).toBe('RUN_NOT_FOUND')
     expect(error.cause).toBe(cause)
     expect(CliError.isInstance(error)).toBe(true)
-    // Another installed copy makes a LocusError with the same code: still recognised.
-    expect(CliError.isInstance(new LocusError('x', { code: 'RUNS_DIR_NOT_WRITABLE' }))).toBe(true)
+    // Another installed copy brands its errors with the same registered symbol: still recognised.
+    const brand = Symbol.for('@locus/cli:CliError')
+    expect(CliError.isInstance(Object.assign(new LocusError('x', { code: 'RUNS_DIR_NOT_WRITABLE' }), { [brand]: true }))).toBe(true)
+    // A code alone does not make a CliError: another class may not borrow it.
+    expect(CliError.isInstance(new LocusError('x', { code: 'RUNS_DIR_NOT_WRITABLE' }))).toBe(false)
     expect(CliError.isInstance(new LocusError('x', { code: 'SOMETHING_ELSE' }))).toBe(false)
     expect(CLI_ERROR_CODES).toContain('WORKFLOW_SYNTAX_ERROR')
   })

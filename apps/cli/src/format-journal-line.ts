@@ -60,6 +60,11 @@ function describe(line: JournalLine, style: Style): string {
       return style.yellow(`replay diverged at ${line.ordinal}${line.fields.length === 0 ? '' : ` (${line.fields.join(', ')} differ)`}: later calls run live`)
     case 'log':
       return `${line.level === 'info' ? 'log' : line.level === 'warn' ? style.yellow('warn') : style.red('error')}: ${line.message}`
+    case 'llm_attempt': {
+      const outcome = line.outcome === 'succeeded' ? style.green(line.outcome) : style.red(line.outcome)
+      const failure = line.error === undefined ? '' : `: ${line.error}${line.retryable === true ? ' (retryable)' : ''}`
+      return `llm ${line.agent} ${line.model} attempt ${line.llmAttempt}/${line.llmMaxAttempts} ${outcome} in ${formatDuration(line.durationMs)}${failure}`
+    }
   }
 }
 

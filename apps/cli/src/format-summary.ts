@@ -6,8 +6,13 @@ import { formatJson } from './format-json.js'
 import type { Style } from './style.js'
 import type { RunStanding, RunSummary } from './summarize-run.js'
 
-/** How much of a long result the summary prints before it says where the rest is. */
+/** How many lines of a long result the summary prints before it says where the rest is. */
 const RESULT_LINE_LIMIT = 40
+/**
+ * How many bytes of a result the summary prints, whatever its line count: a
+ * 50 MB value on one line is cut here too, not printed whole.
+ */
+export const RESULT_BYTE_LIMIT = 8 * 1024
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`
@@ -25,18 +30,65 @@ function isAnswer(value: JsonValue): boolean {
   return typeof value.text === 'string' && Array.isArray(value.caveats) && typeof value.partial === 'boolean' && Array.isArray(value.gathered)
 }
 
+/** The first `maxBytes` bytes of `text` as UTF-8, never splitting a character. */
+function headBytes(text: string, maxBytes: number): string {
+  if (maxBytes <= 0) return ''
+  const bytes = Buffer.from(text, 'utf8')
+  if (bytes.length <= maxBytes) return text
+  let end = maxBytes
+  // Back off to the start of the character the cut would split (UTF-8 continuation bytes are 10xxxxxx).
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1
+  return bytes.subarray(0, end).toString('utf8')
+}
+
+/**
+ * Cuts text for a terminal: at most `maxLines` lines and `maxBytes` bytes (a
+ * single long line is cut within itself). Returns the text whole when it fits,
+ * else the head and a last line saying how much is left out and where it is.
+ *
+ * @example
+ * ```ts
+ * cutForTerminal('x'.repeat(50_000_000), { maxLines: 40, maxBytes: 8192, where: 'runs/r1/result.json' })
+ * // 'xxxx...x\n… 49991808 more bytes; full result in runs/r1/result.json'
+ * ```
+ */
+export function cutForTerminal(text: string, limits: { readonly maxLines: number; readonly maxBytes: number; readonly where: string }): string {
+  const lines = text.split('\n')
+  const shown: string[] = []
+  let used = 0
+  for (const line of lines) {
+    if (shown.length === limits.maxLines) break
+    const separator = shown.length === 0 ? 0 : 1
+    const size = Buffer.byteLength(line, 'utf8')
+    if (used + separator + size <= limits.maxBytes) {
+      shown.push(line)
+      used += separator + size
+      continue
+    }
+    const head = headBytes(line, limits.maxBytes - used - separator)
+    if (head !== '') shown.push(head)
+    break
+  }
+  const head = shown.join('\n')
+  const moreBytes = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(head, 'utf8')
+  if (moreBytes <= 0) return text
+  const moreLines = lines.length - shown.length
+  const lineNote = moreLines > 0 ? ` (${moreLines} more line${moreLines === 1 ? '' : 's'})` : ''
+  return `${head}\n… ${moreBytes} more bytes${lineNote}; full result in ${limits.where}`
+}
+
 /**
  * The result as a reader should see it: an `Answer` of @locus/partial is
  * rendered with its caveats outside the text; anything else as JSON. Long
- * results are cut, pointing at `result.json`.
+ * results are cut by lines and by bytes ({@link RESULT_BYTE_LIMIT}), with a
+ * note pointing at `result.json`, which holds the whole result.
  */
-export function formatResult(result: JsonValue, standing?: RunStanding): string {
+export function formatResult(result: JsonValue, standing?: RunStanding, context: { readonly resultFile?: string; readonly cwd?: string } = {}): string {
   if (standing === 'unfinished') return '(none yet: the run has not ended)'
   const answer = isAnswer(result) ? result : typeof result === 'object' && result !== null && !Array.isArray(result) && isAnswer(result.answer ?? null) ? result.answer : undefined
   const text = answer === undefined || answer === null ? formatJson(result, 96) : renderAnswer(answer as unknown as Answer)
-  const lines = text.split('\n')
-  if (lines.length <= RESULT_LINE_LIMIT) return text
-  return [...lines.slice(0, RESULT_LINE_LIMIT), `... ${lines.length - RESULT_LINE_LIMIT} more lines in result.json`].join('\n')
+  const where = context.resultFile === undefined ? 'result.json' : context.cwd === undefined ? context.resultFile : displayPath(context.resultFile, context.cwd)
+  return cutForTerminal(text, { maxLines: RESULT_LINE_LIMIT, maxBytes: RESULT_BYTE_LIMIT, where })
 }
 
 /** A path relative to `cwd` when it is inside it, else absolute. */
@@ -85,12 +137,18 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
     out.push(`  ${style.dim('caveats:')}`)
     for (const caveat of summary.caveats) out.push(`    - ${caveat}`)
   }
-  if (summary.standing === 'cancelled' || summary.standing === 'unfinished') {
+  if (summary.nothingRecorded) {
+    field(
+      'next',
+      `nothing to resume from; start it again with \`locus run <workflow file> --input '<json>'\`, ` +
+        `or run it from the start as an execution of this run with \`locus resume ${summary.runId} --workflow <workflow file>\``,
+    )
+  } else if (summary.standing === 'cancelled' || summary.standing === 'unfinished') {
     const why = summary.standing === 'unfinished' ? 'it has no run_end yet: still running, or its process stopped' : 'it was cancelled'
     field('next', `${why}; \`locus resume ${summary.runId}\` continues it (finished calls replay from the journal)`)
   }
   if (context.includeResult !== false) {
-    out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing)))
+    out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultFile, cwd: context.cwd })))
   }
   return out.join('\n')
 }

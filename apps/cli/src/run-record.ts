@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { type JournalLine, type JournalReadResult, RUN_LAYOUT, RunIdError, readJournal, runPaths } from '@locus/journal'
+import { type JournalLine, type JournalReadResult, RUN_LAYOUT, RunIdError, readJournal, runPaths, validateRunId } from '@locus/journal'
 import { type JsonValue, RUN_DISPOSITIONS, type RunDisposition } from '@locus/outcome'
 import { RESUME_EXECUTION_PREFIX } from '@locus/runtime'
 import { CliError } from './cli-error.js'
@@ -22,6 +22,8 @@ export interface ExecutionRecord {
   readonly dir: string
   readonly journalPath: string
   readonly outputsReadmePath: string
+  /** Where the execution's `result.json` is (or will be). */
+  readonly resultPath: string
   readonly journal: JournalReadResult
   /** `undefined` while the execution runs, or when it died before writing its result. */
   readonly result: RunResultFile | undefined
@@ -60,6 +62,7 @@ function readExecution(runsDir: string, runId: string, executionId: string | und
     dir: paths.executionDir,
     journalPath: paths.journalPath,
     outputsReadmePath: paths.outputsReadmePath,
+    resultPath: paths.resultPath,
     journal: readJournal(paths.journalPath),
     result: readResultFile(paths.resultPath),
   }
@@ -79,9 +82,12 @@ export function runExists(runsDir: string, runId: string): boolean {
  * Reads a run from its directory: the root execution, every resume and
  * replay, and which execution holds the run's current state.
  *
+ * @throws {RunIdError} `RUN_ID_INVALID`, stating the id rule, when `runId` could not name a run
+ *   (`../x`, `/etc`, an empty id): the same rule `locus run --run-id` applies.
  * @throws {CliError} `RUN_NOT_FOUND` when there is no such run in `runsDir`.
  */
 export function readRunRecord(runsDir: string, runId: string): RunRecord {
+  validateRunId(runId, 'run id')
   if (!runExists(runsDir, runId)) {
     throw new CliError('RUN_NOT_FOUND', `No run "${runId}" in ${runsDir}. List the runs there with \`locus ls\`, or pass --runs-dir.`)
   }

@@ -1,6 +1,8 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { RUN_ID_RULE, RunIdError } from '@locus/journal'
 import { type ToolResult, answerPartial, assessPartial, toolFailed, toolFound } from '@locus/partial'
 import { createScriptedHost, defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
 import { z } from 'zod'
@@ -60,16 +62,38 @@ describe('summarizeRun', () => {
     expect(listRunIds(runsDir)).toEqual(['r1'])
   })
 
-  it('an unknown or unsafe run id is RUN_NOT_FOUND, never a path outside the runs directory', async () => {
+  it('an unknown run id is RUN_NOT_FOUND', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'locus-summary-'))
-    for (const id of ['nope', '../etc', '']) {
+    let thrown: unknown
+    try {
+      readRunRecord(runsDir, 'nope')
+    } catch (error) {
+      thrown = error
+    }
+    expect(CliError.isInstance(thrown) && thrown.code).toBe('RUN_NOT_FOUND')
+  })
+
+  it('an unsafe run id is refused with the id rule `run --run-id` states, never looked up outside the runs directory', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'locus-summary-'))
+    for (const id of ['../etc', '/etc', '..', '']) {
       let thrown: unknown
       try {
         readRunRecord(runsDir, id)
       } catch (error) {
         thrown = error
       }
-      expect(CliError.isInstance(thrown) && thrown.code).toBe('RUN_NOT_FOUND')
+      expect(RunIdError.isInstance(thrown), id).toBe(true)
+      expect((thrown as Error).message).toContain(RUN_ID_RULE)
+      expect((thrown as Error).message).toMatch(/^Invalid run id /)
     }
+  })
+
+  it('a run whose journal is empty recorded nothing, and the summary says so', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'locus-summary-'))
+    mkdirSync(join(runsDir, 'empty'))
+    writeFileSync(join(runsDir, 'empty', 'journal.jsonl'), '')
+    const summary = summarizeRun(readRunRecord(runsDir, 'empty'))
+    expect(summary).toMatchObject({ runId: 'empty', standing: 'unfinished', nothingRecorded: true, resultFile: join(runsDir, 'empty', 'result.json') })
+    expect(summary.journalProblems).toEqual(['empty: no run_start line, so nothing was recorded'])
   })
 })

@@ -61,8 +61,16 @@ export interface RunSummary {
   readonly result: JsonValue
   readonly error: string | undefined
   readonly outputsReadme: string
-  /** Problems the journal reader found: a torn last line, invalid lines. */
+  /** The execution's `result.json`, which holds the whole result when a summary cuts it. */
+  readonly resultFile: string
+  /** Problems the journal reader found: a torn last line, invalid lines, an empty journal. */
   readonly journalProblems: readonly string[]
+  /**
+   * True when the execution's journal holds no `run_start`: it is empty (its
+   * process stopped before the first line reached the disk), so nothing was
+   * recorded and there is nothing to resume from.
+   */
+  readonly nothingRecorded: boolean
 }
 
 function record(value: JsonValue | undefined): Readonly<Record<string, JsonValue>> | undefined {
@@ -144,6 +152,8 @@ export function summarizeExecution(execution: ExecutionRecord): RunSummary {
   const problems: string[] = []
   if (execution.journal.tornTail !== null) problems.push(`torn last line at byte ${execution.journal.tornTail.byteOffset} (the process stopped mid-write)`)
   for (const invalid of execution.journal.invalid) problems.push(invalid.error)
+  const nothingRecorded = start === undefined && end === undefined && execution.result === undefined
+  if (nothingRecorded) problems.push('empty: no run_start line, so nothing was recorded')
   const errorMessage = end?.error?.message ?? execution.result?.error?.message
   return {
     runId: start?.runId ?? execution.executionId,
@@ -167,7 +177,9 @@ export function summarizeExecution(execution: ExecutionRecord): RunSummary {
     result,
     error: errorMessage,
     outputsReadme: execution.outputsReadmePath,
+    resultFile: execution.resultPath,
     journalProblems: problems,
+    nothingRecorded,
   }
 }
 

@@ -13,17 +13,30 @@ beforeAll(async () => {
     let body = ''
     request.on('data', (chunk: Buffer) => (body += chunk.toString()))
     request.on('end', () => {
-      const parsed = JSON.parse(body) as { model: string }
+      const parsed = JSON.parse(body) as { model: string; stream?: boolean }
       requests.push({ path: request.url ?? '', model: parsed.model, auth: request.headers.authorization })
+      const id = `chatcmpl-${requests.length}`
+      const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 }
+      if (parsed.stream === true) {
+        // Streamed, as Ollama, vLLM and OpenAI answer a request with stream: true.
+        response.writeHead(200, { 'content-type': 'text/event-stream' })
+        const chunk = (delta: object, finish: string | null, withUsage = false): string =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: parsed.model, choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage } : {}) })}\n\n`
+        response.write(chunk({ role: 'assistant', content: 'A short, ' }, null))
+        response.write(chunk({ content: 'plain answer.' }, null))
+        response.write(chunk({}, 'stop', true))
+        response.end('data: [DONE]\n\n')
+        return
+      }
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(
         JSON.stringify({
-          id: `chatcmpl-${requests.length}`,
+          id,
           object: 'chat.completion',
           created: 1,
           model: parsed.model,
           choices: [{ index: 0, message: { role: 'assistant', content: 'A short, plain answer.' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+          usage,
         }),
       )
     })

@@ -1,13 +1,16 @@
 import type { ReplayReport } from '@locus/replay'
 import { replayRun } from '@locus/runtime'
+import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
 import { formatTable } from '../format-table.js'
+import { cancelOnInterrupt } from '../interrupts.js'
+import { holdLiveRun } from '../live-runs.js'
 import { readRunRecord } from '../run-record.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { type Style, styleFor } from '../style.js'
-import { loadRecordedWorkflow } from './recorded-workflow.js'
+import { describeNothingRecorded, loadRecordedWorkflow, recordedNothing, recordedStart } from './recorded-workflow.js'
 import { asCliInputError } from './run-command.js'
 import type { OutputFlags } from './run-flags.js'
 
@@ -49,14 +52,30 @@ export function formatReplayReport(report: ReplayReport, style: Style): string {
 export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = readRunRecord(runsDir, runId)
+  if (recordedNothing(run)) {
+    const { problem, remedy } = describeNothingRecorded(run, io.cwd)
+    throw new CliError('RUN_NOTHING_RECORDED', `Run ${runId} has nothing to replay: ${problem}. Instead, ${remedy}; then replay that.`)
+  }
   const loaded = await loadRecordedWorkflow(run, flags.workflow, io, 'replay')
+  // The root's input, or the latest execution's when the root's journal recorded none.
+  const input = recordedStart(run).fallbackInput
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
+  const controller = new AbortController()
+  const stopInterrupts = cancelOnInterrupt(io, () => {
+    controller.abort('interrupted from the terminal (Ctrl-C)')
+  })
+  // Held open until the replay settles, like a run: its own execution ends with its run_end too.
+  const releaseRun = holdLiveRun((reason) => {
+    controller.abort(reason)
+  })
   let replayed: Awaited<ReturnType<typeof replayRun>>
   try {
     replayed = await replayRun(runId, loaded.workflow, {
       runsDir,
       source: loaded.path,
+      signal: controller.signal,
+      ...(input === undefined ? {} : { input }),
       ...(json
         ? {
             onEvent: (line) => {
@@ -67,8 +86,11 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
     })
   } catch (error) {
     throw asCliInputError(error)
+  } finally {
+    releaseRun()
+    stopInterrupts()
   }
-  const code = replayed.ok ? EXIT_CODES.completed : EXIT_CODES.failed
+  const code = replayed.run.disposition === 'cancelled' ? EXIT_CODES.cancelled : replayed.ok ? EXIT_CODES.completed : EXIT_CODES.failed
   if (json) {
     io.stdout.write(`${JSON.stringify({ type: 'replay', ok: replayed.ok, runId, executionDir: replayed.executionDir, report: replayed.report, exitCode: code })}\n`)
     return code

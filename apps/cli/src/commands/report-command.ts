@@ -1,8 +1,8 @@
 import { formatGapsReport, formatOutcomeReport } from '@locus/partial'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { describeMetrics, openMetrics } from '../open-metrics.js'
-import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
+import { describeMetrics, openMetricsForReading } from '../open-metrics.js'
+import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import type { OutputFlags } from './run-flags.js'
 import { CliError } from '../cli-error.js'
@@ -21,18 +21,19 @@ export const DEFAULT_REPORT_SINCE_MS = 30 * 24 * 60 * 60 * 1000
 /**
  * `locus report`: the outcome table (complete, partial, cannot_answer, failed,
  * with correctness where graded) and the gaps-per-tool table over a window,
- * from the outcome store runs are recorded in.
+ * from the outcome store runs are recorded in. It only reads: nothing is
+ * created or written under the runs directory, so a read-only one (or one
+ * without a store yet) works.
  */
 export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  ensureWritableRunsDir(runsDir)
   const sinceMs = flags.since ?? DEFAULT_REPORT_SINCE_MS
   const since = new Date((flags.now ?? new Date()).getTime() - sinceMs)
-  let store: Awaited<ReturnType<typeof openMetrics>>
+  let store: Awaited<ReturnType<typeof openMetricsForReading>>
   try {
-    store = await openMetrics(runsDir, io.env)
+    store = await openMetricsForReading(runsDir, io.env)
   } catch (error) {
-    throw new CliError('RUNS_DIR_NOT_WRITABLE', `Cannot open the outcome store (${describeMetrics(runsDir, io.env)}): ${(error as Error).message}`, { cause: error })
+    throw new CliError('OUTCOME_STORE_UNREADABLE', `Cannot read the outcome store (${describeMetrics(runsDir, io.env)}): ${(error as Error).message}`, { cause: error })
   }
   try {
     const outcomes = await store.outcomeReport({ since })

@@ -5,12 +5,14 @@ import { createHost } from '../create-host.js'
 import type { ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
 import { cancelOnInterrupt } from '../interrupts.js'
+import { holdLiveRun } from '../live-runs.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
 import { readRunRecord } from '../run-record.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import { summarizeRun } from '../summarize-run.js'
 import { finishRun } from './finish-run.js'
+import { asCliOwnershipError } from './ownership-errors.js'
 import { loadRecordedWorkflow, recordedStart } from './recorded-workflow.js'
 import { asCliInputError, tryOpenMetrics } from './run-command.js'
 import type { ExecutionFlags, OutputFlags } from './run-flags.js'
@@ -49,6 +51,10 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const stopInterrupts = cancelOnInterrupt(io, () => {
     controller.abort('interrupted from the terminal (Ctrl-C)')
   })
+  // Held open until the execution settles: one waiting on a hung host turn must not lose its process.
+  const releaseRun = holdLiveRun((reason) => {
+    controller.abort(reason)
+  })
   try {
     if (!json && flags.quiet !== true) {
       io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}\n`))
@@ -59,6 +65,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         runsDir,
         ...(chosen.host === undefined ? {} : { host: chosen.host }),
         ...executionOptions(flags, recorded.options),
+        // The root's input is read by the runtime; when its journal recorded none, the latest execution's.
+        ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
         ...(metrics === undefined ? {} : { metrics }),
         source: loaded.path,
         signal: controller.signal,
@@ -67,7 +75,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         },
       })
     } catch (error) {
-      throw asCliInputError(error)
+      throw asCliOwnershipError(error) ?? asCliInputError(error)
     } finally {
       reporter.finish()
     }
@@ -77,6 +85,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
     }
     return finishRun(io, runsDir, runId, resumed.executionId, json)
   } finally {
+    releaseRun()
     stopInterrupts()
     await metrics?.close()
   }

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { validateRunId } from '@locus/journal'
 import { type OutcomeStore } from '@locus/partial'
 import { RuntimeInputError, startWorkflowRun } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
@@ -7,6 +8,7 @@ import { createHost } from '../create-host.js'
 import type { ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
 import { cancelOnInterrupt } from '../interrupts.js'
+import { holdLiveRun } from '../live-runs.js'
 import { loadWorkflow } from '../load-workflow.js'
 import { describeMetrics, openMetrics } from '../open-metrics.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
@@ -14,12 +16,13 @@ import { readWorkflowInput } from '../read-workflow-input.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import { finishRun } from './finish-run.js'
+import { asCliOwnershipError } from './ownership-errors.js'
 import { type RunFlags, executionOptions } from './run-flags.js'
 
 /** Turns the runtime's input errors (bad input, bad options) into the CLI's exit-2 errors. */
 export function asCliInputError(error: unknown): unknown {
   if (!RuntimeInputError.isInstance(error)) return error
-  const code = error.code === 'WORKFLOW_INPUT_INVALID' ? 'WORKFLOW_INPUT_INVALID' : 'CLI_USAGE'
+  const code = error.code === 'WORKFLOW_INPUT_INVALID' ? 'CLI_INPUT_INVALID' : 'CLI_USAGE'
   const hint = error.code === 'WORKFLOW_INPUT_INVALID' ? '\nPass the input with --input \'<json>\' or --input-file <file>.' : ''
   return new CliError(code, `${error.message}${hint}`, { cause: error })
 }
@@ -40,6 +43,8 @@ export async function tryOpenMetrics(io: CliIo, runsDir: string): Promise<Outcom
  * ends with a summary. Returns the exit code: 0 completed, 1 failed, 130 cancelled.
  */
 export async function runCommand(file: string, flags: RunFlags, io: CliIo): Promise<ExitCode> {
+  // The id rule every command states the same way (show, resume, replay and journal check it too).
+  if (flags.runId !== undefined) validateRunId(flags.runId, 'run id')
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const loaded = await loadWorkflow(file, io.cwd)
   const input = readWorkflowInput(flags, io.cwd)
@@ -68,7 +73,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
         },
       })
     } catch (error) {
-      throw asCliInputError(error)
+      throw asCliOwnershipError(error, flags.runId) ?? asCliInputError(error)
     }
     const stopInterrupts = cancelOnInterrupt(
       io,
@@ -79,10 +84,15 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
         handle.flush()
       },
     )
+    // Held open until the run settles: a run waiting on a hung host turn must not lose its process.
+    const releaseRun = holdLiveRun((reason) => {
+      handle.cancel(reason)
+    })
     let executionId: string
     try {
       executionId = (await handle.done).executionId
     } finally {
+      releaseRun()
       stopInterrupts()
       reporter.finish()
     }

@@ -46,7 +46,7 @@ export function showCommand(runId: string, flags: OutputFlags, io: CliIo): ExitC
     out.push('', style.bold('Caveats:'))
     for (const caveat of summary.caveats) out.push(`  - ${caveat}`)
   }
-  out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing)))
+  out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultFile, cwd: io.cwd })))
   io.stdout.write(`${out.join('\n')}\n`)
   return EXIT_CODES.completed
 }
