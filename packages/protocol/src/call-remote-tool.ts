@@ -1,0 +1,66 @@
+import { type AttemptRecord, type AttemptStart, CallError, DEFAULT_RETRY_POLICY, type RetryClock, type RetryOutcome, type RetryPolicy, runWithRetry } from '@locus/retry'
+import type { TriggerTransport } from './transport.js'
+import type { ToolExecuteTrigger, WireJson } from './wire-schemas.js'
+
+/** What {@link callRemoteTool} needs. */
+export interface RemoteToolCall {
+  /** The call's id; each attempt's trigger carries it, so a late answer is recognised. */
+  readonly id: string
+  readonly name: string
+  readonly arguments: WireJson
+  /** The seed policy. @default no retry, no timeout (a call with no timeout waits as long as it takes). */
+  readonly retry?: RetryPolicy | undefined
+  readonly transport: TriggerTransport
+  readonly clock?: RetryClock | undefined
+  readonly signal?: AbortSignal | undefined
+  /** Sees each trigger before it is sent (journal `tool_start` here). */
+  readonly onTrigger?: ((trigger: ToolExecuteTrigger) => void) | undefined
+  readonly onAttemptStart?: ((start: AttemptStart) => void) | undefined
+  /** Sees each attempt's record (journal `tool_end` here). */
+  readonly onAttempt?: ((record: AttemptRecord) => void) | undefined
+}
+
+/**
+ * Calls a tool that lives with a worker, under the seed's rules: each
+ * attempt sends a `tool.execute` trigger whose `deadline` is the attempt's
+ * start plus `timeout_secs` (or null), a `tool.result` settles it, a
+ * `tool.error` retries only when it says `retryable: true` (whatever its
+ * `code`), a lapsed deadline always retries and is stamped
+ * `deadline_exceeded`, and the delay before attempt n+1 is
+ * `min(base^n, max)` seconds. An answer that arrives after its attempt's
+ * deadline is ignored.
+ */
+export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome<WireJson>> {
+  const policy = call.retry ?? DEFAULT_RETRY_POLICY
+  return runWithRetry<WireJson>(
+    async (attempt) => {
+      const trigger: ToolExecuteTrigger = {
+        type: 'tool.execute',
+        id: call.id,
+        attempt: attempt.attempt,
+        deadline: attempt.deadline === null ? null : new Date(attempt.deadline).toISOString(),
+        name: call.name,
+        arguments: call.arguments,
+      }
+      call.onTrigger?.(trigger)
+      let actions
+      try {
+        actions = await call.transport.send(trigger, { signal: attempt.signal })
+      } catch (error) {
+        const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
+        throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
+      }
+      const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
+      if (answer?.type === 'tool.result') return answer.result
+      if (answer?.type === 'tool.error') throw new CallError(answer.error, { retryable: answer.retryable === true, ...(answer.code === undefined ? {} : { code: answer.code }) })
+      throw new CallError(`the worker answered ${call.name} with no tool.result or tool.error for id ${call.id}`, { retryable: false })
+    },
+    policy,
+    {
+      ...(call.clock === undefined ? {} : { clock: call.clock }),
+      ...(call.signal === undefined ? {} : { signal: call.signal }),
+      ...(call.onAttemptStart === undefined ? {} : { onAttemptStart: call.onAttemptStart }),
+      ...(call.onAttempt === undefined ? {} : { onAttempt: call.onAttempt }),
+    },
+  )
+}
