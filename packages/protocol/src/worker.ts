@@ -12,7 +12,10 @@ export interface WorkerToolContext {
  * `retryable: true` (and optionally a seed `code`) answers a retryable
  * `tool.error`; anything else thrown is terminal.
  */
-export type WorkerTool = (args: WireJson, context: WorkerToolContext) => WireJson | WorkerResponse | Promise<WireJson | WorkerResponse>
+export type WorkerTool = {
+  // A method signature, so a tool may declare the argument shape it expects: `({ topic }: { topic: string }) => ...`.
+  tool(args: WireJson, context: WorkerToolContext): WireJson | WorkerResponse | Promise<WireJson | WorkerResponse>
+}['tool']
 
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {

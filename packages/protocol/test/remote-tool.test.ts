@@ -20,7 +20,7 @@ function renderReport(failures: number) {
   let calls = 0
   return createWorker({
     tools: {
-      render_report: ({ topic }: never) => {
+      render_report: ({ topic }: { topic: string }) => {
         calls += 1
         // The seed's worker answer, as written.
         if (calls <= failures) return { actions: [{ type: 'tool.error', id: `call-1`, error: 'upstream 503', retryable: true, code: 'provider_error' }] }
