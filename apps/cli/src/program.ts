@@ -12,6 +12,7 @@ import { replayCommand } from './commands/replay-command.js'
 import { reportCommand } from './commands/report-command.js'
 import { resumeCommand } from './commands/resume-command.js'
 import { runCommand } from './commands/run-command.js'
+import { JITTER_FLAG_MODES, parseRetryBudget } from './commands/run-flags.js'
 import { showCommand } from './commands/show-command.js'
 
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
@@ -45,6 +46,8 @@ function addExecutionFlags(command: Command): Command {
     .option('--concurrency <n>', 'branches of parallel() and pipeline() running at once', integer('--concurrency'))
     .addOption(new Option('--durability <mode>', 'journal durability: fsync per line, per batch, or never').choices(['none', 'batch', 'line']))
     .addOption(new Option('--launch-mode <mode>', 'selects the per-call budget defaults').choices(LAUNCH_MODES))
+    .option('--retry-budget <n>', 'retries the whole run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
+    .addOption(new Option('--jitter <mode>', 'spreads tool retry backoff: none (exact), full or equal').choices(JITTER_FLAG_MODES))
 }
 
 /**

@@ -2,7 +2,7 @@
 // arbitraries of valid lines.
 import fc from 'fast-check'
 import { FAILURE_CAUSES, ERROR_CODES, type JsonValue } from '@locus/outcome'
-import type { JournalLine, JournalLineInput, JournalLineType } from '../src/journal-line-schema.js'
+import { type JournalLine, type JournalLineInput, type JournalLineType, RETRY_REFUSERS } from '../src/journal-line-schema.js'
 
 export const RUN_ID = 'run-1'
 export const EXECUTION_ID = 'run-1'
@@ -199,6 +199,8 @@ const trio = fc
   .tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 4 }), id)
   .map(([attempt, extra, logicalCallId]) => ({ attempt, attempts: attempt + extra, logicalCallId }))
 
+const retryRefused = fc.option(fc.record({ by: fc.constantFrom(...RETRY_REFUSERS), delayMs: duration }, { requiredKeys: ['by'] }), { nil: undefined })
+
 const serializedError = fc.record(
   { name: id, code: id, message: text, cause: fc.option(fc.oneof(fc.string(), fc.integer(), fc.record({ name: id, code: id, message: text })), { nil: undefined }) },
   { requiredKeys: ['name', 'code', 'message'] },
@@ -219,7 +221,7 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     .record({ callId: id, agent: id, ordinal: id, prompt: text, trio, ...place, timeoutMs: fc.option(fc.integer({ min: 1, max: 100_000 }), { nil: undefined }) })
     .map(({ trio: fields, ...rest }) => ({ type: 'agent_start' as const, ...rest, ...fields })),
   fc
-    .record({ callId: id, agent: id, ordinal: id, trio, ...place, failed: fc.boolean(), cause, durationMs: duration, usage: fc.option(fc.record({ inputTokens: count, outputTokens: count }), { nil: undefined }), answer: fc.option(fc.jsonValue(), { nil: undefined }) })
+    .record({ callId: id, agent: id, ordinal: id, trio, ...place, failed: fc.boolean(), cause, durationMs: duration, usage: fc.option(fc.record({ inputTokens: count, outputTokens: count }), { nil: undefined }), answer: fc.option(fc.jsonValue(), { nil: undefined }), retryRefused })
     .map(({ trio: fields, failed, cause: failureCause, answer, ...rest }) => ({
       type: 'agent_end' as const,
       ...rest,
@@ -266,6 +268,7 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     status: fc.constantFrom('completed', 'failed', 'timed-out' as const),
     failure: fc.option(fc.record({ error: text, retryable: fc.boolean(), code: fc.option(fc.constantFrom(...ERROR_CODES), { nil: undefined }) }), { nil: undefined }),
     durationMs: duration,
+    retryRefused,
   }),
   fc.record({ type: fc.constant('budget_change' as const), budget: id, scope: fc.constantFrom('run', 'call' as const), from: fc.option(count, { nil: null }), to: fc.option(count, { nil: null }) }),
   fc.record({ type: fc.constant('replay_diverged' as const), ordinal: id, expectedKey: text, actualKey: text, fields: fc.array(id, { maxLength: 3 }) }),

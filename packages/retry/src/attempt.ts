@@ -37,6 +37,14 @@ export interface AttemptRecord {
   /** The backoff planned before the next attempt; present only when another attempt was going to follow. */
   readonly delayBeforeNextMs?: number
   /**
+   * Present when the policy allowed another attempt but it was refused: by the
+   * shared retry `budget`, or because it could not start before `retryDeadline`.
+   * This record is then the last one.
+   */
+  readonly retryDenied?: 'budget' | 'deadline'
+  /** With `retryDenied`: the backoff (after jitter) the refused retry would have waited. */
+  readonly deniedDelayMs?: number
+  /**
    * `true` when the loop stopped waiting for this attempt while it was still
    * running (its deadline passed, or the caller cancelled): whatever it
    * produces later is discarded, and reported to `onLateResult` if given.
@@ -59,7 +67,7 @@ export interface LateResult {
  * - `succeeded`: an attempt returned a value.
  * - `terminal`: a failure was not retryable (or `shouldRetry` said no).
  * - `exhausted`: a retryable failure, but `max_retries` attempts were spent
- *   (or the shared retry budget refused the retry).
+ *   (or the shared retry budget or the `retryDeadline` refused the retry).
  * - `cancelled`: the caller's signal aborted.
  */
 export type RetryStopReason = 'succeeded' | 'terminal' | 'exhausted' | 'cancelled'
@@ -75,4 +83,11 @@ export type RetryOutcome<T> =
       readonly reason: Exclude<RetryStopReason, 'succeeded'>
       /** `true` when the reason is `exhausted` because the shared retry budget refused a retry the policy allowed. */
       readonly budgetDenied?: true
+      /**
+       * `true` when the reason is `exhausted` because the retry could not start
+       * before `retryDeadline`: its backoff would have ended at or after it.
+       */
+      readonly deadlineDenied?: true
+      /** The backoff (after jitter) the refused retry would have waited; present with `budgetDenied` or `deadlineDenied`. */
+      readonly deniedDelayMs?: number
     }

@@ -35,6 +35,15 @@ export interface RetryOptions {
   readonly random?: (() => number) | undefined
   /** A retry pool shared with other calls; each retry must draw from it. */
   readonly budget?: RetryBudget | undefined
+  /**
+   * A clock reading at or after which no retry may start, such as a run's
+   * deadline. A retry whose backoff would end at or after it is refused at
+   * once, without waiting out the backoff and without drawing from `budget`:
+   * the loop stops as `exhausted` with `deadlineDenied: true`. It never cuts
+   * short an attempt already running, and the first attempt is the caller's
+   * to refuse. @default no deadline
+   */
+  readonly retryDeadline?: number | undefined
 }
 
 type Settlement<T> =
@@ -264,6 +273,10 @@ export async function runWithRetry<T>(
   const clock = options.clock ?? systemClock
   const signal = options.signal
   const { onAttempt, onAttemptStart, shouldRetry, budget } = options
+  const retryDeadline = options.retryDeadline
+  if (retryDeadline !== undefined && (typeof retryDeadline !== 'number' || Number.isNaN(retryDeadline))) {
+    throw new RetryOptionsError('retryDeadline', `runWithRetry: retryDeadline must be a clock reading in milliseconds, got ${describeValue(retryDeadline)}`)
+  }
   const settings: LoopSettings = { clock, signal, timeoutSecs: policy.timeout_secs, onLateResult: options.onLateResult }
   const timeoutMs = policy.timeout_secs === null ? null : policy.timeout_secs * 1000
   const attempts: AttemptRecord[] = []
@@ -318,23 +331,26 @@ export async function runWithRetry<T>(
       : { attempt, startedAt, endedAt, deadline, outcome: 'failed', failure }
 
     const wantsRetry = shouldRetry === undefined ? failure.retryable : shouldRetry(failure, ended)
-    let reason: 'terminal' | 'exhausted' | undefined
-    let budgetDenied = false
-    if (!wantsRetry) reason = 'terminal'
-    else if (attempt >= policy.max_retries) reason = 'exhausted'
-    else if (!isAborted(signal) && budget !== undefined && !budget.tryWithdraw()) {
-      reason = 'exhausted'
-      budgetDenied = true
-    }
-
-    if (reason !== undefined) {
+    if (!wantsRetry || attempt >= policy.max_retries) {
       attempts.push(ended)
       onAttempt?.(ended)
-      return budgetDenied ? { ok: false, failure, attempts, reason, budgetDenied: true } : { ok: false, failure, attempts, reason }
+      return { ok: false, failure, attempts, reason: wantsRetry ? 'exhausted' : 'terminal' }
     }
 
     // Jitter works on milliseconds so that its bounds hold exactly for the recorded figure.
     const delayBeforeNextMs = applyJitter(backoffDelaySecs(attempt, policy) * 1000, jitter, options.random)
+    if (!isAborted(signal)) {
+      // The deadline is asked first: a retry it refuses must not spend a token of the shared budget.
+      const deadlineDenied = retryDeadline !== undefined && clock.now() + delayBeforeNextMs >= retryDeadline
+      if (deadlineDenied || (budget !== undefined && !budget.tryWithdraw())) {
+        const denied: AttemptRecord = { ...ended, retryDenied: deadlineDenied ? 'deadline' : 'budget', deniedDelayMs: delayBeforeNextMs }
+        attempts.push(denied)
+        onAttempt?.(denied)
+        return deadlineDenied
+          ? { ok: false, failure, attempts, reason: 'exhausted', deadlineDenied: true, deniedDelayMs: delayBeforeNextMs }
+          : { ok: false, failure, attempts, reason: 'exhausted', budgetDenied: true, deniedDelayMs: delayBeforeNextMs }
+      }
+    }
     const record: AttemptRecord = { ...ended, delayBeforeNextMs }
     attempts.push(record)
     onAttempt?.(record)

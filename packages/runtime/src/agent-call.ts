@@ -79,6 +79,16 @@ function clarificationPrompt(answer: string, choices: readonly string[]): string
   )
 }
 
+/**
+ * Decides on the typed cause, wherever it came from: `sdk-unavailable` means
+ * there is no channel to answer on, so the call throws and never writes an
+ * `agent_end`, whether the host threw it or returned it as a classified turn.
+ */
+function throwsWhenUnavailable(end: AttemptEnd): AttemptEnd {
+  if (end.kind !== 'failed' || end.failureCause !== 'sdk-unavailable') return end
+  return { kind: 'threw', failureCause: 'sdk-unavailable', error: new HostError('sdk-unavailable', end.reason) }
+}
+
 /** Classifies a turn that came back without our fuse or a cancellation firing. */
 function classifyTurn(result: TurnResult): { failureCause: FailureCause; reason: string } | undefined {
   if (result.failureCause !== undefined) return { failureCause: result.failureCause, reason: result.reason ?? result.failureCause }
@@ -126,8 +136,10 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
   if (run.signal.aborted) onRunAbort()
   else run.signal.addEventListener('abort', onRunAbort, { once: true })
   const fuse = new AbortController()
-  if (plan.options.timeoutMs !== undefined) {
-    run.clock.sleep(plan.options.timeoutMs, fuse.signal).then(
+  const timeoutMs = plan.options.timeoutMs
+  const fuseAt = timeoutMs === undefined ? undefined : run.clock.now() + timeoutMs
+  if (timeoutMs !== undefined) {
+    run.clock.sleep(timeoutMs, fuse.signal).then(
       () => {
         if (fuse.signal.aborted) return
         firedBy ??= 'call-timeout'
@@ -135,6 +147,19 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
       },
       () => undefined,
     )
+  }
+  /**
+   * True once our fuse or a cancellation has ended the attempt. The fuse is
+   * final: it counts as fired as soon as the clock reaches it, even before its
+   * timer callback has run, so an answer that arrives at or after `timeoutMs`
+   * is never accepted, whichever promise happened to settle first.
+   */
+  const ended = (): boolean => {
+    if (firedBy === undefined && fuseAt !== undefined && run.clock.now() >= fuseAt) {
+      firedBy = 'call-timeout'
+      controller.abort()
+    }
+    return firedBy !== undefined
   }
   const aborted = new Promise<'aborted'>((resolve) => {
     if (controller.signal.aborted) resolve('aborted')
@@ -149,7 +174,7 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
     usage,
     stopReason: 'aborted',
   })
-  /** Sends one turn; undefined means our fuse or a cancellation ended it first. */
+  /** Sends one turn; undefined means our fuse or a cancellation ended it, whatever the host answered. */
   const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
     const pending = session.prompt(text, { signal: controller.signal })
     const winner = await Promise.race([pending, aborted])
@@ -159,13 +184,18 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
       return undefined
     }
     usage = addUsage(usage, winner.usage)
+    // An answer (or a host's own "aborted") that settled after the fuse fired or the run was
+    // cancelled loses to them: the host saw our abort, and the cause is the one we fired.
+    if (ended()) return undefined
     lastStop = winner.stopReason
     return winner
   }
   try {
-    if (controller.signal.aborted) return interrupted()
+    if (ended()) return interrupted()
     const session = await host.openSession(plan.request)
     sessionRef.session = session
+    // The fuse may fire while the session opens: the request is then never sent.
+    if (ended()) return interrupted()
     const first = await turn(session, plan.prompt)
     if (first === undefined) return interrupted()
     const failure = classifyTurn(first)
@@ -213,7 +243,7 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
     if (verdict !== true) return { kind: 'failed', failureCause: 'script-rejected', reason: verdict, usage, stopReason: lastStop }
     return { kind: 'answered', answer, usedFallback, usage, stopReason: lastStop ?? 'end' }
   } catch (error) {
-    if (firedBy !== undefined) return interrupted()
+    if (ended()) return interrupted()
     return { kind: 'threw', failureCause: failureCauseOf(error), error }
   } finally {
     fuse.abort()
@@ -272,6 +302,21 @@ function replayRecordedCall(
     const answer = typeof envelope.answer === 'string' ? envelope.answer : JSON.stringify(envelope.answer ?? null)
     return { answer, usedFallback: false, callId: envelope.callId, logicalCallId: envelope.logicalCallId, attempt: trio.attempt, attempts: trio.attempts, usage }
   }
+  const error = new AgentCallError(`${describeCall(call.where.agent, call.where.label)} failed with ${envelope.failureCause} (replayed from the recording)`, {
+    failureCause: envelope.failureCause,
+    callId: envelope.callId,
+    logicalCallId: envelope.logicalCallId,
+    attempt: trio.attempt,
+    attempts: trio.attempts,
+    agent: call.where.agent,
+    label: call.where.label,
+    phase: call.where.phase,
+  })
+  if (envelope.failureCause === 'sdk-unavailable') {
+    // Replayed as it ran: a call with no channel throws, so its terminal record is an error line, never an agent_end.
+    run.emit({ type: 'error', message: error.message, error: serializeError(error), failureCause: envelope.failureCause, callId: envelope.callId, ...trio, ...call.where, ordinal: call.ordinal })
+    throw error
+  }
   run.emit({
     type: 'agent_end',
     callId: envelope.callId,
@@ -284,16 +329,7 @@ function replayRecordedCall(
     durationMs: 0,
     replayed: true,
   })
-  throw new AgentCallError(`${describeCall(call.where.agent, call.where.label)} failed with ${envelope.failureCause} (replayed from the recording)`, {
-    failureCause: envelope.failureCause,
-    callId: envelope.callId,
-    logicalCallId: envelope.logicalCallId,
-    attempt: trio.attempt,
-    attempts: trio.attempts,
-    agent: call.where.agent,
-    label: call.where.label,
-    phase: call.where.phase,
-  })
+  throw error
 }
 
 /** The `agent()` of a workflow context. */
@@ -352,7 +388,8 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
   }
 
   for (let attempt = 1; ; attempt += 1) {
-    run.chargeInvocation()
+    // A later attempt was charged when its retry was claimed, before the retry line announced it.
+    if (attempt === 1) run.chargeInvocation()
     const callId = `${logicalCallId}-a${attempt}`
     const dirs = run.paths.callDir(callId)
     makeCallDirs(dirs)
@@ -382,7 +419,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       tools: toolsForAttempt(run, callId),
       transcriptDir: dirs.transcriptDir,
     }
-    const end = await runAttempt(run, { prompt, options, request, budgets }, sessionRef)
+    const end = throwsWhenUnavailable(await runAttempt(run, { prompt, options, request, budgets }, sessionRef))
     const durationMs = run.clock.now() - startedAt
     writeFileSync(join(dirs.transcriptDir, 'transcript.json'), JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
     try {
@@ -414,6 +451,12 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
     // that replay reports as invalid and re-runs, so no rename is needed.
     writeFileSync(join(dirs.resultDir, 'result.json'), JSON.stringify(envelope, null, 2) + '\n', { flag: 'wx' })
 
+    // Whether another attempt follows is settled before the terminal record is written: the run is
+    // asked first (cancellation, deadline, invocation cap, retry budget), so no retry is announced
+    // that the run then refuses, and a refused one is named on the record it would have followed.
+    const wantsRetry = end.kind !== 'answered' && attempt < attempts && isTransportRetryable(end.failureCause)
+    const refusal = wantsRetry ? run.claimAgentRetry() : undefined
+    const retryRefused = refusal === undefined ? {} : { retryRefused: { by: refusal.by } }
     if (end.kind === 'threw') {
       run.emit({
         type: 'error',
@@ -423,6 +466,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
         callId,
         ...trio,
         ...where,
+        ...retryRefused,
       })
     } else {
       run.emit({
@@ -436,12 +480,13 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
         ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
         ...(end.usage === undefined ? {} : { usage: end.usage }),
         durationMs,
+        ...retryRefused,
       })
     }
     if (end.kind === 'answered') {
       return { answer: end.answer, usedFallback: end.usedFallback, callId, logicalCallId, attempt, attempts, usage: end.usage }
     }
-    if (attempt < attempts && isTransportRetryable(end.failureCause)) {
+    if (wantsRetry && refusal === undefined) {
       run.emit({
         type: 'retry',
         kind: 'agent',
@@ -455,12 +500,15 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       })
       continue
     }
+    // A cancellation, the deadline or the invocation cap ends the run as it always has; the budget ends only this call.
+    if (refusal?.error !== undefined) run.refuse(refusal)
     if (end.kind === 'failed' && end.choiceAnswers !== undefined && options.choice !== undefined) {
       throw new SchemaValidationError({ choices: options.choice, answers: end.choiceAnswers, callId, logicalCallId })
     }
     const reason = end.kind === 'threw' ? (end.error instanceof Error ? end.error.message : String(end.error)) : end.reason
     const exhausted = attempt > 1 ? ` after ${attempt} attempts` : ''
-    throw new AgentCallError(`${describeCall(agent, label)} failed${exhausted} with ${end.failureCause}: ${reason}`, {
+    const refused = refusal === undefined ? '' : `; the run's retry budget refused attempt ${attempt + 1} of ${attempts}`
+    throw new AgentCallError(`${describeCall(agent, label)} failed${exhausted} with ${end.failureCause}: ${reason}${refused}`, {
       failureCause: end.failureCause,
       callId,
       logicalCallId,

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { JournalLine } from '@locus/journal'
 import type { OutcomeStore } from '@locus/partial'
-import type { RetryClock } from '@locus/retry'
+import { JITTER_MODES, type JitterMode, type RetryClock } from '@locus/retry'
 import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
 import type { AgentHost } from './host.js'
@@ -36,6 +36,22 @@ export interface RunOptions {
   readonly metrics?: OutcomeStore
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
   readonly source?: string
+  /**
+   * Retries the whole run may make, tool retries and agent transport retries
+   * alike: each retry a call's own rule allows draws one, and once none is left
+   * the call ends with its last failure and its terminal record says
+   * `retryRefused: { by: 'retry-budget' }`. First attempts never draw from it;
+   * `0` allows no retry at all. A resumed execution starts with a full budget.
+   * @default no run-wide limit
+   */
+  readonly retryBudget?: number
+  /**
+   * How each tool retry's backoff is spread (see `applyJitter` in @locus/retry):
+   * `none` waits exactly `min(base ** n, max)` seconds, `full` a random part of
+   * it, `equal` half of it plus a random part of the other half.
+   * @default 'none'
+   */
+  readonly jitter?: JitterMode
 }
 
 const positiveInteger = (field: string) =>
@@ -87,6 +103,12 @@ const runOptionsSchema = z
       })
       .optional(),
     source: z.string().min(1).optional(),
+    retryBudget: z
+      .number({ error: 'retryBudget must be a number' })
+      .int('retryBudget must be a whole number of retries')
+      .min(0, 'retryBudget must be 0 or more')
+      .optional(),
+    jitter: z.enum(JITTER_MODES, { error: `jitter must be one of ${JITTER_MODES.join(', ')}` }).optional(),
   })
   .strict()
 

@@ -1,16 +1,37 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { JournalLine, JournalLineInput, JournalWriter, RunPaths } from '@locus/journal'
+import type { JournalLine, JournalLineInput, JournalWriter, RetryRefuser, RunPaths } from '@locus/journal'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
-import type { RetryClock } from '@locus/retry'
+import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
 import type { CallBudgets } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { AgentHost, HostTool } from './host.js'
 
+/** The run-wide retry settings of the run options (`retryBudget`, `jitter`). */
+export interface RunRetrySettings {
+  /** Retries (tool and agent alike) the whole run may make; absent means no run-wide limit. */
+  readonly retryBudget?: number | undefined
+  /** How tool retry backoff is spread. @default 'none' */
+  readonly jitter?: JitterMode | undefined
+}
+
+/** Why a retry the call's own rule allowed may not run, and the error that ends the call when it is a hard stop. */
+export interface RetryRefusal {
+  readonly by: RetryRefuser
+  /** The hard stop or cancellation to throw; absent for the retry budget, which ends only the call. */
+  readonly error?: Error
+}
+
+/** A budget that refuses every retry: `retryBudget: 0`. */
+const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
+
 /** Everything one executing run shares between its calls. Internal. */
 export class RunState {
   invocations = 0
+  /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. */
+  readonly retryBudget: RetryBudget | undefined
+  readonly jitter: JitterMode
   readonly lines: JournalLine[] = []
   scope!: RunScope
   /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
@@ -31,31 +52,79 @@ export class RunState {
     readonly deadlineMs: number | undefined,
     readonly maxInvocations: number | undefined,
     readonly callDefaults: Required<CallBudgets>,
-  ) {}
+    retries: RunRetrySettings = {},
+  ) {
+    const capacity = retries.retryBudget
+    this.retryBudget = capacity === undefined ? undefined : capacity === 0 ? NO_RETRIES : createRetryBudget({ capacity, refillPerSecond: 0, clock })
+    this.jitter = retries.jitter ?? 'none'
+  }
+
+  /** The clock reading at which the run's deadline falls; undefined without one. */
+  get deadlineAt(): number | undefined {
+    return this.deadlineMs === undefined ? undefined : this.startedAt + this.deadlineMs
+  }
 
   emit(line: JournalLineInput): JournalLine {
     return this.writer.append(line)
   }
 
-  /** Refuses new work once the run is cancelled or past its deadline. */
-  checkDispatch(): void {
-    if (this.signal.aborted) throw new WorkflowCancelledError({ notDispatched: [] })
+  /** Why new work may not be dispatched now (a cancellation or the passed deadline), without throwing. */
+  private dispatchRefusal(): Required<RetryRefusal> | undefined {
+    if (this.signal.aborted) return { by: 'cancelled', error: new WorkflowCancelledError({ notDispatched: [] }) }
     if (this.deadlineMs !== undefined) {
       const elapsedMs = this.clock.now() - this.startedAt
-      if (elapsedMs >= this.deadlineMs) this.hardStop(new WorkflowRunDeadlineError({ deadlineMs: this.deadlineMs, elapsedMs }))
+      if (elapsedMs >= this.deadlineMs) return { by: 'run-deadline', error: new WorkflowRunDeadlineError({ deadlineMs: this.deadlineMs, elapsedMs }) }
     }
+    return undefined
+  }
+
+  /** Why one more physical agent attempt may not start now: a cancellation, the deadline or the invocation cap. Charges nothing. */
+  private invocationRefusal(): Required<RetryRefusal> | undefined {
+    const refusal = this.dispatchRefusal()
+    if (refusal !== undefined) return refusal
+    if (this.maxInvocations !== undefined && this.invocations + 1 > this.maxInvocations) {
+      return { by: 'invocation-cap', error: new WorkflowInvocationCapError({ limit: this.maxInvocations, attempted: this.invocations + 1 }) }
+    }
+    return undefined
+  }
+
+  /** Refuses new work once the run is cancelled or past its deadline. */
+  checkDispatch(): void {
+    const refusal = this.dispatchRefusal()
+    if (refusal !== undefined) this.refuse(refusal)
   }
 
   /** Charges one physical agent attempt against the invocation cap. */
   chargeInvocation(): void {
-    this.checkDispatch()
-    if (this.maxInvocations !== undefined && this.invocations + 1 > this.maxInvocations) {
-      this.hardStop(new WorkflowInvocationCapError({ limit: this.maxInvocations, attempted: this.invocations + 1 }))
-    }
+    const refusal = this.invocationRefusal()
+    if (refusal !== undefined) this.refuse(refusal)
     this.invocations += 1
   }
 
-  private hardStop(error: Error): never {
+  /**
+   * Asks the run for another agent attempt of a call whose own rule allows it:
+   * the cancellation, the deadline and the invocation cap first, then the
+   * retry budget. When nothing refuses, the attempt is charged and its retry
+   * drawn from the budget; when something does, nothing is charged and the
+   * refusal is returned for the caller to journal before it ends the call.
+   */
+  claimAgentRetry(): RetryRefusal | undefined {
+    const refusal = this.invocationRefusal()
+    if (refusal !== undefined) return refusal
+    if (this.retryBudget !== undefined && !this.retryBudget.tryWithdraw()) return { by: 'retry-budget' }
+    this.invocations += 1
+    return undefined
+  }
+
+  /** Ends the call with a refusal's error: a cancellation as it is, a hard stop latched across the group tree. */
+  refuse(refusal: RetryRefusal): never {
+    if (refusal.error === undefined) throw new Error(`refuse(): a ${refusal.by} refusal has no error of its own`)
+    if (refusal.by === 'cancelled') throw refusal.error
+    this.hardStop(refusal.error)
+  }
+
+  /** Ends the run with a hard stop (the invocation cap, the deadline). */
+  hardStop(error: Error): never {
     // Latch first, so queued branches anywhere in the group tree stop dispatching.
     this.scope.latchHardStop(error)
     throw error

@@ -227,6 +227,7 @@ function startExecution<TInput>(
     options.budgets?.deadlineMs,
     options.budgets?.maxTotalAgentInvocations,
     callDefaults,
+    { retryBudget: options.retryBudget, jitter: options.jitter },
   )
   run.scope = createRunScope({
     signal: controller.signal,
@@ -261,6 +262,8 @@ function startExecution<TInput>(
       budgets: { ...options.budgets, perCall: callDefaults },
       host: options.host?.name ?? null,
       source: options.source ?? null,
+      ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
+      ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
   })

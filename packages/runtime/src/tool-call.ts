@@ -1,6 +1,7 @@
-import { allocateChildId, currentSlot } from '@locus/groups'
+import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/groups'
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
+import type { RetryRefused } from '@locus/journal'
 import { DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
@@ -26,6 +27,13 @@ function validatedPolicy(policy: RetryPolicy): RetryPolicy {
   const parsed = parseRetryPolicy(policy)
   validatedPolicies.set(policy, parsed)
   return parsed
+}
+
+/** The `retryRefused` of a tool attempt whose retry the run's budget or deadline refused. */
+function retryRefusedOf(record: AttemptRecord): { retryRefused?: RetryRefused } {
+  if (record.retryDenied === undefined) return {}
+  const by = record.retryDenied === 'deadline' ? 'run-deadline' : 'retry-budget'
+  return { retryRefused: { by, ...(record.deniedDelayMs === undefined ? {} : { delayMs: record.deniedDelayMs }) } }
 }
 
 function toolEndStatus(record: AttemptRecord): 'completed' | 'failed' | 'timed-out' {
@@ -139,6 +147,10 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
     {
       signal: run.signal,
       clock: run.clock,
+      // No retry starts at or after the run deadline, and no backoff waits past it.
+      retryDeadline: run.deadlineAt,
+      budget: run.retryBudget,
+      jitter: run.jitter,
       onAttemptStart: ({ attempt }) => {
         run.emit({ type: 'tool_start', ...where, ...identity, attempt })
       },
@@ -153,6 +165,7 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
             : { failure: { error: record.failure.error, retryable: record.failure.retryable, ...(record.failure.code === undefined ? {} : { code: record.failure.code }) } }),
           ...resultOf(record.outcome === 'succeeded' && lastValue?.attempt === record.attempt ? lastValue : undefined),
           durationMs: record.endedAt - record.startedAt,
+          ...retryRefusedOf(record),
         })
         if (record.delayBeforeNextMs !== undefined && record.failure !== undefined) {
           run.emit({
@@ -171,7 +184,14 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
     },
   )
   if (outcome.ok) return outcome.value
-  throw new ToolCallError({ tool: name, toolCallId, failure: outcome.failure, attempts: outcome.attempts, stopReason: outcome.reason })
+  const failed = new ToolCallError({ tool: name, toolCallId, failure: outcome.failure, attempts: outcome.attempts, stopReason: outcome.reason })
+  if (outcome.deadlineDenied === true && run.deadlineMs !== undefined) {
+    // The retry could not start before the deadline: the deadline ends the run here, as it would have
+    // when the retry was due, rather than after a backoff spent waiting for a dispatch it would refuse.
+    const elapsedMs = run.clock.now() - run.startedAt + (outcome.deniedDelayMs ?? 0)
+    run.hardStop(new WorkflowRunDeadlineError({ deadlineMs: run.deadlineMs, elapsedMs, cause: failed }))
+  }
+  throw failed
 }
 
 /** The `result` of a succeeded attempt's `tool_end`: its JSON copy, or nothing when it cannot be detached (the call then runs again on resume). */

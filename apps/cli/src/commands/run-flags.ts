@@ -1,4 +1,5 @@
 import type { LaunchMode, RunBudgets, RunOptions } from '@locus/runtime'
+import { CliError } from '../cli-error.js'
 import type { HostFlags } from '../create-host.js'
 import type { InputFlags } from '../read-workflow-input.js'
 
@@ -19,7 +20,31 @@ export interface ExecutionFlags {
   readonly concurrency?: number | undefined
   readonly durability?: 'none' | 'batch' | 'line' | undefined
   readonly launchMode?: LaunchMode | undefined
+  /** `--retry-budget <n>`: retries the whole run may make, tool and agent alike. */
+  readonly retryBudget?: number | undefined
+  /** `--jitter <mode>`: how tool retry backoff is spread. */
+  readonly jitter?: JitterMode | undefined
 }
+
+type JitterMode = NonNullable<RunOptions['jitter']>
+
+/** The values `--jitter` accepts: the jitter modes of @locus/retry. */
+export const JITTER_FLAG_MODES = ['none', 'full', 'equal'] as const satisfies readonly JitterMode[]
+
+/**
+ * Reads `--retry-budget`: a whole number of retries, `0` (no retry at all) or more.
+ *
+ * @throws {CliError} `CLI_USAGE` naming the flag.
+ */
+export function parseRetryBudget(text: string): number {
+  const value = Number(text)
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value)) {
+    throw new CliError('CLI_USAGE', `--retry-budget must be a whole number of retries, 0 or more; got ${JSON.stringify(text)}.`)
+  }
+  return value
+}
+
+type ExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode' | 'retryBudget' | 'jitter'>
 
 /** All flags of `locus run`. */
 export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputFlags {
@@ -43,15 +68,19 @@ export function budgetsFromFlags(flags: ExecutionFlags, base: RunBudgets = {}): 
 }
 
 /** The scheduling part of run options from flags, over recorded values. */
-export function executionOptions(flags: ExecutionFlags, base: Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode'> = {}): Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode'> {
+export function executionOptions(flags: ExecutionFlags, base: ExecutionOptions = {}): ExecutionOptions {
   const budgets = budgetsFromFlags(flags, base.budgets)
   const concurrency = flags.concurrency ?? base.concurrency
   const durability = flags.durability ?? base.durability
   const launchMode = flags.launchMode ?? base.launchMode
+  const retryBudget = flags.retryBudget ?? base.retryBudget
+  const jitter = flags.jitter ?? base.jitter
   return {
     ...(budgets === undefined ? {} : { budgets }),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(durability === undefined ? {} : { durability }),
     ...(launchMode === undefined ? {} : { launchMode }),
+    ...(retryBudget === undefined ? {} : { retryBudget }),
+    ...(jitter === undefined ? {} : { jitter }),
   }
 }
