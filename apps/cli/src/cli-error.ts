@@ -15,7 +15,6 @@ export const CLI_ERROR_CODES = [
   'WORKFLOW_SYNTAX_ERROR',
   'WORKFLOW_IMPORT_FAILED',
   'CLI_INPUT_INVALID',
-  'RUN_NOT_FOUND',
   'RUN_NOTHING_RECORDED',
   'RUNS_DIR_NOT_WRITABLE',
   'OUTCOME_STORE_UNREADABLE',
@@ -37,7 +36,7 @@ export type CliErrorCode = (typeof CLI_ERROR_CODES)[number]
  *
  * @example
  * ```ts
- * throw new CliError('RUN_NOT_FOUND', 'No run "abc" in .locus-pi/runs. List runs with `locus ls`.')
+ * throw new CliError('CLI_USAGE', 'Pass a workflow file: `locus run <file>`.')
  * ```
  */
 export class CliError extends LocusError {

@@ -129,7 +129,7 @@ describe('error identity: every code has one owner', () => {
   })
 
   it('an error from another installed copy of a package is still recognised by its brand', () => {
-    const fromAnotherCopy = Object.assign(new LocusError('x', { code: 'RUN_NOT_FOUND' }), { [Symbol.for('@locus/cli:CliError')]: true })
+    const fromAnotherCopy = Object.assign(new LocusError('x', { code: 'INIT_FILE_EXISTS' }), { [Symbol.for('@locus/cli:CliError')]: true })
     expect(CliError.isInstance(fromAnotherCopy)).toBe(true)
     const runtimeCopy = Object.assign(new LocusError('x', { code: 'WORKFLOW_INPUT_INVALID' }), { [Symbol.for('@locus/runtime:RuntimeInputError')]: true })
     expect(RuntimeInputError.isInstance(runtimeCopy)).toBe(true)

@@ -15,8 +15,8 @@ describe('exit codes', () => {
 describe('CliError', () => {
   it('keeps its stable code and cause, and is recognised by its brand across copies', () => {
     const cause = new Error('ENOENT')
-    const error = new CliError('RUN_NOT_FOUND', 'No run "x"', { cause })
-    expect(error.code).toBe('RUN_NOT_FOUND')
+    const error = new CliError('WORKFLOW_FILE_NOT_FOUND', 'No file "x"', { cause })
+    expect(error.code).toBe('WORKFLOW_FILE_NOT_FOUND')
     expect(error.cause).toBe(cause)
     expect(CliError.isInstance(error)).toBe(true)
     // Another installed copy brands its errors with the same registered symbol: still recognised.

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander'
 import { RunIdError } from '@locus/journal'
-import type { LocusError } from '@locus/outcome'
+import { LocusError, errorKindOf, exitCodeOfError } from '@locus/outcome'
 import { RuntimeInputError } from '@locus/runtime'
 import { CliError } from './cli-error.js'
 import { type CliIo, processIo } from './cli-io.js'
@@ -10,8 +10,9 @@ import { createProgram } from './program.js'
 /** Commander's ways of ending that are not mistakes: help and version were asked for. */
 const COMMANDER_SUCCESS = new Set(['commander.helpDisplayed', 'commander.version'])
 
-function isUsageError(error: unknown): error is LocusError {
-  return CliError.isInstance(error) || RuntimeInputError.isInstance(error) || RunIdError.isInstance(error)
+/** Errors whose message is the whole story: a registered code the caller can act on. */
+function isReportedError(error: unknown): error is LocusError {
+  return CliError.isInstance(error) || RuntimeInputError.isInstance(error) || RunIdError.isInstance(error) || (LocusError.isInstance(error) && errorKindOf(error) !== 'internal')
 }
 
 /** Prints an error the way `locus` promises: one clear message, a stack only with `--verbose`. */
@@ -20,10 +21,11 @@ function reportError(error: unknown, io: CliIo, verbose: boolean): number {
     // Commander has already printed its message (with "Did you mean ...?").
     return COMMANDER_SUCCESS.has(error.code) || error.exitCode === 0 ? EXIT_CODES.completed : EXIT_CODES.usage
   }
-  if (isUsageError(error)) {
+  if (isReportedError(error)) {
     io.stderr.write(`locus: ${error.message}\n`)
     if (verbose && error.stack !== undefined) io.stderr.write(`${error.stack}\n`)
-    return EXIT_CODES.usage
+    // One table for every package's codes: 2 for what the caller can fix, 1 for work that failed, 130 for a cancellation.
+    return exitCodeOfError(error)
   }
   const message = error instanceof Error ? error.message : String(error)
   io.stderr.write(`locus: unexpected error: ${message}\n`)

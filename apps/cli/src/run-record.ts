@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { type JournalLine, type JournalReadResult, RUN_LAYOUT, RunIdError, readJournal, runPaths, validateRunId } from '@locus/journal'
 import { type JsonValue, RUN_DISPOSITIONS, type RunDisposition } from '@locus/outcome'
 import { RESUME_EXECUTION_PREFIX } from '@locus/runtime'
-import { CliError } from './cli-error.js'
+import { RunNotFoundError } from '@locus/store'
 
 /** A run's `result.json`, as far as `locus` reads it. */
 export interface RunResultFile {
@@ -84,12 +84,12 @@ export function runExists(runsDir: string, runId: string): boolean {
  *
  * @throws {RunIdError} `RUN_ID_INVALID`, stating the id rule, when `runId` could not name a run
  *   (`../x`, `/etc`, an empty id): the same rule `locus run --run-id` applies.
- * @throws {CliError} `RUN_NOT_FOUND` when there is no such run in `runsDir`.
+ * @throws {RunNotFoundError} (`RUN_NOT_FOUND`, from @locus/store) when there is no such run in `runsDir`.
  */
 export function readRunRecord(runsDir: string, runId: string): RunRecord {
   validateRunId(runId, 'run id')
   if (!runExists(runsDir, runId)) {
-    throw new CliError('RUN_NOT_FOUND', `No run "${runId}" in ${runsDir}. List the runs there with \`locus ls\`, or pass --runs-dir.`)
+    throw new RunNotFoundError(runId, `${runsDir} (pass --runs-dir for another directory)`)
   }
   const root = readExecution(runsDir, runId, undefined)
   const executionsDir = join(runPaths(runsDir, runId).rootDir, RUN_LAYOUT.executions)

@@ -1,3 +1,4 @@
+import { RunNotFoundError } from '@locus/store'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -62,7 +63,7 @@ describe('summarizeRun', () => {
     expect(listRunIds(runsDir)).toEqual(['r1'])
   })
 
-  it('an unknown run id is RUN_NOT_FOUND', async () => {
+  it('an unknown run id is the store’s RUN_NOT_FOUND', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'locus-summary-'))
     let thrown: unknown
     try {
@@ -70,7 +71,8 @@ describe('summarizeRun', () => {
     } catch (error) {
       thrown = error
     }
-    expect(CliError.isInstance(thrown) && thrown.code).toBe('RUN_NOT_FOUND')
+    expect(RunNotFoundError.isInstance(thrown)).toBe(true)
+    expect(CliError.isInstance(thrown)).toBe(false)
   })
 
   it('an unsafe run id is refused with the id rule `run --run-id` states, never looked up outside the runs directory', async () => {

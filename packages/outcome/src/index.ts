@@ -30,3 +30,13 @@ export {
 export type { PreparationFailureReason } from './prepare-workflow-result.js'
 export { OUTCOME_FAILURE_REASONS, classifyOutcome, isSemanticFailure } from './classify-outcome.js'
 export type { OutcomeClassification, OutcomeFailure, OutcomeFailureReason, OutcomeSuccess } from './classify-outcome.js'
+export {
+  ERROR_CODE_REGISTRY,
+  ERROR_KINDS,
+  EXIT_CODE_OF_KIND,
+  HTTP_STATUS_OF_KIND,
+  errorKindOf,
+  exitCodeOfError,
+  httpStatusOfError,
+} from './error-registry.js'
+export type { ErrorCodeEntry, ErrorKind, LocusErrorCode } from './error-registry.js'

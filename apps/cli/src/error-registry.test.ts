@@ -1,0 +1,51 @@
+import { GROUP_INVALID_INPUT, GROUP_OBSERVER_FAILED, WORKFLOW_CANCELLED, WORKFLOW_GROUP_FAILURE, WORKFLOW_INVOCATION_CAP, WORKFLOW_RUN_DEADLINE } from '@locus/groups'
+import { AGENT_RESULT_INVALID, JOURNAL_FILE_ERROR_CODES, JOURNAL_LINE_INVALID, RUN_ID_INVALID, RunIdError } from '@locus/journal'
+import { ERROR_CODE_REGISTRY, EXIT_CODE_OF_KIND, LocusError, UNKNOWN_ERROR_CODE, exitCodeOfError, httpStatusOfError } from '@locus/outcome'
+import { PARTIAL_ERROR_CODES } from '@locus/partial'
+import { PROTOCOL_MESSAGE_INVALID } from '@locus/protocol'
+import { REPLAY_ERROR_CODES } from '@locus/replay'
+import { RETRY_ERROR_CODES } from '@locus/retry'
+import { RUNTIME_ERROR_CODES, RuntimeInputError } from '@locus/runtime'
+import { RunNotFoundError, STORE_ERROR_CODES } from '@locus/store'
+import { describe, expect, it } from 'vitest'
+import { CLI_ERROR_CODES, CliError } from './cli-error.js'
+
+/** Each package's own codes, as it exports them. */
+const OWNED: Record<string, readonly string[]> = {
+  '@locus/outcome': [UNKNOWN_ERROR_CODE, 'WORKFLOW_RESULT_PREPARATION'],
+  '@locus/groups': [GROUP_INVALID_INPUT, GROUP_OBSERVER_FAILED, WORKFLOW_CANCELLED, WORKFLOW_GROUP_FAILURE, WORKFLOW_INVOCATION_CAP, WORKFLOW_RUN_DEADLINE],
+  '@locus/journal': [...JOURNAL_FILE_ERROR_CODES, JOURNAL_LINE_INVALID, RUN_ID_INVALID, AGENT_RESULT_INVALID],
+  '@locus/partial': PARTIAL_ERROR_CODES,
+  '@locus/protocol': [PROTOCOL_MESSAGE_INVALID],
+  '@locus/replay': REPLAY_ERROR_CODES,
+  '@locus/retry': RETRY_ERROR_CODES,
+  '@locus/runtime': [...RUNTIME_ERROR_CODES, 'HOST_ERROR'],
+  '@locus/store': STORE_ERROR_CODES,
+  '@locus/host-ai-sdk': ['AI_SDK_HOST_OPTIONS_INVALID'],
+  '@locus/cli': CLI_ERROR_CODES,
+}
+
+describe('the error code registry', () => {
+  it('gives every code one owner: no two packages export the same code', () => {
+    const owners = new Map<string, string[]>()
+    for (const [owner, codes] of Object.entries(OWNED)) for (const code of codes) owners.set(code, [...(owners.get(code) ?? []), owner])
+    const shared = [...owners].filter(([, list]) => list.length > 1)
+    expect(shared).toEqual([])
+  })
+
+  it('lists every exported code under the package that exports it, and nothing else', () => {
+    const exported = Object.entries(OWNED).flatMap(([owner, codes]) => codes.map((code) => [code, owner] as const))
+    expect(Object.fromEntries(exported)).toEqual(Object.fromEntries(Object.entries(ERROR_CODE_REGISTRY).map(([code, entry]) => [code, entry.owner])))
+  })
+
+  it('turns a code into the CLI exit code and the HTTP status by its kind', () => {
+    expect(exitCodeOfError(new RuntimeInputError('WORKFLOW_INPUT_INVALID', 'bad input', []))).toBe(2)
+    expect(exitCodeOfError(new RunNotFoundError('r', 'runs'))).toBe(2)
+    expect(httpStatusOfError(new RunNotFoundError('r', 'runs'))).toBe(404)
+    expect(exitCodeOfError(new CliError('CLI_USAGE', 'usage'))).toBe(2)
+    expect(exitCodeOfError(new RunIdError('run id', '../x'))).toBe(2)
+    expect(exitCodeOfError(new LocusError('cancelled', { code: WORKFLOW_CANCELLED }))).toBe(EXIT_CODE_OF_KIND.cancelled)
+    expect(exitCodeOfError(new Error('plain'))).toBe(1)
+    expect(httpStatusOfError(new LocusError('who knows', { code: 'NOT_REGISTERED' }))).toBe(500)
+  })
+})
