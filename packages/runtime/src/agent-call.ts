@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { overrideBudgets } from './budgets.js'
 import type { AgentAnswer, AgentCallOptions } from './define.js'
 import { AgentCallError, RuntimeInputError, SchemaValidationError, TransportRetryRefusedError } from './errors.js'
-import { type AgentSession, type CallBudgets, HostError, type HostTool, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
+import { type AgentSession, type CallBudgets, type CountedBudgets, HostError, type HostTool, type LlmAttemptRecord, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from './host.js'
 import { positionToken } from './ids.js'
 import type { RunState } from './run-state.js'
 import { type ToolCallParent, callTool } from './tool-call.js'
@@ -115,7 +115,7 @@ interface AttemptPlan {
   readonly prompt: string
   readonly options: AgentCallOptions
   readonly request: SessionRequest
-  readonly budgets: Required<CallBudgets>
+  readonly budgets: CountedBudgets
 }
 
 async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { session?: AgentSession }): Promise<AttemptEnd> {
@@ -174,9 +174,20 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
     usage,
     stopReason: 'aborted',
   })
+  const request = plan.request
+  const onProgress = run.onProgress
+  const promptOptions =
+    onProgress === undefined
+      ? { signal: controller.signal }
+      : {
+          signal: controller.signal,
+          onProgress: (progress: { readonly kind: string }) => {
+            onProgress({ ...progress, callId: request.callId, logicalCallId: request.logicalCallId, attempt: request.attempt, agent: request.agent })
+          },
+        }
   /** Sends one turn; undefined means our fuse or a cancellation ended it, whatever the host answered. */
   const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
-    const pending = session.prompt(text, { signal: controller.signal })
+    const pending = session.prompt(text, promptOptions)
     const winner = await Promise.race([pending, aborted])
     if (winner === 'aborted') {
       // The host may ignore the abort; its late answer is discarded, never published.
@@ -184,6 +195,7 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
       return undefined
     }
     usage = addUsage(usage, winner.usage)
+    recordLlmAttempts(run, plan, winner.llmAttempts)
     // An answer (or a host's own "aborted") that settled after the fuse fired or the run was
     // cancelled loses to them: the host saw our abort, and the cause is the one we fired.
     if (ended()) return undefined
@@ -248,6 +260,57 @@ async function runAttempt(run: RunState, plan: AttemptPlan, sessionRef: { sessio
   } finally {
     fuse.abort()
     run.signal.removeEventListener('abort', onRunAbort)
+  }
+}
+
+/**
+ * Journals each LLM request attempt a host reports for a turn as an
+ * `llm_attempt` line under the agent attempt, so a role's own retries are
+ * visible apart from the call's. A record the line schema refuses is reported
+ * as a warning, never allowed to fail the call.
+ */
+/** The turn-budget fields a caller set, passed to the host only when set so its own defaults apply otherwise. */
+function turnBudgetOf(budgets: CallBudgets | undefined): Pick<CallBudgets, 'turnTimeoutMs' | 'turnIdleMs'> {
+  if (budgets === undefined) return {}
+  return {
+    ...(budgets.turnTimeoutMs === undefined ? {} : { turnTimeoutMs: budgets.turnTimeoutMs }),
+    ...(budgets.turnIdleMs === undefined ? {} : { turnIdleMs: budgets.turnIdleMs }),
+  }
+}
+
+function recordLlmAttempts(run: RunState, plan: AttemptPlan, attempts: readonly LlmAttemptRecord[] | undefined): void {
+  if (attempts === undefined) return
+  const { request } = plan
+  const attemptsOfCall = typeof plan.options.attempts === 'number' ? plan.options.attempts : 1
+  for (const record of attempts) {
+    try {
+      run.emit({
+        type: 'llm_attempt',
+        callId: request.callId,
+        logicalCallId: request.logicalCallId,
+        attempt: request.attempt,
+        attempts: Math.max(attemptsOfCall, request.attempt),
+        agent: request.agent,
+        model: record.model,
+        turn: record.turn,
+        step: record.step,
+        llmAttempt: record.attempt,
+        llmMaxAttempts: Math.max(record.maxAttempts, record.attempt),
+        outcome: record.outcome,
+        durationMs: Math.max(0, record.durationMs),
+        streamed: record.streamed,
+        ...(record.code === undefined ? {} : { code: record.code }),
+        ...(record.status === undefined ? {} : { status: record.status }),
+        ...(record.error === undefined ? {} : { error: record.error }),
+        ...(record.retryable === undefined ? {} : { retryable: record.retryable }),
+        ...(record.retryAfterMs === undefined ? {} : { retryAfterMs: record.retryAfterMs }),
+        ...(record.delayBeforeNextMs === undefined ? {} : { delayBeforeNextMs: record.delayBeforeNextMs }),
+        ...(record.timeToFirstTokenMs === undefined ? {} : { timeToFirstTokenMs: record.timeToFirstTokenMs }),
+        ...(record.turnBudget === undefined ? {} : { turnBudget: record.turnBudget }),
+      })
+    } catch (error) {
+      run.emit({ type: 'log', level: 'warn', message: `the host reported an LLM attempt the journal cannot hold: ${error instanceof Error ? error.message : String(error)}` })
+    }
   }
 }
 
@@ -415,9 +478,14 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       agentConfig: agents?.[agent],
       label,
       phase,
-      budgets,
+      budgets: {
+        ...budgets,
+        ...turnBudgetOf(run.perCallOverrides),
+        ...turnBudgetOf(options.budgets),
+      },
       tools: toolsForAttempt(run, callId),
       transcriptDir: dirs.transcriptDir,
+      launchMode: run.launchMode,
     }
     const end = throwsWhenUnavailable(await runAttempt(run, { prompt, options, request, budgets }, sessionRef))
     const durationMs = run.clock.now() - startedAt

@@ -1,4 +1,4 @@
-import type { CallBudgets } from './host.js'
+import type { CallBudgets, CountedBudgets } from './host.js'
 
 /** How a run was launched; it selects the per-call budget defaults its calls share. */
 export const LAUNCH_MODES = ['interactive', 'background'] as const
@@ -8,7 +8,7 @@ export type LaunchMode = (typeof LAUNCH_MODES)[number]
  * Per-call defaults of each launch mode. An interactive run answers a person
  * who is waiting, so its children are kept short; a background run may spend more.
  */
-export const LAUNCH_MODE_BUDGETS: Readonly<Record<LaunchMode, Required<CallBudgets>>> = {
+export const LAUNCH_MODE_BUDGETS: Readonly<Record<LaunchMode, CountedBudgets>> = {
   interactive: { maxToolCalls: 20, maxOutputTokens: 8_000, maxAnswerChars: 40_000 },
   background: { maxToolCalls: 100, maxOutputTokens: 32_000, maxAnswerChars: 200_000 },
 }
@@ -25,7 +25,7 @@ export interface RunBudgets {
 
 /** One budget raised above the level it overrides; the runtime journals each as `budget_change`. */
 export interface BudgetIncrease {
-  readonly budget: keyof CallBudgets
+  readonly budget: keyof CountedBudgets
   readonly from: number
   readonly to: number
 }
@@ -37,9 +37,9 @@ const BUDGET_KEYS = ['maxToolCalls', 'maxOutputTokens', 'maxAnswerChars'] as con
  * value raised above its base is reported so it can be journaled.
  */
 export function overrideBudgets(
-  base: Required<CallBudgets>,
+  base: CountedBudgets,
   override: CallBudgets | undefined,
-): { budgets: Required<CallBudgets>; increases: BudgetIncrease[] } {
+): { budgets: CountedBudgets; increases: BudgetIncrease[] } {
   if (override === undefined) return { budgets: base, increases: [] }
   const budgets = { ...base }
   const increases: BudgetIncrease[] = []

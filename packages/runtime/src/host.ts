@@ -1,4 +1,5 @@
-import { type FailureCause, LocusError, hasLocusErrorCode, isFailureCause } from '@locus/outcome'
+import { type ErrorCode, type FailureCause, LocusError, hasLocusErrorCode, isFailureCause } from '@locus/outcome'
+import type { LaunchMode } from './budgets.js'
 import type { RetryPolicy } from '@locus/retry'
 import type { z } from 'zod'
 
@@ -21,7 +22,18 @@ export interface CallBudgets {
   readonly maxOutputTokens?: number
   /** Characters of answer accepted; a longer answer fails as `answer-too-long`. */
   readonly maxAnswerChars?: number
+  /**
+   * The host's turn budget for this call: the longest a turn may take in
+   * total, and the longest it may go without a byte from the model; `null`
+   * turns a bound off. Unset, the host's own defaults for the launch mode
+   * apply. A turn that exceeds it fails as `host-turn-timeout`.
+   */
+  readonly turnTimeoutMs?: number | null
+  readonly turnIdleMs?: number | null
 }
+
+/** The budgets every call has a value for: the launch mode's defaults with overrides laid over them. */
+export type CountedBudgets = Required<Pick<CallBudgets, 'maxToolCalls' | 'maxOutputTokens' | 'maxAnswerChars'>>
 
 /** A tool as a host sees it: the full surface of the workflow, called through the runtime so it is journaled. */
 export interface HostTool {
@@ -44,6 +56,8 @@ export interface SessionRequest {
   readonly budgets: CallBudgets
   readonly tools: readonly HostTool[]
   readonly transcriptDir: string
+  /** How the run was launched; a host picks its own defaults (such as its turn budget) from it. */
+  readonly launchMode?: LaunchMode
 }
 
 /** Why a turn stopped, as the host observed it. */
@@ -55,6 +69,40 @@ export interface Usage {
   readonly outputTokens: number
 }
 
+/**
+ * One physical attempt of one LLM request a host made during a turn, as the
+ * runtime journals it (`llm_attempt`). Hosts that retry requests under a
+ * role's policy report every attempt, so those retries are visible apart
+ * from the agent call's own.
+ */
+export interface LlmAttemptRecord {
+  readonly model: string
+  readonly turn: number
+  readonly step: number
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly outcome: 'succeeded' | 'failed' | 'timed-out' | 'cancelled'
+  readonly durationMs: number
+  readonly streamed: boolean
+  readonly code?: ErrorCode
+  readonly status?: number
+  readonly error?: string
+  readonly retryable?: boolean
+  readonly retryAfterMs?: number
+  readonly delayBeforeNextMs?: number
+  readonly timeToFirstTokenMs?: number
+  readonly turnBudget?: 'idle' | 'total'
+}
+
+/** Progress of a turn while the model streams: never journaled token by token. */
+export interface TurnProgress {
+  /** `first-token` once per LLM attempt, `tokens` while it streams, `step-end` with exact usage. */
+  readonly kind: string
+  readonly outputTokens?: number
+  readonly elapsedMs?: number
+  readonly timeToFirstTokenMs?: number
+}
+
 /** The result of one prompt in a child session. */
 export interface TurnResult {
   readonly text: string
@@ -63,6 +111,8 @@ export interface TurnResult {
   /** Set when the host itself classified the turn as a failure (for example `provider-error`). */
   readonly failureCause?: FailureCause
   readonly reason?: string
+  /** Every LLM request attempt the host made for this turn, when it reports them. */
+  readonly llmAttempts?: readonly LlmAttemptRecord[]
 }
 
 /** One message of a child session's transcript. */
@@ -75,7 +125,7 @@ export interface TranscriptEntry {
 
 /** A child session: a message history that clarification turns continue. */
 export interface AgentSession {
-  prompt(text: string, options: { readonly signal: AbortSignal }): Promise<TurnResult>
+  prompt(text: string, options: { readonly signal: AbortSignal; readonly onProgress?: (progress: TurnProgress) => void }): Promise<TurnResult>
   transcript(): readonly TranscriptEntry[]
   close?(): void | Promise<void>
 }
@@ -83,6 +133,11 @@ export interface AgentSession {
 /** Where agent() calls run: a scripted host in tests and demos, a model provider in production. */
 export interface AgentHost {
   readonly name: string
+  /**
+   * What a run records of the host in `run_start` so a resume can build it
+   * again: plain JSON, never a secret.
+   */
+  readonly settings?: unknown
   openSession(request: SessionRequest): AgentSession | Promise<AgentSession>
 }
 

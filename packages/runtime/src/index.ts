@@ -7,6 +7,7 @@ export { createRuntime } from './create-runtime.js'
 export type { RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
+export type { RunProgress } from './run-state.js'
 export { defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
 export type {
   AgentAnswer,
@@ -31,6 +32,9 @@ export type {
   AgentHost,
   AgentSession,
   CallBudgets,
+  CountedBudgets,
+  LlmAttemptRecord,
+  TurnProgress,
   HostTool,
   SessionRequest,
   StopReason,

@@ -1,3 +1,4 @@
+import type { RunProgress } from './run-state.js'
 import { z } from 'zod'
 import type { JournalLine } from '@locus/journal'
 import type { OutcomeStore } from '@locus/partial'
@@ -32,6 +33,8 @@ export interface RunOptions {
   readonly clock?: RetryClock
   /** Receives every journal line as it is written: a live subscription for CLIs and servers. */
   readonly onEvent?: (line: JournalLine) => void
+  /** Progress of agent calls while their model streams (tokens so far), for live views; never written to the journal. */
+  readonly onProgress?: (progress: RunProgress) => void
   /** Where the run's answer outcome and gaps are recorded when it ends (see @locus/partial). */
   readonly metrics?: OutcomeStore
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
@@ -62,6 +65,8 @@ const callBudgetsSchema = z
     maxToolCalls: positiveInteger('maxToolCalls').optional(),
     maxOutputTokens: positiveInteger('maxOutputTokens').optional(),
     maxAnswerChars: positiveInteger('maxAnswerChars').optional(),
+    turnTimeoutMs: positiveInteger('turnTimeoutMs').nullable().optional(),
+    turnIdleMs: positiveInteger('turnIdleMs').nullable().optional(),
   })
   .strict()
 
@@ -97,6 +102,7 @@ const runOptionsSchema = z
       )
       .optional(),
     onEvent: z.custom<(line: JournalLine) => void>((value) => typeof value === 'function', { error: 'onEvent must be a function' }).optional(),
+    onProgress: z.custom<(progress: RunProgress) => void>((value) => typeof value === 'function', { error: 'onProgress must be a function' }).optional(),
     metrics: z
       .custom<OutcomeStore>((value) => typeof value === 'object' && value !== null && typeof (value as OutcomeStore).recordRun === 'function', {
         error: 'metrics must be an OutcomeStore from @locus/partial',

@@ -4,7 +4,8 @@ import type { JournalLine, JournalLineInput, JournalWriter, RetryRefuser, RunPat
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
-import type { CallBudgets } from './host.js'
+import type { LaunchMode } from './budgets.js'
+import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { AgentHost, HostTool } from './host.js'
 
@@ -23,6 +24,14 @@ export interface RetryRefusal {
   readonly error?: Error
 }
 
+/** Progress of one agent attempt while its model streams: for live views and subscribers, never journaled token by token. */
+export interface RunProgress extends TurnProgress {
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly attempt: number
+  readonly agent: string
+}
+
 /** A budget that refuses every retry: `retryBudget: 0`. */
 const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
 
@@ -32,12 +41,17 @@ export class RunState {
   /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. */
   readonly retryBudget: RetryBudget | undefined
   readonly jitter: JitterMode
-  readonly lines: JournalLine[] = []
   scope!: RunScope
   /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
   hostTools: HostTool[] = []
   /** Set on a resumed or replayed execution: recorded calls answer from it while their keys match. */
   replay: ReplaySession | undefined
+  /** How the run was launched; hosts pick their own defaults (such as a turn budget) from it. */
+  launchMode: LaunchMode = 'interactive'
+  /** The run-level per-call budgets as given (turn budgets among them), before launch-mode defaults. */
+  perCallOverrides: CallBudgets | undefined
+  /** Where streamed progress of agent calls goes; never the journal. */
+  onProgress: ((progress: RunProgress) => void) | undefined
 
   constructor(
     readonly runId: string,
@@ -51,7 +65,7 @@ export class RunState {
     readonly startedAt: number,
     readonly deadlineMs: number | undefined,
     readonly maxInvocations: number | undefined,
-    readonly callDefaults: Required<CallBudgets>,
+    readonly callDefaults: CountedBudgets,
     retries: RunRetrySettings = {},
   ) {
     const capacity = retries.retryBudget

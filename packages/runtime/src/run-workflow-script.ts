@@ -2,9 +2,9 @@ import { setMaxListeners } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import {
-  type JournalLine,
   type RunPaths,
   createJournalWriter,
+  createRunView,
   renderOutputsReadme,
   runPaths,
   serializeError,
@@ -203,13 +203,14 @@ function startExecution<TInput>(
 
   const launchMode = options.launchMode ?? 'interactive'
   const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], options.budgets?.perCall)
-  const lines: JournalLine[] = []
+  // The README is rendered from this fold at the end, so memory does not grow with the length of the run.
+  const view = createRunView()
   const writer = createJournalWriter(paths.journalPath, {
     runId,
     executionId,
     durability: options.durability ?? 'batch',
     onLine: (line) => {
-      lines.push(line)
+      view.apply(line)
       options.onEvent?.(line)
     },
   })
@@ -229,6 +230,9 @@ function startExecution<TInput>(
     callDefaults,
     { retryBudget: options.retryBudget, jitter: options.jitter },
   )
+  run.launchMode = launchMode
+  run.onProgress = options.onProgress
+  run.perCallOverrides = options.budgets?.perCall
   run.scope = createRunScope({
     signal: controller.signal,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -261,6 +265,8 @@ function startExecution<TInput>(
       durability: options.durability ?? 'batch',
       budgets: { ...options.budgets, perCall: callDefaults },
       host: options.host?.name ?? null,
+      // What a resume needs to build the host again: plain JSON from the host, never a secret.
+      ...(options.host?.settings === undefined ? {} : { hostSettings: safeJson(options.host.settings) }),
       source: options.source ?? null,
       ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
@@ -351,7 +357,7 @@ function startExecution<TInput>(
       endedAt: new Date(endedAt).toISOString(),
       ...answer,
     } satisfies RunResultFile)
-    writeFileSync(paths.outputsReadmePath, renderOutputsReadme(lines))
+    writeFileSync(paths.outputsReadmePath, renderOutputsReadme(view))
     return {
       runId,
       executionId,
