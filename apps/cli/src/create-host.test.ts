@@ -46,6 +46,20 @@ describe('createHost', () => {
     expect(await codeOf(createHost({}, { cwd: dir, env: {}, workflowPath, preferred: 'ai-sdk' }))).toBe('HOST_OPTIONS_INVALID')
   })
 
+  it('a resumed run made with a model host is rebuilt from its recorded settings, flags winning, the key never recorded', async () => {
+    const { createAiSdkHost } = await import('@locus/host-ai-sdk')
+    const original = createAiSdkHost({ api: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', modelId: 'tiny', apiKey: 'secret' })
+    const recorded = JSON.parse(JSON.stringify(original.settings)) as unknown
+    expect(JSON.stringify(recorded)).not.toContain('secret')
+    const rebuilt = await createHost({ apiKey: 'secret' }, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded, launchMode: 'background' })
+    expect(rebuilt).toMatchObject({ kind: 'openai-compatible', description: 'openai-compatible (tiny at http://127.0.0.1:9/v1, as the run recorded it)' })
+    expect(rebuilt.host?.settings).toMatchObject({ modelId: 'tiny', baseURL: 'http://127.0.0.1:9/v1', launchMode: 'background', apiKey: 'given' })
+    const otherModel = await createHost({ apiKey: 'secret', model: 'bigger' }, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded })
+    expect(otherModel.host?.settings).toMatchObject({ modelId: 'bigger' })
+    // The key was given and is never recorded: without one, the resume says what to pass.
+    await expect(createHost({}, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded })).rejects.toThrow(/--api-key or set LOCUS_API_KEY/)
+  })
+
   it('refuses unusable fixtures, naming the field, and model settings that are missing', async () => {
     await expect(createHost({ host: 'scripted', fixtures: 'bad.json' }, { cwd: dir, env: {}, workflowPath })).rejects.toThrow(/Invalid scripted host fixtures:\n {2}bad\.json/)
     expect(await codeOf(createHost({ host: 'scripted', fixtures: 'missing.json' }, { cwd: dir, env: {}, workflowPath }))).toBe('HOST_OPTIONS_INVALID')

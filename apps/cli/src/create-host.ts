@@ -57,7 +57,47 @@ function scriptedHost(fixturesPath: string, cwd: string): ChosenHost {
   }
 }
 
-async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags, env: CliEnv): Promise<ChosenHost> {
+/**
+ * Builds the model host a run recorded in `run_start.options.hostSettings`
+ * again, with the flags laid over it (a flag wins) and the key from
+ * `--api-key` or `LOCUS_API_KEY`, since a key is never recorded.
+ */
+async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEnv, launchMode: string | undefined): Promise<ChosenHost> {
+  const { createAiSdkHost, aiSdkHostOptionsFromSettings, isAiSdkHostOptionsError } = await import('@locus/host-ai-sdk')
+  const apiKey = flags.apiKey ?? env.LOCUS_API_KEY
+  const settings = recorded as { apiKey?: unknown; customModel?: unknown; api?: unknown }
+  if (settings.customModel === true) {
+    throw new CliError(
+      'HOST_OPTIONS_INVALID',
+      'The run was made with a model host built from a provider or model object, which a run cannot record: resume it from code with the same host, or pass --host and --model.',
+    )
+  }
+  if (settings.apiKey === 'given' && (apiKey === undefined || apiKey === '')) {
+    throw new CliError('HOST_OPTIONS_INVALID', 'The run was made with an API key, which is never recorded: pass --api-key or set LOCUS_API_KEY to resume it.')
+  }
+  try {
+    const options = aiSdkHostOptionsFromSettings(recorded, { apiKey })
+    const host = createAiSdkHost({
+      ...options,
+      ...(flags.baseUrl === undefined ? {} : { baseURL: flags.baseUrl }),
+      ...(flags.model === undefined ? {} : { modelId: flags.model }),
+      ...(launchMode === 'interactive' || launchMode === 'background' ? { launchMode } : {}),
+    })
+    const kind: HostKind = settings.api === 'openai' ? 'openai' : 'openai-compatible'
+    const model = flags.model ?? options.modelId ?? 'its model'
+    const baseURL = flags.baseUrl ?? options.baseURL
+    return { kind, host, description: `${kind} (${model}${baseURL === undefined ? '' : ` at ${baseURL}`}, as the run recorded it)` }
+  } catch (error) {
+    if (isAiSdkHostOptionsError(error)) throw new CliError('HOST_OPTIONS_INVALID', error.message, { cause: error })
+    throw error
+  }
+}
+
+function isRecordedModelHost(settings: unknown): boolean {
+  return typeof settings === 'object' && settings !== null && (settings as { host?: unknown }).host === 'ai-sdk'
+}
+
+async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags, env: CliEnv, launchMode?: string): Promise<ChosenHost> {
   const baseURL = flags.baseUrl ?? env.LOCUS_MODEL_BASE_URL
   const modelId = flags.model ?? env.LOCUS_MODEL
   const apiKey = flags.apiKey ?? env.LOCUS_API_KEY
@@ -75,6 +115,7 @@ async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags,
       modelId,
       ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
       api: kind,
+      ...(launchMode === 'interactive' || launchMode === 'background' ? { launchMode } : {}),
     })
     return { kind, host, description: `${kind} (${modelId}${baseURL === undefined ? '' : ` at ${baseURL}`})` }
   } catch (error) {
@@ -108,7 +149,16 @@ export interface CliEnv {
  */
 export async function createHost(
   flags: HostFlags,
-  context: { readonly cwd: string; readonly env: CliEnv; readonly workflowPath: string; readonly preferred?: string | null | undefined },
+  context: {
+    readonly cwd: string
+    readonly env: CliEnv
+    readonly workflowPath: string
+    readonly preferred?: string | null | undefined
+    /** `run_start.options.hostSettings` of the run being resumed or replayed. */
+    readonly recordedSettings?: unknown
+    /** The run's launch mode, so a model host picks its turn-budget defaults from it. */
+    readonly launchMode?: string | undefined
+  },
 ): Promise<ChosenHost> {
   const sibling = siblingFixturesPath(context.workflowPath)
   let kind = flags.host
@@ -116,6 +166,7 @@ export async function createHost(
     if (flags.fixtures !== undefined) kind = 'scripted'
     else if (context.env.LOCUS_MODEL_BASE_URL !== undefined && context.env.LOCUS_MODEL_BASE_URL !== '') kind = 'openai-compatible'
     else if (context.preferred === 'scripted' && existsSync(sibling)) kind = 'scripted'
+    else if (isRecordedModelHost(context.recordedSettings)) return recordedModelHost(context.recordedSettings, flags, context.env, context.launchMode)
     else if (context.preferred !== undefined && context.preferred !== null && context.preferred !== 'scripted') {
       throw new CliError(
         'HOST_OPTIONS_INVALID',
@@ -141,7 +192,7 @@ export async function createHost(
     }
     case 'openai-compatible':
     case 'openai':
-      return modelHost(kind as 'openai-compatible' | 'openai', flags, context.env)
+      return modelHost(kind as 'openai-compatible' | 'openai', flags, context.env, context.launchMode)
     case 'none':
       return { kind: 'none', host: undefined, description: 'none (agent() calls fail as sdk-unavailable)' }
   }

@@ -48,7 +48,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const loaded = await loadWorkflow(file, io.cwd)
   const input = readWorkflowInput(flags, io.cwd)
-  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: loaded.path })
+  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: loaded.path, launchMode: flags.launchMode })
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
