@@ -1,5 +1,5 @@
 import { appendFileSync, mkdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { LocusError, prepareWorkflowResult } from '@locus/outcome'
 import type { RetryClock } from '@locus/retry'
 import type { AgentSession, HostTool, SessionRequest, TranscriptEntry, TurnResult } from '@locus/runtime'
@@ -149,7 +149,8 @@ export class AiSdkSession implements AgentSession {
   readonly #transcript: TranscriptEntry[] = []
   readonly #tools: ToolSet | undefined
   readonly #toolsByName: ReadonlyMap<string, HostTool>
-  readonly #attemptsFile: string
+  /** Where LLM attempts are logged; undefined when the run is not stored on a disk (the journal still has them). */
+  readonly #attemptsFile: string | undefined
   #attemptsDirReady = false
   /** Attempts not yet written, while `on-failure` waits for a failure. */
   #pendingAttempts: LlmAttempt[] | undefined
@@ -167,7 +168,7 @@ export class AiSdkSession implements AgentSession {
         : Object.fromEntries(
             request.tools.map((tool) => [tool.name, ai.tool({ ...(tool.description === undefined ? {} : { description: tool.description }), inputSchema: tool.input })]),
           )
-    this.#attemptsFile = join(request.transcriptDir, LLM_ATTEMPTS_FILE)
+    this.#attemptsFile = request.transcriptDir === undefined ? undefined : join(request.transcriptDir, LLM_ATTEMPTS_FILE)
     this.#pendingAttempts = context.attemptLog === 'on-failure' ? [] : undefined
     if (settings.system !== undefined) this.#transcript.push({ role: 'system', content: settings.system })
   }
@@ -420,11 +421,13 @@ export class AiSdkSession implements AgentSession {
       lines = this.#pendingAttempts
       this.#pendingAttempts = undefined
     }
+    const file = this.#attemptsFile
+    if (file === undefined) return
     if (!this.#attemptsDirReady) {
       // The runtime creates the directory; a host used on its own may be given a fresh path.
-      mkdirSync(this.#context.request.transcriptDir, { recursive: true })
+      mkdirSync(dirname(file), { recursive: true })
       this.#attemptsDirReady = true
     }
-    appendFileSync(this.#attemptsFile, lines.map((line) => JSON.stringify(line) + '\n').join(''))
+    appendFileSync(file, lines.map((line) => JSON.stringify(line) + '\n').join(''))
   }
 }

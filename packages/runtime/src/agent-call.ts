@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { AGENT_RESULT_SCHEMA, type AgentResultEnvelope, serializeError } from '@locus/journal'
 import { allocateChildId, currentSlot } from '@locus/groups'
 import type { FailureCause } from '@locus/outcome'
@@ -36,21 +34,6 @@ const agentOptionsSchema = z
   })
   .strict()
 
-/**
- * Creates a call's directory with its transcript and result directories.
- * Plain mkdirs, with a recursive one only for the first call: metadata
- * operations dominate a call's cost on slow disks.
- */
-function makeCallDirs(dirs: { dir: string; transcriptDir: string; resultDir: string }): void {
-  try {
-    mkdirSync(dirs.dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    mkdirSync(dirs.dir, { recursive: true })
-  }
-  mkdirSync(dirs.transcriptDir)
-  mkdirSync(dirs.resultDir)
-}
 
 /** How one physical attempt ended. */
 type AttemptEnd =
@@ -454,8 +437,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
     // A later attempt was charged when its retry was claimed, before the retry line announced it.
     if (attempt === 1) run.chargeInvocation()
     const callId = `${logicalCallId}-a${attempt}`
-    const dirs = run.paths.callDir(callId)
-    makeCallDirs(dirs)
+    const outputs = run.medium.prepareCall(callId)
     const trio = { attempt, attempts, logicalCallId }
     run.emit({
       type: 'agent_start',
@@ -484,12 +466,12 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
         ...turnBudgetOf(options.budgets),
       },
       tools: toolsForAttempt(run, callId),
-      transcriptDir: dirs.transcriptDir,
+      ...(outputs.transcriptDir === undefined ? {} : { transcriptDir: outputs.transcriptDir }),
       launchMode: run.launchMode,
     }
     const end = throwsWhenUnavailable(await runAttempt(run, { prompt, options, request, budgets }, sessionRef))
     const durationMs = run.clock.now() - startedAt
-    writeFileSync(join(dirs.transcriptDir, 'transcript.json'), JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
+    outputs.writeTranscript(JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
     try {
       await sessionRef.session?.close?.()
     } catch {
@@ -504,7 +486,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
       requestKey: key,
       ...(end.kind !== 'threw' && end.stopReason !== undefined ? { stopReason: end.stopReason } : {}),
       ...(end.kind !== 'threw' && end.usage !== undefined ? { usage: end.usage } : {}),
-      paths: { transcriptDir: dirs.transcriptDir, resultDir: dirs.resultDir },
+      paths: outputs.envelopePaths,
     } as const
     const envelope: AgentResultEnvelope =
       end.kind === 'answered'
@@ -517,7 +499,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
           }
     // Written once into a fresh directory; a crash mid-write leaves an envelope
     // that replay reports as invalid and re-runs, so no rename is needed.
-    writeFileSync(join(dirs.resultDir, 'result.json'), JSON.stringify(envelope, null, 2) + '\n', { flag: 'wx' })
+    outputs.writeEnvelope(JSON.stringify(envelope, null, 2) + '\n')
 
     // Whether another attempt follows is settled before the terminal record is written: the run is
     // asked first (cancellation, deadline, invocation cap, retry budget), so no retry is announced

@@ -55,7 +55,8 @@ export interface SessionRequest {
   readonly phase: string | undefined
   readonly budgets: CallBudgets
   readonly tools: readonly HostTool[]
-  readonly transcriptDir: string
+  /** A directory the host may write its own files into (logs of LLM attempts); absent when the run is not stored on a disk. */
+  readonly transcriptDir?: string
   /** How the run was launched; a host picks its own defaults (such as its turn budget) from it. */
   readonly launchMode?: LaunchMode
 }

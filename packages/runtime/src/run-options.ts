@@ -6,12 +6,19 @@ import { JITTER_MODES, type JitterMode, type RetryClock } from '@locus/retry'
 import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
 import type { AgentHost } from './host.js'
+import type { RunStore } from '@locus/store'
 import { describeZodIssues } from './zod-issues.js'
 
 /** Options of one run. */
 export interface RunOptions {
   /** Where runs are stored. @default `<cwd>/.locus-pi/runs` */
   readonly runsDir?: string
+  /**
+   * A `RunStore` to run in instead of the runs directory, such as
+   * `createMemoryRunStore()` (nothing written to disk) or a PostgreSQL store.
+   * Fresh runs only for now: resume and replay read a runs directory.
+   */
+  readonly store?: RunStore
   /** The working directory the default runs directory hangs off. @default process.cwd() */
   readonly cwd?: string
   /** The workflow's input, validated by its zod schema. */
@@ -75,6 +82,11 @@ export const CallBudgetsSchema = callBudgetsSchema
 const runOptionsSchema = z
   .object({
     runsDir: z.string().min(1).optional(),
+    store: z
+      .custom<RunStore>((value) => typeof value === 'object' && value !== null && typeof (value as { createExecution?: unknown }).createExecution === 'function', {
+        error: 'store must be a RunStore (createMemoryRunStore(), createFileRunStore(dir), ...)',
+      })
+      .optional(),
     cwd: z.string().min(1).optional(),
     input: z.unknown().optional(),
     host: z

@@ -1,10 +1,11 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { JournalLine, JournalLineInput, JournalWriter, RetryRefuser, RunPaths } from '@locus/journal'
+import type { JournalLine, JournalLineInput, RetryRefuser } from '@locus/journal'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
 import type { LaunchMode } from './budgets.js'
+import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { AgentHost, HostTool } from './host.js'
@@ -56,8 +57,7 @@ export class RunState {
   constructor(
     readonly runId: string,
     readonly executionId: string,
-    readonly paths: RunPaths,
-    readonly writer: JournalWriter,
+    readonly medium: ExecutionMedium,
     readonly workflow: WorkflowDefinition,
     readonly host: AgentHost | undefined,
     readonly clock: RetryClock,
@@ -79,7 +79,7 @@ export class RunState {
   }
 
   emit(line: JournalLineInput): JournalLine {
-    return this.writer.append(line)
+    return this.medium.append(line)
   }
 
   /** Why new work may not be dispatched now (a cancellation or the passed deadline), without throwing. */

@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events'
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import {
   type RunPaths,
-  createJournalWriter,
+  type JournalLine,
   createRunView,
   renderOutputsReadme,
   runPaths,
@@ -34,7 +33,10 @@ import { RuntimeInputError } from './errors.js'
 import { claimRunDirectory } from './run-directory.js'
 import { type RunLock, acquireRunLock } from './run-lock.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
-import { RunState, writeJsonAtomic } from './run-state.js'
+import { RunState } from './run-state.js'
+import { type ExecutionMedium, fileMedium, storeMedium } from './execution-medium.js'
+import { createRunId } from './ids.js'
+import type { RunStore } from '@locus/store'
 import { recordRunOutcome } from './run-metrics.js'
 import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
 import { judgeRunAnswer } from '@locus/partial'
@@ -161,6 +163,7 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
     input = parsed.data
   }
   const clock = options.clock ?? systemClock
+  if (options.store !== undefined) return launchInStore(definition, input, options, internals, options.store, clock)
   const runsDir = resolveRunsDir(options)
   let paths: RunPaths
   let lock = internals.lock
@@ -173,10 +176,77 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
     paths = runPaths(runsDir, options.runId, internals.executionId)
   }
   try {
-    return startExecution(definition, input, options, internals, { paths, clock, lock })
+    const durability = options.durability ?? 'batch'
+    return startExecution(definition, input, options, internals, {
+      runId: paths.storageRootRunId,
+      executionId: paths.executionId,
+      openMedium: (onLine) => fileMedium(paths, { durability, onLine }),
+      clock,
+      lock,
+    })
   } catch (error) {
     lock?.release()
     throw error
+  }
+}
+
+/**
+ * A fresh run in a `RunStore` (memory, PostgreSQL, ...): the store creates
+ * the execution exclusively before the script starts, and every line and
+ * artifact goes through it; nothing touches the runs directory.
+ */
+function launchInStore<TInput>(
+  definition: WorkflowDefinition<TInput>,
+  input: unknown,
+  options: RunOptions,
+  internals: LaunchInternals,
+  store: RunStore,
+  clock: NonNullable<RunOptions['clock']>,
+): RunHandle {
+  if (internals.executionId !== undefined) {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', 'resumeRun and replayRun read runs from a runs directory: pass runsDir, not store.', ['store: not supported for resume or replay yet'])
+  }
+  const runId = options.runId ?? createRunId(new Date(clock.now()))
+  // Cancels before the execution exists reach it through the same signal the run listens on.
+  const early = new AbortController()
+  const hostSignal = options.signal
+  const forwardAbort = (): void => {
+    early.abort(hostSignal?.reason)
+  }
+  if (hostSignal?.aborted === true) forwardAbort()
+  else hostSignal?.addEventListener('abort', forwardAbort, { once: true })
+  let started: RunHandle | undefined
+  let forward: (line: JournalLine) => void = () => undefined
+  const done = (async () => {
+    const writer = await store.createExecution({ runId, kind: 'root', durability: options.durability ?? 'batch', onLine: (line) => {
+      forward(line)
+    } })
+    try {
+      started = startExecution(definition, input, { ...options, signal: early.signal }, internals, {
+        runId,
+        executionId: writer.executionId,
+        openMedium: (onLine) => {
+          forward = onLine
+          return storeMedium(writer)
+        },
+        clock,
+        lock: undefined,
+      })
+      return await started.done
+    } finally {
+      hostSignal?.removeEventListener('abort', forwardAbort)
+    }
+  })()
+  return {
+    runId,
+    runDir: `${store.kind}:${runId}`,
+    cancel: (reason?: string) => {
+      early.abort(reason ?? 'cancelled by the host')
+    },
+    flush: () => {
+      started?.flush()
+    },
+    done,
   }
 }
 
@@ -186,12 +256,16 @@ function startExecution<TInput>(
   input: unknown,
   options: RunOptions,
   internals: LaunchInternals,
-  claimed: { readonly paths: RunPaths; readonly clock: NonNullable<RunOptions['clock']>; readonly lock: RunLock | undefined },
+  claimed: {
+    readonly runId: string
+    readonly executionId: string
+    /** Opens where the execution writes; `onLine` sees every line once it is in the journal. */
+    readonly openMedium: (onLine: (line: JournalLine) => void) => ExecutionMedium
+    readonly clock: NonNullable<RunOptions['clock']>
+    readonly lock: RunLock | undefined
+  },
 ): RunHandle {
-  const { paths, clock, lock } = claimed
-  const runId = paths.storageRootRunId
-  const executionId = paths.executionId
-  mkdirSync(paths.outputsDir, { recursive: true })
+  const { runId, executionId, clock, lock } = claimed
 
   const controller = new AbortController()
   // Every in-flight call listens on the run's signal; a wide fan-out is not a leak.
@@ -205,21 +279,15 @@ function startExecution<TInput>(
   const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], options.budgets?.perCall)
   // The README is rendered from this fold at the end, so memory does not grow with the length of the run.
   const view = createRunView()
-  const writer = createJournalWriter(paths.journalPath, {
-    runId,
-    executionId,
-    durability: options.durability ?? 'batch',
-    onLine: (line) => {
-      view.apply(line)
-      options.onEvent?.(line)
-    },
+  const medium = claimed.openMedium((line) => {
+    view.apply(line)
+    options.onEvent?.(line)
   })
   const startedAt = clock.now()
   const run = new RunState(
     runId,
     executionId,
-    paths,
-    writer,
+    medium,
     definition,
     options.host,
     clock,
@@ -343,8 +411,8 @@ function startExecution<TInput>(
       durationMs: endedAt - startedAt,
       ...answer,
     })
-    writer.close()
-    writeJsonAtomic(paths.resultPath, {
+    medium.close()
+    medium.writeResult({
       schema: RUN_RESULT_SCHEMA,
       runId,
       executionId,
@@ -357,12 +425,13 @@ function startExecution<TInput>(
       endedAt: new Date(endedAt).toISOString(),
       ...answer,
     } satisfies RunResultFile)
-    writeFileSync(paths.outputsReadmePath, renderOutputsReadme(view))
+    medium.writeReadme(renderOutputsReadme(view))
+    await medium.settled()
     return {
       runId,
       executionId,
-      runDir: paths.rootDir,
-      executionDir: paths.executionDir,
+      runDir: medium.runDir,
+      executionDir: medium.executionDir,
       disposition: settled.disposition,
       ok,
       result: settled.result,
@@ -373,9 +442,9 @@ function startExecution<TInput>(
 
   return {
     runId,
-    runDir: paths.rootDir,
+    runDir: medium.runDir,
     cancel: (reason?: string) => { controller.abort(reason ?? 'cancelled by the host') },
-    flush: () => { writer.flush() },
+    flush: () => { medium.flush() },
     done,
   }
 }
