@@ -203,9 +203,9 @@ function launchInStore<TInput>(
   store: RunStore,
   clock: NonNullable<RunOptions['clock']>,
 ): RunHandle {
-  if (internals.executionId !== undefined) {
-    throw new RuntimeInputError('RUN_OPTIONS_INVALID', 'resumeRun and replayRun read runs from a runs directory: pass runsDir, not store.', ['store: not supported for resume or replay yet'])
-  }
+  // A nested execution in a store (a replay into a scratch store, say): the store allocates its id.
+  const kind = internals.executionId === undefined ? 'root' : internals.executionId.startsWith('replay') ? 'replay' : 'resume'
+  if (kind !== 'root' && options.runId === undefined) throw new Error('launchRun: a nested execution needs the run id of its root run')
   const runId = options.runId ?? createRunId(new Date(clock.now()))
   // Cancels before the execution exists reach it through the same signal the run listens on.
   const early = new AbortController()
@@ -218,7 +218,7 @@ function launchInStore<TInput>(
   let started: RunHandle | undefined
   let forward: (line: JournalLine) => void = () => undefined
   const done = (async () => {
-    const writer = await store.createExecution({ runId, kind: 'root', durability: options.durability ?? 'batch', onLine: (line) => {
+    const writer = await store.createExecution({ runId, kind, durability: options.durability ?? 'batch', onLine: (line) => {
       forward(line)
     } })
     try {
