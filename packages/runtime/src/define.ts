@@ -48,6 +48,44 @@ export interface DeclaredTool {
   readonly input: z.ZodType
   readonly run: (args: never, call: ToolCallContext) => unknown
   readonly retry?: RetryPolicy
+  /** True for a tool that lives with a worker: calls go out as `tool.execute` triggers through the run's `worker`. */
+  readonly remote?: boolean
+}
+
+/** A tool that lives with a worker, in this process or another, in any language. */
+export interface RemoteToolDefinition<TInput = unknown, TOutput = unknown, TArgs = TInput> extends ToolDefinition<TInput, TOutput, TArgs> {
+  readonly remote: true
+}
+
+/**
+ * Declares a tool whose implementation lives with a worker: calling it sends
+ * a seed-001 `tool.execute` trigger (with the attempt's `deadline`) through
+ * the run's `worker` transport and settles on the worker's `tool.result` or
+ * `tool.error`. Retries follow the call's or the tool's policy as for any
+ * tool: only a `tool.error` with `retryable: true` retries, a lapsed deadline
+ * always does. `output`, when given, checks what the worker returns.
+ *
+ * @example
+ * ```ts
+ * const renderReport = defineRemoteTool({ input: z.object({ topic: z.string() }), output: z.object({ pages: z.number() }) })
+ * ```
+ */
+export function defineRemoteTool<TInput, TOutput = unknown, TArgs = TInput>(definition: {
+  readonly description?: string
+  readonly input: z.ZodType<TInput, TArgs>
+  readonly output?: z.ZodType<TOutput>
+  readonly retry?: RetryPolicy
+}): RemoteToolDefinition<TInput, TOutput, TArgs> {
+  return {
+    ...(definition.description === undefined ? {} : { description: definition.description }),
+    input: definition.input,
+    ...(definition.retry === undefined ? {} : { retry: definition.retry }),
+    remote: true,
+    run: () => {
+      throw new Error('a remote tool runs with a worker; call it through tool() in a run that has a worker transport')
+    },
+    ...(definition.output === undefined ? {} : { output: definition.output }),
+  }
 }
 
 /** Options of one `agent()` call. */

@@ -8,11 +8,12 @@ export type { RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './cr
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export type { RunProgress } from './run-state.js'
-export { defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
+export { defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
 export type {
   AgentAnswer,
   AgentCallOptions,
   DeclaredTool,
+  RemoteToolDefinition,
   LogFunction,
   ToolCallContext,
   ToolArgs,

@@ -7,6 +7,7 @@ import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
 import type { AgentHost } from './host.js'
 import type { RunStore } from '@locus/store'
+import type { TriggerTransport } from '@locus/protocol'
 import { describeZodIssues } from './zod-issues.js'
 
 /** Options of one run. */
@@ -19,6 +20,8 @@ export interface RunOptions {
    * Fresh runs only for now: resume and replay read a runs directory.
    */
   readonly store?: RunStore
+  /** How remote tools (`defineRemoteTool`) reach their worker: a transport from @locus/protocol (in-process, stdio). */
+  readonly worker?: TriggerTransport
   /** The working directory the default runs directory hangs off. @default process.cwd() */
   readonly cwd?: string
   /** The workflow's input, validated by its zod schema. */
@@ -82,6 +85,11 @@ export const CallBudgetsSchema = callBudgetsSchema
 const runOptionsSchema = z
   .object({
     runsDir: z.string().min(1).optional(),
+    worker: z
+      .custom<TriggerTransport>((value) => typeof value === 'object' && value !== null && typeof (value as { send?: unknown }).send === 'function', {
+        error: 'worker must be a transport with send(trigger) (createInProcessTransport, createStdioTransport from @locus/protocol)',
+      })
+      .optional(),
     store: z
       .custom<RunStore>((value) => typeof value === 'object' && value !== null && typeof (value as { createExecution?: unknown }).createExecution === 'function', {
         error: 'store must be a RunStore (createMemoryRunStore(), createFileRunStore(dir), ...)',

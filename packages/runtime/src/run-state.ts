@@ -4,6 +4,7 @@ import type { JournalLine, JournalLineInput, RetryRefuser } from '@locus/journal
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
+import type { TriggerTransport } from '@locus/protocol'
 import type { LaunchMode } from './budgets.js'
 import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
@@ -51,6 +52,8 @@ export class RunState {
   launchMode: LaunchMode = 'interactive'
   /** The run-level per-call budgets as given (turn budgets among them), before launch-mode defaults. */
   perCallOverrides: CallBudgets | undefined
+  /** How remote tools reach their worker; undefined when the run has none. */
+  worker: TriggerTransport | undefined
   /** Where streamed progress of agent calls goes; never the journal. */
   onProgress: ((progress: RunProgress) => void) | undefined
 

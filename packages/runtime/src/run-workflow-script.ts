@@ -299,6 +299,7 @@ function startExecution<TInput>(
     { retryBudget: options.retryBudget, jitter: options.jitter },
   )
   run.launchMode = launchMode
+  run.worker = options.worker
   run.onProgress = options.onProgress
   run.perCallOverrides = options.budgets?.perCall
   run.scope = createRunScope({

@@ -2,7 +2,9 @@ import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/g
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
 import type { RetryRefused } from '@locus/journal'
-import { DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
+import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
+import type { ToolExecuteTrigger } from '@locus/protocol'
+import type { z } from 'zod'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
 import { positionToken } from './ids.js'
@@ -137,9 +139,12 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   }
   let lastValue: { attempt: number; value: unknown } | undefined
 
+  const remote = tool.remote === true
   const outcome = await runWithRetry(
-    async ({ attempt, signal }) => {
-      const value: unknown = await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
+    async ({ attempt, signal, deadline }) => {
+      const value: unknown = remote
+        ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output: (tool as { output?: z.ZodType }).output })
+        : await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
       lastValue = { attempt, value }
       return value
     },
@@ -151,6 +156,10 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
       retryDeadline: run.deadlineAt,
       budget: run.retryBudget,
       jitter: run.jitter,
+      onLateResult: (late) => {
+        // A worker's answer that came after its attempt's deadline is ignored, and says so.
+        run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered after its deadline; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
+      },
       onAttemptStart: ({ attempt }) => {
         run.emit({ type: 'tool_start', ...where, ...identity, attempt })
       },
@@ -192,6 +201,48 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
     run.hardStop(new WorkflowRunDeadlineError({ deadlineMs: run.deadlineMs, elapsedMs, cause: failed }))
   }
   throw failed
+}
+
+/**
+ * One attempt of a remote tool: a `tool.execute` trigger through the run's
+ * worker transport. `tool.result` settles it (checked against the tool's
+ * `output` schema when it has one), `tool.error` throws the seed's failure
+ * (retryable only when it says so), and a transport failure is the
+ * transport's (a dead worker is a retryable `provider_error`).
+ */
+async function callWorker(
+  run: RunState,
+  call: { name: string; toolCallId: string; attempt: number; deadline: number | null; signal: AbortSignal; args: ReturnType<typeof detach>; output: z.ZodType | undefined },
+): Promise<unknown> {
+  const worker = run.worker
+  if (worker === undefined) {
+    throw new CallError(`tool "${call.name}" is remote, but this run has no worker: pass \`worker\` (a transport from @locus/protocol) to the run, or --worker to locus run`, { retryable: false })
+  }
+  if (!call.args.ok) throw new CallError(`tool "${call.name}"'s arguments cannot travel as JSON: ${call.args.reason}`, { retryable: false })
+  const trigger: ToolExecuteTrigger = {
+    type: 'tool.execute',
+    id: call.toolCallId,
+    attempt: call.attempt,
+    deadline: call.deadline === null ? null : new Date(call.deadline).toISOString(),
+    name: call.name,
+    arguments: call.args.json,
+  }
+  let actions
+  try {
+    actions = await worker.send(trigger, { signal: call.signal })
+  } catch (error) {
+    const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
+    throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
+  }
+  const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
+  if (answer?.type === 'tool.error') throw new CallError(answer.error, { retryable: answer.retryable === true, ...(answer.code === undefined ? {} : { code: answer.code }) })
+  if (answer?.type !== 'tool.result') throw new CallError(`the worker answered tool "${call.name}" with no tool.result or tool.error for ${call.toolCallId}`, { retryable: false })
+  if (call.output === undefined) return answer.result
+  const checked = call.output.safeParse(answer.result)
+  if (!checked.success) {
+    throw new CallError(`the worker's result for tool "${call.name}" does not match its output schema: ${describeZodIssues(checked.error, 'result').join('; ')}`, { retryable: false })
+  }
+  return checked.data
 }
 
 /** The `result` of a succeeded attempt's `tool_end`: its JSON copy, or nothing when it cannot be detached (the call then runs again on resume). */
