@@ -1,0 +1,517 @@
+import type { JournalLine } from '@locus/journal'
+import { RUN_LAYOUT } from '@locus/journal'
+import type { RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import type { ExecutionInfo } from '@locus/store'
+import { type Context, Hono } from 'hono'
+import { z } from 'zod'
+import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
+import { ApiError, toApiError } from './errors.js'
+import { journalEventStream } from './event-stream.js'
+import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
+import { openApiDocument } from './openapi.js'
+import { type LiveState, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
+import {
+  type BudgetsSchema,
+  CancelBodySchema,
+  EventsQuerySchema,
+  JournalQuerySchema,
+  ListRunsQuerySchema,
+  ResultQuerySchema,
+  ResumeBodySchema,
+  RunIdSchema,
+  type RunStatus,
+  StartRunBodySchema,
+  TERMINAL_STATUSES,
+} from './schemas.js'
+
+/** Options of {@link createServer}. */
+export interface CreateServerOptions {
+  /** The runtime every route calls: its workflows, store and live runs. */
+  readonly runtime: Runtime
+  /**
+   * Bearer API keys: `secret` (every scope) or `secret:scope+scope`, as a list
+   * or one comma-separated string (the `LOCUS_API_KEYS` format). Without
+   * keys every request is allowed; {@link startServer} then listens on
+   * loopback only. `createServer` does not read the environment.
+   */
+  readonly apiKeys?: string | readonly string[] | undefined
+  /** Request bodies over this many bytes answer 413. @default 1 MiB */
+  readonly bodyLimitBytes?: number | undefined
+  /** How often an event stream sends a heartbeat comment. @default 15_000 */
+  readonly heartbeatMs?: number | undefined
+  /** The `retry:` an event stream tells clients to wait before reconnecting. @default 2_000 */
+  readonly sseRetryMs?: number | undefined
+  /** The longest `wait` of GET /v1/runs/{id}/result, in seconds; a longer one is cut to it. @default 60 */
+  readonly maxResultWaitSeconds?: number | undefined
+  /** How long an Idempotency-Key is remembered (in memory). @default 24 hours */
+  readonly idempotencyTtlMs?: number | undefined
+  /** Told about errors that are the server's fault (answered as `internal_error`). @default console.error */
+  readonly onError?: ((error: unknown) => void) | undefined
+}
+
+/** What the server keeps between requests, shared with {@link startServer}'s shutdown. */
+export interface ServerState {
+  shuttingDown: boolean
+  /** Aborted at shutdown: event streams end and long polls answer. */
+  readonly shutdown: AbortController
+  /** The executions this server started or resumed and that have not ended, by `runId/executionId`. */
+  readonly runs: Map<string, RunHandle>
+  /** Executions this server asked to cancel, by `runId/executionId`. */
+  readonly cancelling: Set<string>
+  openStreams: number
+}
+
+type Env = { Variables: { principal: string } }
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024
+const DEFAULT_PAGE = 20
+const POLL_MS = 200
+
+const keyOf = (runId: string, executionId: string): string => `${runId}/${executionId}`
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value)
+  if (parsed.success) return parsed.data
+  const issues = parsed.error.issues.map((issue) => `${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`)
+  throw new ApiError('invalid_request', `Invalid ${where}: ${issues.join('; ')}`, { issues })
+}
+
+async function readJson(c: Context, required: boolean): Promise<unknown> {
+  const text = await c.req.text()
+  if (text.trim().length === 0) {
+    if (required) throw new ApiError('invalid_request', 'This request needs a JSON body, e.g. {"input": {...}}.', { issues: ['body: missing'] })
+    return {}
+  }
+  try {
+    return JSON.parse(text) as unknown
+  } catch (error) {
+    throw new ApiError('invalid_request', `The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, {
+      issues: ['body: not JSON'],
+    })
+  }
+}
+
+function runIdOf(c: Context): string {
+  return parse(RunIdSchema, c.req.param('id'), 'id')
+}
+
+function nameOf(c: Context): string {
+  return c.req.param('name') ?? ''
+}
+
+function sleep(ms: number, signals: readonly AbortSignal[]): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      for (const signal of signals) signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    for (const signal of signals) {
+      if (signal.aborted) {
+        done()
+        return
+      }
+      signal.addEventListener('abort', done, { once: true })
+    }
+  })
+}
+
+/** The latest execution (the root or the last resume), or the one `execution` names; 404 otherwise. */
+function pickExecution(runId: string, infos: readonly ExecutionInfo[], execution: string | undefined): ExecutionInfo {
+  if (execution === undefined) {
+    const latest = infos.filter((info) => info.kind === 'root' || info.kind === 'resume').at(-1)
+    if (latest === undefined) throw new ApiError('not_found', `Run "${runId}" has no execution yet.`)
+    return latest
+  }
+  const found = infos.find((info) => info.executionId === execution)
+  if (found === undefined) {
+    throw new ApiError('not_found', `Run "${runId}" has no execution "${execution}"; it has ${infos.map((info) => info.executionId).join(', ')}.`)
+  }
+  return found
+}
+
+/** Reading past the limit goes on (discarding) up to this, so a client still sending gets its 413 instead of a reset. */
+const DRAIN_LIMIT = 16 * 1024 * 1024
+
+/**
+ * Reads a request body whole when it has at most `limit` bytes; otherwise
+ * reads on and discards up to {@link DRAIN_LIMIT}, and answers `undefined`.
+ */
+async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+  const reader = body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > DRAIN_LIMIT) {
+      await reader.cancel()
+      return undefined
+    }
+    if (size <= limit) chunks.push(value)
+  }
+  if (size > limit) return undefined
+  return Buffer.concat(chunks)
+}
+
+interface Cursor {
+  readonly createdAt: number
+  readonly runId: string
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.runId])).toString('base64url')
+}
+
+function decodeCursor(text: string): Cursor {
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown
+    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string') return { createdAt: value[0], runId: value[1] }
+  } catch {
+    // Reported below.
+  }
+  throw new ApiError('invalid_request', 'cursor is not one this server gave out; pass nextCursor from the previous page.', { issues: ['query.cursor: invalid'] })
+}
+
+/** Builds the app and its state; {@link createServer} and {@link startServer} share it. */
+export function buildServer(options: CreateServerOptions): { app: Hono<Env>; state: ServerState } {
+  const { runtime } = options
+  const keys: ApiKey[] = parseApiKeys(options.apiKeys)
+  const report = options.onError ?? ((error: unknown) => { console.error('[locus server]', error) })
+  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const sseRetryMs = options.sseRetryMs ?? 2_000
+  const maxWaitSeconds = options.maxResultWaitSeconds ?? 60
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT
+  const idempotency = createIdempotencyKeys<{ runId: string; executionId: string }>({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000 })
+  const state: ServerState = { shuttingDown: false, shutdown: new AbortController(), runs: new Map(), cancelling: new Set(), openStreams: 0 }
+  let openApi: Record<string, unknown> | undefined
+
+  const app = new Hono<Env>()
+
+  const guard = (scope: ApiScope) => async (c: Context<Env>, next: () => Promise<void>) => {
+    c.set('principal', authorize(keys, c.req.header('authorization'), scope))
+    await next()
+  }
+
+  function refuseWhenShuttingDown(): void {
+    if (state.shuttingDown) throw new ApiError('shutting_down', 'The server is shutting down and takes no new runs; try another instance or again after it restarts.')
+  }
+
+  function track(handle: RunHandle): void {
+    const key = keyOf(handle.runId, handle.executionId)
+    state.runs.set(key, handle)
+    void handle.done
+      .catch((error: unknown) => { report(error) })
+      .finally(() => {
+        state.runs.delete(key)
+        state.cancelling.delete(key)
+      })
+  }
+
+  function liveState(runId: string): LiveState {
+    const live = runtime.live(runId)
+    return { liveExecutionId: live?.executionId, cancelling: live !== undefined && state.cancelling.has(keyOf(runId, live.executionId)) }
+  }
+
+  /** A run as stored, after making the live execution's lines readable. */
+  async function load(runId: string): Promise<StoredRun> {
+    runtime.live(runId)?.flush()
+    return runtime.get(runId)
+  }
+
+  async function statusNow(runId: string, executionId: string): Promise<RunStatus> {
+    const live = liveState(runId)
+    if (live.liveExecutionId === executionId) return live.cancelling ? 'cancelling' : 'running'
+    const stored = await load(runId)
+    const execution = [...stored.executions, ...stored.replays].find((candidate) => candidate.info.executionId === executionId) ?? stored.latest
+    return statusOfExecution(execution, liveState(runId))
+  }
+
+  async function accepted(runId: string, executionId: string): Promise<{ runId: string; executionId: string; status: RunStatus; links: ReturnType<typeof linksOf> }> {
+    return { runId, executionId, status: await statusNow(runId, executionId), links: linksOf(runId) }
+  }
+
+  app.use('*', async (c, next) => {
+    await next()
+    c.header('Cache-Control', 'no-store')
+  })
+  app.use('*', async (c, next) => {
+    const body = c.req.raw.body
+    if (body === null) {
+      await next()
+      return
+    }
+    const read = await readLimited(body, bodyLimitBytes)
+    if (read === undefined) {
+      const error = new ApiError('payload_too_large', `The request body is larger than ${bodyLimitBytes} bytes.`)
+      return c.json(error.body(), 413)
+    }
+    c.req.raw = new Request(c.req.raw, { body: read })
+    await next()
+    return undefined
+  })
+
+  app.get('/healthz', (c) => c.json({ ok: true as const }))
+  app.get('/readyz', (c) => {
+    refuseWhenShuttingDown()
+    return c.json({ ready: true as const, activeRuns: state.runs.size, openStreams: state.openStreams })
+  })
+  app.get('/openapi.json', (c) => {
+    openApi ??= openApiDocument()
+    return c.json(openApi)
+  })
+
+  app.get('/v1/workflows', guard('runs:read'), (c) => {
+    const workflows = [...runtime.workflows.values()].map((workflow) => {
+      let inputSchema: Record<string, unknown> = {}
+      if (workflow.input !== undefined) {
+        try {
+          inputSchema = z.toJSONSchema(workflow.input, { io: 'input', unrepresentable: 'any' })
+        } catch (error) {
+          report(error)
+        }
+      }
+      return { name: workflow.name, ...(workflow.description === undefined ? {} : { description: workflow.description }), inputSchema }
+    })
+    return c.json({ workflows })
+  })
+
+  app.post('/v1/workflows/:name/runs', guard('runs:start'), async (c) => {
+    refuseWhenShuttingDown()
+    const name = nameOf(c)
+    if (!runtime.workflows.has(name)) {
+      throw new ApiError('not_found', `No workflow "${name}" on this server; GET /v1/workflows lists them (${[...runtime.workflows.keys()].join(', ') || 'none'}).`)
+    }
+    const body = parse(StartRunBodySchema, await readJson(c, true), 'body')
+    const key = idempotencyKeyOf(c.req.header('idempotency-key'))
+    const runOptions: RuntimeRunOptions = {
+      ...(body.input === undefined ? {} : { input: body.input }),
+      ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
+      ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
+    }
+    const start = async (): Promise<{ runId: string; executionId: string }> => {
+      const handle = await runtime.start(name, runOptions)
+      track(handle)
+      return { runId: handle.runId, executionId: handle.executionId }
+    }
+    if (key === undefined) {
+      const started = await start()
+      return c.json(await accepted(started.runId, started.executionId), 202)
+    }
+    // Claimed synchronously, before anything is awaited: a concurrent request with the key waits for this start.
+    const claim = idempotency.claim(`${c.get('principal')}\n${key}`, canonicalJson({ workflow: name, body }), start)
+    const started = await claim.outcome
+    return c.json(await accepted(started.runId, started.executionId), claim.kind === 'first' ? 202 : 200)
+  })
+
+  app.get('/v1/runs', guard('runs:read'), async (c) => {
+    const query = parse(ListRunsQuerySchema, c.req.query(), 'query')
+    const limit = query.limit ?? DEFAULT_PAGE
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+    const infos = await runtime.list()
+    let index = 0
+    if (after !== undefined) {
+      while (index < infos.length) {
+        const info = infos[index] as (typeof infos)[number]
+        const createdAt = info.createdAt ?? 0
+        if (createdAt < after.createdAt || (createdAt === after.createdAt && info.runId < after.runId)) break
+        index += 1
+      }
+    }
+    const runs: ReturnType<typeof runListItem>[] = []
+    let last: Cursor | undefined
+    for (; index < infos.length && runs.length < limit; index += 1) {
+      const info = infos[index] as (typeof infos)[number]
+      last = { createdAt: info.createdAt ?? 0, runId: info.runId }
+      let stored: StoredRun
+      try {
+        stored = await load(info.runId)
+      } catch {
+        continue // not a run (a stray directory), or removed meanwhile
+      }
+      const item = runListItem(stored, liveState(info.runId), info.createdAt)
+      if (query.workflow !== undefined && item.workflow !== query.workflow) continue
+      if (query.status !== undefined && item.status !== query.status) continue
+      runs.push(item)
+    }
+    return c.json({ runs, nextCursor: index < infos.length && last !== undefined ? encodeCursor(last) : null })
+  })
+
+  app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    return c.json(runResource(await load(runId), liveState(runId)))
+  })
+
+  app.get('/v1/runs/:id/result', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    const query = parse(ResultQuerySchema, c.req.query(), 'query')
+    const deadline = Date.now() + Math.min(query.wait ?? 0, maxWaitSeconds) * 1000
+    const signals = [c.req.raw.signal, state.shutdown.signal]
+    for (;;) {
+      const stored = await load(runId)
+      const result = resultOf(stored.latest)
+      if (result !== undefined) return c.json(result, 200)
+      const left = deadline - Date.now()
+      if (left <= 0 || signals.some((signal) => signal.aborted)) {
+        return c.json(
+          { runId, executionId: stored.latest.info.executionId, status: statusOfExecution(stored.latest, liveState(runId)), links: linksOf(runId) },
+          202,
+        )
+      }
+      const live = runtime.live(runId)
+      if (live !== undefined && live.executionId === stored.latest.info.executionId) {
+        await Promise.race([live.done.catch(() => undefined), sleep(left, signals)])
+      } else {
+        // Run by another process (or a resume starting): look again shortly.
+        await sleep(Math.min(left, POLL_MS), signals)
+      }
+    }
+  })
+
+  app.get('/v1/runs/:id/journal', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    const query = parse(JournalQuerySchema, c.req.query(), 'query')
+    const ref = pickExecution(runId, await runtime.store.listExecutions(runId), query.execution)
+    const live = runtime.live(runId)
+    if (live?.executionId === ref.executionId) live.flush()
+    const lines = runtime.store.readLines(ref, { afterSeq: query.after ?? -1, ...(query.limit === undefined ? {} : { limit: query.limit }) })[Symbol.asyncIterator]()
+    const encoder = new TextEncoder()
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const next = await lines.next()
+          if (next.done === true) controller.close()
+          else controller.enqueue(encoder.encode(`${JSON.stringify(next.value)}\n`))
+        } catch (error) {
+          report(error)
+          controller.error(error)
+        }
+      },
+      async cancel() {
+        await lines.return?.()
+      },
+    })
+    return c.body(body, 200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Locus-Execution-Id': ref.executionId })
+  })
+
+  app.get('/v1/runs/:id/events', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    const query = parse(EventsQuerySchema, c.req.query(), 'query')
+    const lastEventId = c.req.header('last-event-id')
+    const afterSeq = lastEventId === undefined || lastEventId.trim() === '' ? (query.after ?? -1) : parse(z.coerce.number().int().min(-1), lastEventId.trim(), 'Last-Event-ID')
+    const ref = pickExecution(runId, await runtime.store.listExecutions(runId), query.execution)
+    const live = runtime.live(runId)
+    let lines: AsyncIterator<JournalLine>
+    const stop = new AbortController()
+    if (live?.executionId === ref.executionId) {
+      // The live feed registers the subscriber before it reads history, then holds live lines until history is out.
+      lines = live.events({ afterSeq })[Symbol.asyncIterator]()
+    } else {
+      if (afterSeq >= 0 && (await hasEndedBy(ref, afterSeq))) return c.body(null, 204)
+      lines = runtime.store.tail(ref, { afterSeq, signal: stop.signal })[Symbol.asyncIterator]()
+    }
+    state.openStreams += 1
+    const body = journalEventStream({
+      lines,
+      heartbeatMs,
+      retryMs: sseRetryMs,
+      signal: state.shutdown.signal,
+      onClose: () => {
+        state.openStreams -= 1
+        stop.abort()
+      },
+      onError: report,
+    })
+    return c.body(body, 200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      'Locus-Execution-Id': ref.executionId,
+    })
+  })
+
+  /** True when the stored execution ended at or before `afterSeq`: the client has everything, so it gets 204 and stops reconnecting. */
+  async function hasEndedBy(ref: ExecutionInfo, afterSeq: number): Promise<boolean> {
+    for await (const line of runtime.store.readLines(ref, { afterSeq: afterSeq - 1, limit: 1 })) {
+      return line.seq === afterSeq && line.type === 'run_end'
+    }
+    // Nothing at the cursor: past the end of an ended execution, or not written yet.
+    return (await runtime.store.readArtifact(ref, RUN_LAYOUT.result)) !== undefined
+  }
+
+  app.post('/v1/runs/:id/cancel', guard('runs:cancel'), async (c) => {
+    const runId = runIdOf(c)
+    const body = parse(CancelBodySchema, await readJson(c, false), 'body')
+    const live = runtime.live(runId)
+    if (live !== undefined && runtime.cancel(runId, body.reason ?? 'cancelled over HTTP')) {
+      const key = keyOf(runId, live.executionId)
+      if (!state.cancelling.has(key)) {
+        state.cancelling.add(key)
+        void live.done.catch(() => undefined).finally(() => state.cancelling.delete(key))
+      }
+      return c.json({ runId, executionId: live.executionId, status: 'cancelling' as const, links: linksOf(runId) }, 202)
+    }
+    const stored = await load(runId)
+    const status = statusOfExecution(stored.latest, liveState(runId))
+    if (TERMINAL_STATUSES.has(status)) {
+      throw new ApiError('run_terminal', `Run "${runId}" has ended (${status}); there is nothing to cancel.`)
+    }
+    throw new ApiError(
+      'run_owned',
+      `Run "${runId}" is not executing in this server, so it cannot cancel it: cancel it in the process that runs it. If that process died, the run is interrupted; POST ${linksOf(runId).resume} continues it.`,
+    )
+  })
+
+  app.post('/v1/runs/:id/resume', guard('runs:start'), async (c) => {
+    refuseWhenShuttingDown()
+    const runId = runIdOf(c)
+    const body = parse(ResumeBodySchema, await readJson(c, false), 'body')
+    await load(runId)
+    const live = runtime.live(runId)
+    if (live !== undefined) {
+      throw new ApiError('run_owned', `Run "${runId}" is executing in this server (execution ${live.executionId}); wait for it to end or cancel it first.`)
+    }
+    const handle = await runtime.resume(runId, {
+      ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
+      ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
+    })
+    track(handle)
+    return c.json(await accepted(handle.runId, handle.executionId), 202)
+  })
+
+  app.notFound((c) => {
+    const error = new ApiError('not_found', `No route ${c.req.method} ${c.req.path}; GET /openapi.json lists the routes.`)
+    return c.json(error.body(), 404)
+  })
+
+  app.onError((error, c) => {
+    const api = toApiError(error, report)
+    return c.json(api.body(), api.status as 400, api.headers)
+  })
+
+  return { app, state }
+}
+
+/** Budgets as the runtime takes them: parsed by {@link BudgetsSchema}, with absent fields dropped rather than undefined. */
+function budgetsOf(value: z.infer<typeof BudgetsSchema>): RunBudgets {
+  return JSON.parse(JSON.stringify(value)) as RunBudgets
+}
+
+/**
+ * The Locus HTTP API as a Hono app on a runtime: every route parses its
+ * request with zod, calls the runtime, and answers; errors are always
+ * `{ "error": { "code", "message", "issues"? } }`. Serve it with
+ * {@link startServer} (which adds graceful shutdown and the loopback rule),
+ * or mount `app.fetch` in any Hono-compatible server.
+ *
+ * @example
+ * ```ts
+ * const app = createServer({ runtime: createRuntime({ workflows: [triage], host }) })
+ * const response = await app.request('/v1/workflows')
+ * ```
+ */
+export function createServer(options: CreateServerOptions): Hono<Env> {
+  return buildServer(options).app
+}

@@ -1,0 +1,107 @@
+import { RUN_ID_INVALID } from '@locus/journal'
+import { LocusError } from '@locus/outcome'
+import { RuntimeInputError, type RuntimeErrorCode } from '@locus/runtime'
+import type { StoreErrorCode } from '@locus/store'
+
+/**
+ * The closed list of error codes the API answers with, in the body
+ * `{ "error": { "code", "message", "issues"? } }`. A client may switch on
+ * them; a new code is a new API version.
+ */
+export const SERVER_ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'idempotency_conflict',
+  'run_terminal',
+  'run_owned',
+  'run_exists',
+  'shutting_down',
+  'internal_error',
+] as const
+export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number]
+
+/** The HTTP status of each code. */
+export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503>> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  idempotency_conflict: 409,
+  run_terminal: 409,
+  run_owned: 409,
+  run_exists: 409,
+  shutting_down: 503,
+  internal_error: 500,
+}
+
+/**
+ * The one table from the packages' error codes to the API's. Every error a
+ * route lets through is looked up here; an unknown code is `internal_error`.
+ * It belongs in a package error registry once there is one (the run-model
+ * issue); until then it lives in this app, and only here.
+ */
+export const PACKAGE_ERROR_TABLE = {
+  // @locus/runtime: what a caller got wrong.
+  WORKFLOW_INPUT_INVALID: 'invalid_request',
+  RUN_OPTIONS_INVALID: 'invalid_request',
+  TOOL_INPUT_INVALID: 'invalid_request',
+  UNKNOWN_TOOL: 'invalid_request',
+  // @locus/runtime: the server's own workflow is wrong, not the request.
+  WORKFLOW_DEFINITION_INVALID: 'internal_error',
+  // @locus/runtime: who owns a run.
+  RUN_ALREADY_EXISTS: 'run_exists',
+  RUN_OWNED: 'run_owned',
+  // @locus/store
+  RUN_EXISTS: 'run_exists',
+  RUN_NOT_FOUND: 'not_found',
+  STORE_OPTIONS_INVALID: 'internal_error',
+  // @locus/journal
+  [RUN_ID_INVALID]: 'invalid_request',
+} as const satisfies Partial<Record<RuntimeErrorCode | StoreErrorCode | typeof RUN_ID_INVALID, ServerErrorCode>>
+
+/** An error the API answers with: a code from {@link SERVER_ERROR_CODES}, a message for a person, and the problems one by one. */
+export class ApiError extends Error {
+  readonly code: ServerErrorCode
+  readonly issues: readonly string[] | undefined
+  /** Extra response headers, such as `WWW-Authenticate`. */
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor(code: ServerErrorCode, message: string, options: { issues?: readonly string[] | undefined; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'ApiError'
+    this.code = code
+    this.issues = options.issues
+    this.headers = options.headers ?? {}
+  }
+
+  get status(): number {
+    return STATUS_OF_CODE[this.code]
+  }
+
+  /** The response body. */
+  body(): { error: { code: ServerErrorCode; message: string; issues?: string[] } } {
+    return { error: { code: this.code, message: this.message, ...(this.issues === undefined ? {} : { issues: [...this.issues] }) } }
+  }
+}
+
+/**
+ * Turns anything a route threw into an {@link ApiError} through
+ * {@link PACKAGE_ERROR_TABLE}; `reported` is told about errors that are the
+ * server's fault, whose details stay out of the response.
+ */
+export function toApiError(error: unknown, reported: (error: unknown) => void): ApiError {
+  if (error instanceof ApiError) return error
+  if (LocusError.isInstance(error)) {
+    const code = (PACKAGE_ERROR_TABLE as Readonly<Record<string, ServerErrorCode>>)[error.code]
+    if (code !== undefined && code !== 'internal_error') {
+      const issues = RuntimeInputError.isInstance(error) && error.issues.length > 0 ? error.issues : undefined
+      return new ApiError(code, error.message, { issues, cause: error })
+    }
+  }
+  reported(error)
+  return new ApiError('internal_error', 'The server failed while answering; the error is in its log.', { cause: error })
+}

@@ -1,0 +1,97 @@
+import type { JournalLine } from '@locus/journal'
+
+/** What {@link journalEventStream} needs. */
+export interface JournalEventStreamOptions {
+  /** The lines to send, in `seq` order; subscribed before this is called, so nothing falls between history and live lines. */
+  readonly lines: AsyncIterator<JournalLine>
+  /** A comment line this often keeps proxies from closing an idle stream. */
+  readonly heartbeatMs: number
+  /** Sent as the stream's `retry:` field: how long a client waits before reconnecting. */
+  readonly retryMs: number
+  /** Ends the stream (the server is shutting down). */
+  readonly signal: AbortSignal
+  /** Called once when the stream ends for any reason: its last line, a disconnect, the signal, an error. */
+  readonly onClose: () => void
+  /** Told about an error reading the lines; the stream then ends. */
+  readonly onError: (error: unknown) => void
+}
+
+const encoder = new TextEncoder()
+
+/** One journal line as a server-sent event: `id:` its seq, `event:` its type, `data:` the line. */
+export function sseFrame(line: JournalLine): string {
+  // JSON.stringify never writes a raw newline, so the line is one `data:` field.
+  return `id: ${line.seq}\nevent: ${line.type}\ndata: ${JSON.stringify(line)}\n\n`
+}
+
+/**
+ * A `text/event-stream` body of journal lines. It pulls one line at a time
+ * (a slow client holds the reader back, not the server's memory), writes a
+ * heartbeat comment every `heartbeatMs`, and ends after `run_end`. When the
+ * client goes away the stream is cancelled: the line iterator is returned
+ * (which unsubscribes) and nothing else happens to the run.
+ */
+export function journalEventStream(options: JournalEventStreamOptions): ReadableStream<Uint8Array> {
+  // Read through a function, so that a check after an await sees a close made meanwhile.
+  const state = { closed: false }
+  const isClosed = (): boolean => state.closed
+  let heartbeat: ReturnType<typeof setInterval> | undefined
+  let onAbort: (() => void) | undefined
+
+  function close(): void {
+    if (state.closed) return
+    state.closed = true
+    if (heartbeat !== undefined) clearInterval(heartbeat)
+    if (onAbort !== undefined) options.signal.removeEventListener('abort', onAbort)
+    // Unsubscribes a live feed; wakes and ends a store tail.
+    void options.lines.return?.().catch(() => undefined)
+    options.onClose()
+  }
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(`retry: ${options.retryMs}\n\n`))
+        heartbeat = setInterval(() => {
+          if (!state.closed) controller.enqueue(encoder.encode(': heartbeat\n\n'))
+        }, options.heartbeatMs)
+        heartbeat.unref()
+        onAbort = () => {
+          if (state.closed) return
+          close()
+          controller.close()
+        }
+        if (options.signal.aborted) onAbort()
+        else options.signal.addEventListener('abort', onAbort, { once: true })
+      },
+      async pull(controller) {
+        if (state.closed) return
+        let next: IteratorResult<JournalLine>
+        try {
+          next = await options.lines.next()
+        } catch (error) {
+          if (isClosed()) return
+          options.onError(error)
+          close()
+          controller.close()
+          return
+        }
+        if (isClosed()) return
+        if (next.done === true) {
+          close()
+          controller.close()
+          return
+        }
+        controller.enqueue(encoder.encode(sseFrame(next.value)))
+        if (next.value.type === 'run_end') {
+          close()
+          controller.close()
+        }
+      },
+      cancel() {
+        close()
+      },
+    },
+    { highWaterMark: 16 },
+  )
+}

@@ -1,0 +1,230 @@
+import { journalLineJsonSchema } from '@locus/journal'
+import { z } from 'zod'
+import { API_SCOPES, type ApiScope } from './auth.js'
+import { type ServerErrorCode, STATUS_OF_CODE } from './errors.js'
+import {
+  CancelBodySchema,
+  ErrorBodySchema,
+  EventsQuerySchema,
+  HealthSchema,
+  JournalQuerySchema,
+  ListRunsQuerySchema,
+  ReadySchema,
+  ResultQuerySchema,
+  ResumeBodySchema,
+  RunAcceptedSchema,
+  RunIdSchema,
+  RunListSchema,
+  RunPendingSchema,
+  RunResultResponseSchema,
+  RunSchema,
+  StartRunBodySchema,
+  WorkflowListSchema,
+} from './schemas.js'
+
+type JsonObject = Record<string, unknown>
+
+/** The schemas /openapi.json names under `components.schemas`. */
+const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
+  Error: ErrorBodySchema,
+  StartRunBody: StartRunBodySchema,
+  ResumeBody: ResumeBodySchema,
+  CancelBody: CancelBodySchema,
+  RunAccepted: RunAcceptedSchema,
+  WorkflowList: WorkflowListSchema,
+  Run: RunSchema,
+  RunList: RunListSchema,
+  RunResult: RunResultResponseSchema,
+  RunPending: RunPendingSchema,
+  Health: HealthSchema,
+  Ready: ReadySchema,
+}
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` })
+
+/** A component or parameter schema without the draft and id keywords OpenAPI does not want on each one. */
+function strip(schema: JsonObject): JsonObject {
+  const { $schema: _schema, $id: _id, ...rest } = schema
+  return rest
+}
+
+/** A copy of `value` with every `$ref` passed through `rewrite`. */
+function rewriteRefs(value: unknown, rewrite: (ref: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewriteRefs(item, rewrite))
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, key === '$ref' && typeof item === 'string' ? rewrite(item) : rewriteRefs(item, rewrite)]),
+  )
+}
+
+/**
+ * Moves a schema's `$defs` up to `components.schemas` (a `$ref` to
+ * `#/$defs/X` would resolve against the whole document there), named by
+ * `prefix` and the definition's name.
+ */
+function lift(schemas: JsonObject, name: string, schema: JsonObject, prefix: string, defsRef: string): void {
+  const { $defs, ...rest } = strip(schema) as JsonObject & { $defs?: Record<string, unknown> }
+  const rewrite = (ref: string): string => (ref.startsWith(defsRef) ? `#/components/schemas/${prefix}${ref.slice(defsRef.length)}` : ref)
+  for (const [defName, definition] of Object.entries($defs ?? {})) add(schemas, `${prefix}${defName}`, rewriteRefs(definition, rewrite) as JsonObject)
+  if (Object.keys(rest).length > 0) add(schemas, name, rewriteRefs(rest, rewrite) as JsonObject)
+}
+
+function add(schemas: JsonObject, name: string, schema: JsonObject): void {
+  if (name in schemas) throw new Error(`openapi: two component schemas are named "${name}"`)
+  schemas[name] = schema
+}
+
+function componentSchemas(): JsonObject {
+  const registry = z.registry<{ id: string }>()
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id })
+  const generated = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}`, io: 'input', unrepresentable: 'any' }) as { schemas: Record<string, JsonObject> }
+  const shared = '#/components/schemas/__shared#/$defs/'
+  const schemas: JsonObject = {}
+  for (const [id, schema] of Object.entries(generated.schemas)) {
+    // zod puts definitions several components share under `__shared`; they become components of their own.
+    if (id === '__shared') lift(schemas, id, schema, '', shared)
+    else add(schemas, id, rewriteRefs(strip(schema), (ref) => (ref.startsWith(shared) ? `#/components/schemas/${ref.slice(shared.length)}` : ref)) as JsonObject)
+  }
+  lift(schemas, 'JournalLine', journalLineJsonSchema, 'JournalLine_', '#/$defs/')
+  return schemas
+}
+
+function parameters(query: z.ZodObject, path: readonly string[] = []): JsonObject[] {
+  const pathParameters = path.map((name) => ({ name, in: 'path', required: true, schema: strip(z.toJSONSchema(RunIdSchema) as JsonObject) }))
+  const queryParameters = Object.entries(query.shape).map(([name, schema]) => {
+    const json = strip(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject)
+    const { description, ...rest } = json
+    return { name, in: 'query', required: false, ...(description === undefined ? {} : { description }), schema: rest }
+  })
+  return [...pathParameters, ...queryParameters]
+}
+
+function errors(...codes: ServerErrorCode[]): JsonObject {
+  const byStatus = new Map<number, ServerErrorCode[]>()
+  for (const code of codes) byStatus.set(STATUS_OF_CODE[code], [...(byStatus.get(STATUS_OF_CODE[code]) ?? []), code])
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [String(status), { description: list.join(', '), content: { 'application/json': { schema: ref('Error') } } }]),
+  )
+}
+
+const json = (schema: string, description: string): JsonObject => ({ description, content: { 'application/json': { schema: ref(schema) } } })
+
+const AUTH_ERRORS: ServerErrorCode[] = ['unauthorized', 'forbidden']
+
+function operation(summary: string, scope: ApiScope | undefined, details: JsonObject): JsonObject {
+  return {
+    summary,
+    ...(scope === undefined ? { security: [] } : { security: [{ bearer: [scope] }], 'x-locus-scope': scope }),
+    ...details,
+  }
+}
+
+function body(schema: string, required: boolean): JsonObject {
+  return { required, content: { 'application/json': { schema: ref(schema) } } }
+}
+
+/** The OpenAPI 3.1 document of the API, generated from the same zod schemas the routes validate with. */
+export function openApiDocument(): JsonObject {
+  const runPath = ['id']
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Locus server',
+      version: '1',
+      description:
+        'Start, watch, cancel and resume Locus workflow runs. Every error answers `{ "error": { "code", "message", "issues"? } }`. ' +
+        `Scopes: ${API_SCOPES.join(', ')}. Deferred tools and workers over HTTP are not served yet.`,
+    },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: `An API key from LOCUS_API_KEYS; scopes ${API_SCOPES.join(', ')}.` } },
+    },
+    paths: {
+      '/v1/workflows': {
+        get: operation('The workflows this server runs, with their input JSON Schemas', 'runs:read', {
+          responses: { '200': json('WorkflowList', 'The workflows'), ...errors(...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/workflows/{name}/runs': {
+        post: operation('Start a run', 'runs:start', {
+          description: 'With an `Idempotency-Key`, the same key and body again answer 200 with the same run; another body answers 409 idempotency_conflict.',
+          parameters: [
+            { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } },
+          ],
+          requestBody: body('StartRunBody', true),
+          responses: {
+            '202': json('RunAccepted', 'Started'),
+            '200': json('RunAccepted', 'The run this Idempotency-Key started before'),
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'idempotency_conflict', 'payload_too_large', 'shutting_down'),
+          },
+        }),
+      },
+      '/v1/runs': {
+        get: operation('Runs, newest first', 'runs:read', {
+          parameters: parameters(ListRunsQuerySchema),
+          responses: { '200': json('RunList', 'One page of runs'), ...errors('invalid_request', ...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/runs/{id}': {
+        get: operation('How a run stands', 'runs:read', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': json('Run', 'The run'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
+        }),
+      },
+      '/v1/runs/{id}/result': {
+        get: operation("The latest execution's result.json once it ended", 'runs:read', {
+          description: 'Long-polls up to `wait` seconds. A failed, cancelled or partial run answers 200 with `ok: false`.',
+          parameters: parameters(ResultQuerySchema, runPath),
+          responses: { '200': json('RunResult', 'Ended'), '202': json('RunPending', 'Not ended yet'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
+        }),
+      },
+      '/v1/runs/{id}/journal': {
+        get: operation('The journal lines of one execution as NDJSON', 'runs:read', {
+          parameters: parameters(JournalQuerySchema, runPath),
+          responses: {
+            '200': { description: 'One journal line (JSON) per line', content: { 'application/x-ndjson': { schema: ref('JournalLine') } } },
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found'),
+          },
+        }),
+      },
+      '/v1/runs/{id}/events': {
+        get: operation('The journal as server-sent events, live', 'runs:read', {
+          description:
+            '`id:` is the journal seq, `event:` the line type, `data:` the line. Honours `Last-Event-ID` (over `after`). A heartbeat comment every 15 s; the stream ends after run_end. 204 when the client already has run_end.',
+          parameters: [...parameters(EventsQuerySchema, runPath), { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '204': { description: 'The execution ended and the client has every line up to run_end' },
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found'),
+          },
+        }),
+      },
+      '/v1/runs/{id}/cancel': {
+        post: operation('Cancel a run this server executes (cooperative)', 'runs:cancel', {
+          parameters: parameters(z.object({}), runPath),
+          requestBody: body('CancelBody', false),
+          responses: {
+            '202': json('RunAccepted', 'Cancellation asked for'),
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_terminal', 'run_owned', 'payload_too_large'),
+          },
+        }),
+      },
+      '/v1/runs/{id}/resume': {
+        post: operation('Resume a run in a new execution', 'runs:start', {
+          parameters: parameters(z.object({}), runPath),
+          requestBody: body('ResumeBody', false),
+          responses: {
+            '202': json('RunAccepted', 'Resumed; executionId names the new execution'),
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_owned', 'payload_too_large', 'shutting_down'),
+          },
+        }),
+      },
+      '/openapi.json': { get: operation('This document', undefined, { responses: { '200': { description: 'OpenAPI 3.1' } } }) },
+      '/healthz': { get: operation('The process answers', undefined, { responses: { '200': json('Health', 'Alive') } }) },
+      '/readyz': {
+        get: operation('The server takes new work', undefined, { responses: { '200': json('Ready', 'Ready'), ...errors('shutting_down') } }),
+      },
+    },
+  }
+}

@@ -1,0 +1,106 @@
+import type { RunResultFile, StoredExecution, StoredRun } from '@locus/runtime'
+import type { z } from 'zod'
+import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
+
+/** What the server knows about a run besides its store: whether it executes it, and whether it asked it to stop. */
+export interface LiveState {
+  /** The execution this server runs for the run, if any. */
+  readonly liveExecutionId: string | undefined
+  /** True once a cancel was asked for that execution. */
+  readonly cancelling: boolean
+}
+
+export function linksOf(runId: string): z.infer<typeof LinksSchema> {
+  const self = `/v1/runs/${encodeURIComponent(runId)}`
+  return { self, result: `${self}/result`, journal: `${self}/journal`, events: `${self}/events`, cancel: `${self}/cancel`, resume: `${self}/resume` }
+}
+
+/**
+ * The status of one execution: its disposition once it ended, `cancelling`
+ * after a cancel this server asked for, `queued` before its `run_start`
+ * line is readable, `running` otherwise (also when another process runs it,
+ * or when the process that ran it died: resume it then).
+ */
+export function statusOfExecution(execution: StoredExecution, live: LiveState): RunStatus {
+  const disposition = execution.view.runEnd?.disposition ?? execution.resultFile?.disposition
+  if (disposition !== undefined) return disposition
+  // A live handle exists only once run_start was written, even if the line is not readable yet.
+  if (live.liveExecutionId === execution.info.executionId) return live.cancelling ? 'cancelling' : 'running'
+  if (execution.view.runStart === undefined) return 'queued'
+  return 'running'
+}
+
+/** GET /v1/runs/{id}: the latest execution's summary, its RunView counts and every execution's status. */
+export function runResource(stored: StoredRun, live: LiveState): z.infer<typeof RunSchema> {
+  const latest = stored.latest
+  const summary = latest.summary
+  return {
+    runId: stored.runId,
+    workflow: summary.workflow,
+    status: statusOfExecution(latest, live),
+    live: live.liveExecutionId === latest.info.executionId,
+    executionId: latest.info.executionId,
+    executions: [...stored.executions, ...stored.replays].map((execution) => ({
+      executionId: execution.info.executionId,
+      kind: execution.info.kind,
+      status: statusOfExecution(execution, live),
+    })),
+    disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,
+    answerOutcome: summary.answerOutcome ?? null,
+    startedAt: summary.startedAt ?? null,
+    durationMs: summary.durationMs ?? null,
+    error: summary.error ?? null,
+    gaps: summary.gaps.map((gap) => ({ ...gap })),
+    caveats: [...summary.caveats],
+    counts: { ...latest.view.counts },
+    lastSeq: latest.view.lastSeq,
+    links: linksOf(stored.runId),
+  }
+}
+
+export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined): z.infer<typeof RunListItemSchema> {
+  const summary = stored.latest.summary
+  return {
+    runId: stored.runId,
+    workflow: summary.workflow,
+    status: statusOfExecution(stored.latest, live),
+    createdAt: createdAt === undefined ? null : new Date(createdAt).toISOString(),
+    startedAt: summary.startedAt ?? null,
+    links: { self: linksOf(stored.runId).self },
+  }
+}
+
+/**
+ * The result of an ended execution: its `result.json` (or, when the process
+ * died between `run_end` and writing the file, the same facts from
+ * `run_end`), with `ok` true only for a completed run whose answer is
+ * complete, so a failed, cancelled or partial run never looks like a success.
+ * `undefined` while the execution has not ended.
+ */
+export function resultOf(execution: StoredExecution): z.infer<typeof RunResultResponseSchema> | undefined {
+  const file: RunResultFile | undefined = execution.resultFile
+  const end = execution.view.runEnd
+  let body: z.infer<typeof RunResultResponseSchema>
+  if (file !== undefined) {
+    body = { ...file }
+  } else if (end !== undefined) {
+    body = {
+      schema: 'locus.run-result.v1',
+      runId: end.runId,
+      executionId: end.executionId,
+      workflow: execution.view.workflow ?? 'unknown',
+      disposition: end.disposition,
+      ok: end.ok,
+      result: end.result,
+      ...(end.error === undefined ? {} : { error: end.error }),
+      startedAt: execution.view.runStart?.ts ?? end.ts,
+      endedAt: end.ts,
+      ...(end.answerOutcome === undefined ? {} : { answerOutcome: end.answerOutcome }),
+      ...(end.gaps === undefined ? {} : { gaps: [...end.gaps] }),
+      ...(end.caveats === undefined ? {} : { caveats: [...end.caveats] }),
+    }
+  } else {
+    return undefined
+  }
+  return { ...body, ok: body.disposition === 'completed' && (body.answerOutcome === undefined || body.answerOutcome === 'complete') }
+}

@@ -1,0 +1,162 @@
+import { JsonValueSchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
+import { AnswerOutcomeSchema, RunDispositionSchema } from '@locus/outcome'
+import { LAUNCH_MODES } from '@locus/runtime'
+import { z } from 'zod'
+import { SERVER_ERROR_CODES } from './errors.js'
+
+// Every body, query and answer of the API is one of these schemas: routes
+// validate with them and /openapi.json is generated from them.
+
+/** The rule of `validateRunId` in @locus/journal, as a pattern a client can read. */
+export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `must be ${RUN_ID_RULE}`)
+
+/** Where a run is; `waiting` is reserved for runs waiting on a deferred tool (not served yet). */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+export const RunStatusSchema = z.enum(RUN_STATUSES)
+export type RunStatus = z.infer<typeof RunStatusSchema>
+
+/** The three statuses a run ends in. */
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled'])
+
+const positiveInteger = z.number().int().positive()
+
+export const BudgetsSchema = z
+  .object({
+    maxTotalAgentInvocations: positiveInteger.optional().describe('Physical agent attempts the whole run may start.'),
+    deadlineMs: positiveInteger.optional().describe('Milliseconds from the start after which no new call is dispatched.'),
+    perCall: z
+      .object({ maxToolCalls: positiveInteger.optional(), maxOutputTokens: positiveInteger.optional(), maxAnswerChars: positiveInteger.optional() })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .describe('Run-level budgets (RunBudgets of @locus/runtime).')
+
+export const StartRunBodySchema = z
+  .object({
+    input: z.unknown().optional().describe("The workflow's input; validated by its input schema (GET /v1/workflows)."),
+    budgets: BudgetsSchema.optional(),
+    launchMode: z.enum(LAUNCH_MODES).optional().describe('Selects the per-call budget defaults. Default interactive.'),
+  })
+  .strict()
+
+export const ResumeBodySchema = z
+  .object({ budgets: BudgetsSchema.optional(), launchMode: z.enum(LAUNCH_MODES).optional() })
+  .strict()
+
+export const CancelBodySchema = z.object({ reason: z.string().min(1).max(1000).optional().describe("Handed to the runtime's cancellation as its reason.") }).strict()
+
+export const ErrorBodySchema = z.object({
+  error: z.object({
+    code: z.enum(SERVER_ERROR_CODES),
+    message: z.string(),
+    issues: z.array(z.string()).optional().describe('Each problem as `field: what is wrong`.'),
+  }),
+})
+
+export const LinksSchema = z.object({
+  self: z.string(),
+  result: z.string(),
+  journal: z.string(),
+  events: z.string(),
+  cancel: z.string(),
+  resume: z.string(),
+})
+
+export const RunAcceptedSchema = z.object({
+  runId: z.string(),
+  executionId: z.string().describe('The execution started: the run id for a new run, `resume-NNN` for a resume.'),
+  status: RunStatusSchema,
+  links: LinksSchema,
+})
+
+export const WorkflowSchema = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  inputSchema: z.record(z.string(), z.unknown()).describe('JSON Schema (draft 2020-12) of the input, from the workflow zod schema.'),
+})
+export const WorkflowListSchema = z.object({ workflows: z.array(WorkflowSchema) })
+
+export const ExecutionSummarySchema = z.object({
+  executionId: z.string(),
+  kind: z.enum(['root', 'resume', 'replay', 'child']),
+  status: RunStatusSchema,
+})
+
+export const RunSchema = z.object({
+  runId: z.string(),
+  workflow: z.string(),
+  status: RunStatusSchema,
+  live: z.boolean().describe('True while this server executes the run.'),
+  executionId: z.string().describe('The latest execution: the root, or the last resume.'),
+  executions: z.array(ExecutionSummarySchema).describe('The root and every resume, in order, then replays.'),
+  disposition: RunDispositionSchema.nullable(),
+  answerOutcome: AnswerOutcomeSchema.nullable(),
+  startedAt: z.string().nullable(),
+  durationMs: z.number().nullable(),
+  error: z.string().nullable(),
+  gaps: z.array(z.object({ tool: z.string(), criticality: z.string(), reason: z.string().optional() })),
+  caveats: z.array(z.string()),
+  counts: z.record(z.string(), z.number()).describe('The RunView counts of the latest execution (RunCounts of @locus/journal).'),
+  lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
+  links: LinksSchema,
+})
+
+export const RunListItemSchema = z.object({
+  runId: z.string(),
+  workflow: z.string(),
+  status: RunStatusSchema,
+  createdAt: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  links: z.object({ self: z.string() }),
+})
+export const RunListSchema = z.object({
+  runs: z.array(RunListItemSchema),
+  nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last one.'),
+})
+
+/** `result.json` of the latest execution, with `ok` true only for a completed run whose answer is complete. */
+export const RunResultResponseSchema = z.object({
+  schema: z.string(),
+  runId: z.string(),
+  executionId: z.string(),
+  workflow: z.string(),
+  disposition: RunDispositionSchema,
+  ok: z.boolean().describe('True only when the run completed with a complete answer; false for failed, cancelled and partial runs.'),
+  result: JsonValueSchema,
+  error: SerializedErrorSchema.optional(),
+  startedAt: z.string(),
+  endedAt: z.string(),
+  answerOutcome: AnswerOutcomeSchema.optional(),
+  gaps: z.array(RunGapSchema).optional(),
+  caveats: z.array(z.string()).optional(),
+})
+
+export const RunPendingSchema = z.object({ runId: z.string(), executionId: z.string(), status: RunStatusSchema, links: LinksSchema })
+
+export const HealthSchema = z.object({ ok: z.literal(true) })
+export const ReadySchema = z.object({ ready: z.literal(true), activeRuns: z.number().int(), openStreams: z.number().int() })
+
+const seqSchema = z.coerce.number().int().min(-1)
+
+export const ListRunsQuerySchema = z.object({
+  workflow: z.string().min(1).optional().describe('Only runs of this workflow.'),
+  status: RunStatusSchema.optional().describe('Only runs in this status.'),
+  cursor: z.string().min(1).optional().describe('`nextCursor` of the previous page.'),
+  limit: z.coerce.number().int().min(1).max(100).optional().describe('Runs per page, newest first. Default 20, at most 100.'),
+})
+
+export const ResultQuerySchema = z.object({
+  wait: z.coerce.number().min(0).optional().describe('Seconds to wait for the end before answering 202; capped at the server maximum (60 by default).'),
+})
+
+export const JournalQuerySchema = z.object({
+  after: seqSchema.optional().describe('Only lines whose `seq` is greater. Default -1.'),
+  limit: z.coerce.number().int().min(1).max(100_000).optional().describe('At most this many lines.'),
+  execution: RunIdSchema.optional().describe('Which execution (`resume-001`, ...). Default the latest.'),
+})
+
+export const EventsQuerySchema = z.object({
+  after: seqSchema.optional().describe('Start after this `seq`; the `Last-Event-ID` header wins over it.'),
+  execution: RunIdSchema.optional().describe('Which execution. Default the latest.'),
+})

@@ -1,0 +1,125 @@
+import type { Server } from 'node:http'
+import { isIP } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { ServerOptionsError, parseApiKeys } from './auth.js'
+import { type CreateServerOptions, buildServer } from './create-server.js'
+
+/** Options of {@link startServer}. */
+export interface StartServerOptions extends CreateServerOptions {
+  /** The port; 0 picks a free one. @default 4477 */
+  readonly port?: number | undefined
+  /** The address to listen on. Anything but loopback needs API keys. @default '127.0.0.1' */
+  readonly host?: string | undefined
+  /** How long shutdown lets the runs this server started run on before it cancels them. @default 10_000 */
+  readonly shutdownGraceMs?: number | undefined
+  /** Where `LOCUS_API_KEYS` is read when `apiKeys` is not given. @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+}
+
+/** A listening server. */
+export interface RunningServer {
+  /** `http://host:port`, with the port actually bound. */
+  readonly url: string
+  readonly host: string
+  readonly port: number
+  /**
+   * Shuts down gracefully: refuses new runs (503 `shutting_down`), stops
+   * accepting connections, ends event streams and long polls, lets the runs
+   * this server started run on for `shutdownGraceMs`, then cancels the rest
+   * (each journals its `run_end`, so POST /resume continues it) and waits
+   * for them, and closes the last connections. Idempotent.
+   */
+  close(): Promise<void>
+}
+
+export const DEFAULT_PORT = 4477
+export const DEFAULT_HOST = '127.0.0.1'
+
+/** True for an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  if (bare === 'localhost') return true
+  if (isIP(bare) === 4) return bare.startsWith('127.')
+  if (isIP(bare) === 6) return bare === '::1' || /^::ffff:127\./i.test(bare)
+  return false
+}
+
+/**
+ * Starts the HTTP API on a port with `@hono/node-server`. API keys come from
+ * `apiKeys`, else from `LOCUS_API_KEYS`; without any the server listens on
+ * loopback only and refuses another host with the reason.
+ *
+ * @example
+ * ```ts
+ * const server = await startServer({ runtime, port: 4477 })
+ * console.log(`listening on ${server.url}`)
+ * process.once('SIGTERM', () => void server.close())
+ * ```
+ * @throws ServerOptionsError for bad keys, or a non-loopback host without keys
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? DEFAULT_HOST
+  const port = options.port ?? DEFAULT_PORT
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ServerOptionsError(`port must be a whole number from 0 to 65535, got ${String(port)}.`)
+  const apiKeys = options.apiKeys ?? (options.env ?? process.env).LOCUS_API_KEYS
+  if (parseApiKeys(apiKeys).length === 0 && !isLoopback(host)) {
+    throw new ServerOptionsError(
+      `Refusing to listen on ${host} without API keys: anyone who can reach it could start, read and cancel runs. ` +
+        'Set LOCUS_API_KEYS (e.g. LOCUS_API_KEYS="$(openssl rand -hex 24)") or pass apiKeys, or listen on 127.0.0.1.',
+    )
+  }
+  const { app, state } = buildServer({ ...options, apiKeys })
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => {
+      reject(error)
+    }
+    server.once('error', onError)
+    server.listen(port, host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+  const address = server.address()
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port
+  const shownHost = isIP(host) === 6 ? `[${host}]` : host
+  let closing: Promise<void> | undefined
+
+  async function shutdown(): Promise<void> {
+    state.shuttingDown = true
+    const closed = new Promise<void>((resolve) => {
+      server.close(() => {
+        resolve()
+      })
+    })
+    state.shutdown.abort()
+    server.closeIdleConnections()
+    const running = [...state.runs.values()]
+    const settled = Promise.allSettled(running.map((handle) => handle.done))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const graceOver = new Promise<'grace-over'>((resolve) => {
+      timer = setTimeout(() => {
+        resolve('grace-over')
+      }, options.shutdownGraceMs ?? 10_000)
+    })
+    if ((await Promise.race([settled, graceOver])) === 'grace-over') {
+      for (const handle of state.runs.values()) handle.cancel('the server is shutting down')
+      await Promise.allSettled([...state.runs.values()].map((handle) => handle.done))
+    }
+    clearTimeout(timer)
+    // Requests still open now (a response being written) get a moment, then their connections are closed.
+    server.closeIdleConnections()
+    const forced = setTimeout(() => {
+      server.closeAllConnections()
+    }, 1_000)
+    await closed
+    clearTimeout(forced)
+  }
+
+  return {
+    url: `http://${shownHost}:${boundPort}`,
+    host,
+    port: boundPort,
+    close: () => (closing ??= shutdown()),
+  }
+}
