@@ -22,6 +22,8 @@ export const JOURNAL_LINE_TYPES = [
   'replay_diverged',
   'log',
   'llm_attempt',
+  'deferred_open',
+  'deferred_settled',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -393,6 +395,37 @@ export const LlmAttemptLineSchema = z
   })
   .meta({ id: 'LlmAttemptLine' })
 
+/**
+ * `deferred_open`: a deferred tool call is waiting for an answer from outside
+ * the run (a person, another system). Written before the id is shown to
+ * anyone, so an answer always finds its deferral. `expiresAt` is the
+ * attempt's deadline, or null to wait as long as it takes.
+ */
+export const DeferredOpenLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('deferred_open'),
+    deferredId: nonEmpty,
+    toolCallId: nonEmpty,
+    tool: nonEmpty,
+    attempt: z.int().min(1),
+    args: JsonValueSchema.optional(),
+    expiresAt: z.iso.datetime({ offset: true }).nullable(),
+  })
+  .meta({ id: 'DeferredOpenLine' })
+
+/** `deferred_settled`: a deferral was answered (`resolved` with a result, `rejected` with the seed's error), expired or cancelled. */
+export const DeferredSettledLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('deferred_settled'),
+    deferredId: nonEmpty,
+    outcome: z.enum(['resolved', 'rejected', 'expired', 'cancelled']),
+    result: JsonValueSchema.optional(),
+    error: z.object({ error: z.string(), retryable: z.boolean(), code: ErrorCodeSchema.optional() }).optional(),
+  })
+  .meta({ id: 'DeferredSettledLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -410,6 +443,8 @@ export const JournalLineSchema = z
     ReplayDivergedLineSchema,
     LogLineSchema,
     LlmAttemptLineSchema,
+    DeferredOpenLineSchema,
+    DeferredSettledLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -429,6 +464,8 @@ export type ReplayDivergedLine = z.output<typeof ReplayDivergedLineSchema>
 export type LogLine = z.output<typeof LogLineSchema>
 export type RetryRefused = z.output<typeof RetryRefusedSchema>
 export type LlmAttemptLine = z.output<typeof LlmAttemptLineSchema>
+export type DeferredOpenLine = z.output<typeof DeferredOpenLineSchema>
+export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -446,6 +483,8 @@ export type JournalLine =
   | ReplayDivergedLine
   | LogLine
   | LlmAttemptLine
+  | DeferredOpenLine
+  | DeferredSettledLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

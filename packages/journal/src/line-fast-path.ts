@@ -148,6 +148,16 @@ const isRunGap = object({ tool: isNonEmpty, criticality: oneOf(STEP_CRITICALITIE
 const toolPlace: Shape = { ordinal: optional(isNonEmpty), parentCallId: optional(isNonEmpty) }
 const isRetryRefused = object({ by: oneOf(RETRY_REFUSERS), delayMs: optional(isDuration) })
 
+const DEFERRED_OPEN = object({
+  ...common,
+  deferredId: isNonEmpty,
+  toolCallId: isNonEmpty,
+  tool: isNonEmpty,
+  attempt: intAtLeast(1),
+  args: optional(isJson),
+  expiresAt: (value) => value === null,
+})
+
 const CHECKS: Readonly<Record<string, Check>> = {
   run_start: object({
     ...common,
@@ -323,6 +333,15 @@ const CHECKS: Readonly<Record<string, Check>> = {
     },
     [(line) => (line.attempt as number) <= (line.attempts as number) && (line.llmAttempt as number) <= (line.llmMaxAttempts as number)],
   ),
+  // Dates are left to zod: the fast path declines anything it does not check fully.
+  deferred_open: DEFERRED_OPEN,
+  deferred_settled: object({
+    ...common,
+    deferredId: isNonEmpty,
+    outcome: oneOf(['resolved', 'rejected', 'expired', 'cancelled']),
+    result: optional(isJson),
+    error: optional(object({ error: isString, retryable: isBoolean, code: optional(oneOf(ERROR_CODES)) })),
+  }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

@@ -41,6 +41,21 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
     timeToFirstTokenMs: 40,
     turnBudget: 'idle',
   },
+  deferred_open: {
+    type: 'deferred_open',
+    deferredId: 'tool-1-a1',
+    toolCallId: 'tool-1',
+    tool: 'approve',
+    attempt: 1,
+    args: { amount: 42 },
+    expiresAt: '2026-12-03T06:00:30.000Z',
+  },
+  deferred_settled: {
+    type: 'deferred_settled',
+    deferredId: 'tool-1-a1',
+    outcome: 'resolved',
+    result: { approved: true },
+  },
   run_end: {
     type: 'run_end',
     disposition: 'failed',

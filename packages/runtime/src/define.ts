@@ -50,6 +50,39 @@ export interface DeclaredTool {
   readonly retry?: RetryPolicy
   /** True for a tool that lives with a worker: calls go out as `tool.execute` triggers through the run's `worker`. */
   readonly remote?: boolean
+  /** True for a tool answered from outside the run (a person, another system): each call opens a deferral and waits. */
+  readonly deferred?: boolean
+}
+
+/**
+ * Declares a deferred tool: calling it journals a `deferred_open` line and
+ * waits, with no timeout unless its policy sets `timeout_secs`, until someone
+ * answers it: `handle.resolveDeferred(id, result)` (checked against `output`;
+ * an invalid result leaves it open) or `handle.rejectDeferred(id, error)`, or
+ * `locus resolve <runId> <id> --result '<json>'` from another shell. A resumed
+ * run waits on the same deferral under the same id.
+ *
+ * @example
+ * ```ts
+ * const approve = defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) })
+ * ```
+ */
+export function defineDeferredTool<TInput, TOutput = unknown, TArgs = TInput>(definition: {
+  readonly description?: string
+  readonly input: z.ZodType<TInput, TArgs>
+  readonly output?: z.ZodType<TOutput>
+  readonly retry?: RetryPolicy
+}): ToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true } {
+  return {
+    ...(definition.description === undefined ? {} : { description: definition.description }),
+    input: definition.input,
+    ...(definition.retry === undefined ? {} : { retry: definition.retry }),
+    deferred: true,
+    run: () => {
+      throw new Error('a deferred tool is answered from outside the run; call it through tool()')
+    },
+    ...(definition.output === undefined ? {} : { output: definition.output }),
+  }
 }
 
 /** A tool that lives with a worker, in this process or another, in any language. */

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JournalDurability, type JournalLine, type JournalLineInput, RUN_LAYOUT, type RunPaths, createJournalWriter } from '@locus/journal'
 import type { ExecutionWriter } from '@locus/store'
+import { DEFERRED_DIR } from './deferrals.js'
 import { writeJsonAtomic } from './run-state.js'
 
 /** Where one agent attempt's transcript and result envelope go. */
@@ -23,6 +24,8 @@ export interface CallOutputs {
 export interface ExecutionMedium {
   readonly runDir: string
   readonly executionDir: string
+  /** Where answers to deferrals given from another process land; undefined when the run is not on a disk. */
+  readonly deferredAnswersDir: string | undefined
   append(line: JournalLineInput): JournalLine
   flush(): void
   close(): void
@@ -41,6 +44,7 @@ export function fileMedium(paths: RunPaths, journal: { readonly durability: Jour
   return {
     runDir: paths.rootDir,
     executionDir: paths.executionDir,
+    deferredAnswersDir: join(paths.rootDir, DEFERRED_DIR),
     append: (line) => writer.append(line),
     flush: () => {
       writer.flush()
@@ -100,6 +104,7 @@ export function storeMedium(writer: ExecutionWriter): ExecutionMedium {
   return {
     runDir: writer.location,
     executionDir: writer.location,
+    deferredAnswersDir: undefined,
     append: (line) => writer.append(line),
     flush: () => {
       track(writer.flush())

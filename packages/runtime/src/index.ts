@@ -8,7 +8,9 @@ export type { RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './cr
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export type { RunProgress } from './run-state.js'
-export { defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
+export { defineDeferredTool, defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
+export { DEFERRED_DIR, storeDeferredAnswer } from './deferrals.js'
+export type { DeferredAnswer, DeferredAnswerOutcome } from './deferrals.js'
 export type {
   AgentAnswer,
   AgentCallOptions,

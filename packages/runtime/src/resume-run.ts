@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JsonValue } from '@locus/outcome'
-import { RUN_LAYOUT, parseJournalLine, runPaths } from '@locus/journal'
+import { RUN_LAYOUT, parseJournalLine, readJournal, runPaths } from '@locus/journal'
 import { type Recording, type ReplayDivergence, type ReplayReport, loadRecording, mergeRecordings } from '@locus/replay'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
@@ -109,6 +109,22 @@ function recordingOf(run: RunOnDisk): Recording {
   return mergeRecordings(sources.filter((source) => existsSync(join(source, RUN_LAYOUT.journal))).map((source) => loadRecording(source)))
 }
 
+/** Deferrals an earlier execution opened and nobody settled: a resume waits on them under the same ids. */
+function openDeferralsOf(run: RunOnDisk): string[] {
+  const root = runPaths(run.runsDir, run.runId)
+  const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
+  const open = new Set<string>()
+  for (const source of sources) {
+    const path = join(source, RUN_LAYOUT.journal)
+    if (!existsSync(path)) continue
+    for (const line of readJournal(path).lines) {
+      if (line.type === 'deferred_open') open.add(line.deferredId)
+      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+    }
+  }
+  return [...open]
+}
+
 /**
  * Resumes a run: a new execution in a fixed nested directory under the root
  * run replays the recorded prefix (no host calls while keys match) and
@@ -141,6 +157,7 @@ export async function resumeRun<TInput>(
     handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
       executionId,
       recording: recordingOf(run),
+      openDeferrals: openDeferralsOf(run),
       resumeOf: run.lastExecutionId,
       lock,
     })

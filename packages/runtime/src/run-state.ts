@@ -6,6 +6,7 @@ import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
 import type { TriggerTransport } from '@locus/protocol'
 import type { LaunchMode } from './budgets.js'
+import { Deferrals } from './deferrals.js'
 import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
@@ -52,6 +53,10 @@ export class RunState {
   launchMode: LaunchMode = 'interactive'
   /** The run-level per-call budgets as given (turn budgets among them), before launch-mode defaults. */
   perCallOverrides: CallBudgets | undefined
+  /** Open deferrals of deferred tools, and where answers given from outside this process land. */
+  deferrals: Deferrals = new Deferrals(undefined)
+  /** Deferrals an earlier execution opened that are still waiting: a resume waits on them without opening them again. */
+  openedDeferrals: ReadonlySet<string> = new Set()
   /** How remote tools reach their worker; undefined when the run has none. */
   worker: TriggerTransport | undefined
   /** Where streamed progress of agent calls goes; never the journal. */

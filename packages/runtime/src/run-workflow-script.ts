@@ -35,6 +35,7 @@ import { type RunLock, acquireRunLock } from './run-lock.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
 import { RunState } from './run-state.js'
 import { type ExecutionMedium, fileMedium, storeMedium } from './execution-medium.js'
+import { type DeferredAnswerOutcome, Deferrals } from './deferrals.js'
 import { createRunId } from './ids.js'
 import type { RunStore } from '@locus/store'
 import { recordRunOutcome } from './run-metrics.js'
@@ -70,6 +71,8 @@ export interface LaunchInternals {
   readonly recording?: Recording
   readonly replayFailures?: boolean
   readonly resumeOf?: string
+  /** Deferrals earlier executions opened that are still waiting. */
+  readonly openDeferrals?: readonly string[]
   /** The run's ownership lock, taken by the caller for this execution; released when the execution ends. */
   readonly lock?: RunLock
   /** The id source of a fresh run without `runId` (tests inject one that clashes). @default createRunId */
@@ -84,6 +87,12 @@ export interface RunHandle {
   cancel(reason?: string): void
   /** Writes any journal lines still buffered (durability `none`) to the file now, as before an abrupt exit. */
   flush(): void
+  /** Answers an open deferral with the tool's result (checked against its output schema; an invalid result leaves it open). */
+  resolveDeferred(deferredId: string, result: unknown): DeferredAnswerOutcome
+  /** Answers an open deferral with the seed's `tool.error`: terminal unless `retryable`. */
+  rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }): DeferredAnswerOutcome
+  /** The deferrals waiting now. */
+  pendingDeferrals(): string[]
   readonly done: Promise<RunResult>
 }
 
@@ -246,6 +255,9 @@ function launchInStore<TInput>(
     flush: () => {
       started?.flush()
     },
+    resolveDeferred: (deferredId, result) => started?.resolveDeferred(deferredId, result) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
+    rejectDeferred: (deferredId, error) => started?.rejectDeferred(deferredId, error) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
+    pendingDeferrals: () => started?.pendingDeferrals() ?? [],
     done,
   }
 }
@@ -299,6 +311,8 @@ function startExecution<TInput>(
     { retryBudget: options.retryBudget, jitter: options.jitter },
   )
   run.launchMode = launchMode
+  run.deferrals = new Deferrals(medium.deferredAnswersDir)
+  run.openedDeferrals = new Set(internals.openDeferrals ?? [])
   run.worker = options.worker
   run.onProgress = options.onProgress
   run.perCallOverrides = options.budgets?.perCall
@@ -446,6 +460,10 @@ function startExecution<TInput>(
     runDir: medium.runDir,
     cancel: (reason?: string) => { controller.abort(reason ?? 'cancelled by the host') },
     flush: () => { medium.flush() },
+    resolveDeferred: (deferredId, result) => run.deferrals.answer(deferredId, { kind: 'resolved', result: safeJson(result) }),
+    rejectDeferred: (deferredId, error) =>
+      run.deferrals.answer(deferredId, { kind: 'rejected', error: error.error, retryable: error.retryable === true, ...(error.code === undefined ? {} : { code: error.code }) }),
+    pendingDeferrals: () => run.deferrals.pending(),
     done,
   }
 }

@@ -1,5 +1,5 @@
 import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/groups'
-import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
+import { type ErrorCode, type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
 import type { RetryRefused } from '@locus/journal'
 import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
@@ -140,11 +140,15 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   let lastValue: { attempt: number; value: unknown } | undefined
 
   const remote = tool.remote === true
+  const deferred = tool.deferred === true
+  const output = (tool as { output?: z.ZodType }).output
   const outcome = await runWithRetry(
     async ({ attempt, signal, deadline }) => {
-      const value: unknown = remote
-        ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output: (tool as { output?: z.ZodType }).output })
-        : await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
+      const value: unknown = deferred
+        ? await waitForAnswer(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
+        : remote
+          ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
+          : await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
       lastValue = { attempt, value }
       return value
     },
@@ -243,6 +247,47 @@ async function callWorker(
     throw new CallError(`the worker's result for tool "${call.name}" does not match its output schema: ${describeZodIssues(checked.error, 'result').join('; ')}`, { retryable: false })
   }
   return checked.data
+}
+
+/**
+ * One attempt of a deferred tool: a deferral opened in the journal (before its
+ * id is visible to anyone) that waits for an answer from outside the run. A
+ * resumed execution waits on the deferral its predecessor opened, under the
+ * same id, and picks up an answer stored meanwhile.
+ */
+async function waitForAnswer(
+  run: RunState,
+  call: { name: string; toolCallId: string; attempt: number; deadline: number | null; signal: AbortSignal; args: ReturnType<typeof detach>; output: z.ZodType | undefined },
+): Promise<unknown> {
+  const deferredId = `${call.toolCallId}-a${call.attempt}`
+  // Registered first, so an answer given the moment the id becomes visible finds its deferral.
+  const waiting = run.deferrals.wait(deferredId, call.output, call.signal)
+  waiting.catch(() => undefined)
+  if (!run.openedDeferrals.has(deferredId)) {
+    run.emit({
+      type: 'deferred_open',
+      deferredId,
+      toolCallId: call.toolCallId,
+      tool: call.name,
+      attempt: call.attempt,
+      ...(call.args.ok ? { args: call.args.json } : {}),
+      expiresAt: call.deadline === null ? null : new Date(call.deadline).toISOString(),
+    })
+  }
+  let answer
+  try {
+    answer = await waiting
+  } catch (error) {
+    run.emit({ type: 'deferred_settled', deferredId, outcome: run.signal.aborted ? 'cancelled' : 'expired' })
+    throw error
+  }
+  if (answer.kind === 'rejected') {
+    const code = answer.code as ErrorCode | undefined
+    run.emit({ type: 'deferred_settled', deferredId, outcome: 'rejected', error: { error: answer.error, retryable: answer.retryable, ...(code === undefined ? {} : { code }) } })
+    throw new CallError(answer.error, { retryable: answer.retryable, ...(code === undefined ? {} : { code }) })
+  }
+  run.emit({ type: 'deferred_settled', deferredId, outcome: 'resolved', result: answer.result })
+  return answer.result
 }
 
 /** The `result` of a succeeded attempt's `tool_end`: its JSON copy, or nothing when it cannot be detached (the call then runs again on resume). */

@@ -217,10 +217,15 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         writer.append(log('only'))
         await writer.flush()
         const controller = new AbortController()
-        const tailed = collect(store.tail({ runId: 'run-s', executionId: 'run-s' }, { signal: controller.signal }))
-        await new Promise((resolve) => setTimeout(resolve, 20))
-        controller.abort()
-        expect((await tailed).map((line) => line.seq)).toEqual([1])
+        const seen: number[] = []
+        // Abort once the tail has delivered what is stored and is waiting for more: the loop must end.
+        for await (const line of store.tail({ runId: 'run-s', executionId: 'run-s' }, { signal: controller.signal })) {
+          seen.push(line.seq)
+          setTimeout(() => {
+            controller.abort()
+          }, 20)
+        }
+        expect(seen).toEqual([1])
         await writer.close()
       })
     })

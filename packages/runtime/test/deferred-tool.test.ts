@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { readJournal } from '@locus/journal'
+import { type JournalLine } from '@locus/journal'
+import { defineDeferredTool, defineWorkflow, resumeRun, startWorkflowRun, storeDeferredAnswer } from '@locus/runtime'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { approvalWorkflow } from './fixtures/approval-workflow.js'
+import { linesOfType, readRun, tempRunsDir } from './helpers.js'
+
+/** Resolves with the first deferral id a run opens. */
+function opened(lines: JournalLine[]): Promise<string> {
+  return new Promise((resolve) => {
+    const check = setInterval(() => {
+      const open = lines.find((line) => line.type === 'deferred_open')
+      if (open?.type === 'deferred_open') {
+        clearInterval(check)
+        resolve(open.deferredId)
+      }
+    }, 2)
+  })
+}
+
+function approvalRun(runsDir: string, extra: Record<string, unknown> = {}) {
+  const lines: JournalLine[] = []
+  const chargeLog = join(runsDir, 'charges.log')
+  const handle = startWorkflowRun(approvalWorkflow(chargeLog), { runsDir, onEvent: (line) => lines.push(line), ...extra })
+  return { handle, lines, chargeLog }
+}
+
+describe('a deferred tool', () => {
+  it('opens its deferral in the journal before anyone can answer, waits, and completes with the answer', async () => {
+    const { handle, lines } = approvalRun(tempRunsDir())
+    const id = await opened(lines)
+    expect(handle.pendingDeferrals()).toEqual([id])
+    expect(handle.resolveDeferred(id, { approved: true, by: 'ana' })).toEqual({ ok: true, status: 'accepted' })
+    const run = await handle.done
+    expect(run.result).toMatchObject({ ok: true, approval: { approved: true, by: 'ana' } })
+    const journal = readRun(run).lines
+    const types = journal.map((line) => line.type)
+    expect(types.indexOf('deferred_open')).toBeLessThan(types.indexOf('deferred_settled'))
+    expect(linesOfType(journal, 'deferred_settled')[0]).toMatchObject({ deferredId: id, outcome: 'resolved', result: { approved: true, by: 'ana' } })
+    expect(linesOfType(journal, 'tool_end').at(-1)).toMatchObject({ tool: 'approve', status: 'completed', result: { approved: true, by: 'ana' } })
+  })
+
+  it('keeps the deferral open on a result that breaks the output schema; a second answer must be the same', async () => {
+    const { handle, lines } = approvalRun(tempRunsDir())
+    const id = await opened(lines)
+    const invalid = handle.resolveDeferred(id, { approved: 'yes' })
+    expect(invalid).toMatchObject({ ok: false, status: 'invalid', issues: expect.arrayContaining([expect.stringContaining('approved')]) })
+    expect(handle.pendingDeferrals()).toEqual([id])
+    expect(handle.resolveDeferred(id, { approved: false, by: 'bo' })).toMatchObject({ ok: true, status: 'accepted' })
+    expect(handle.resolveDeferred(id, { approved: false, by: 'bo' })).toMatchObject({ ok: true, status: 'already-answered' })
+    expect(handle.resolveDeferred(id, { approved: true, by: 'bo' })).toMatchObject({ ok: false, status: 'conflict' })
+    expect((await handle.done).disposition).toBe('failed')
+  })
+
+  it('rejects as the seed’s tool.error: terminal unless retryable, which opens the next attempt under a new id', async () => {
+    const flow = defineWorkflow({
+      name: 'retry-approval',
+      tools: { approve: defineDeferredTool({ input: z.object({}), retry: { timeout_secs: null, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 } }) },
+      run: async ({ tool }) => ({ ok: true, answer: await tool('approve', {}) }),
+    })
+    const lines: JournalLine[] = []
+    const handle = startWorkflowRun(flow, { runsDir: tempRunsDir(), onEvent: (line) => lines.push(line) })
+    const first = await opened(lines)
+    handle.rejectDeferred(first, { error: 'reviewer away', retryable: true, code: 'provider_error' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const second = handle.pendingDeferrals()[0]
+    expect(second).toBeDefined()
+    expect(second).not.toBe(first)
+    handle.rejectDeferred(second ?? '', { error: 'no', code: 'refused' })
+    const run = await handle.done
+    expect(run.disposition).toBe('failed')
+    expect(linesOfType(readRun(run).lines, 'deferred_settled').map((line) => line.outcome)).toEqual(['rejected', 'rejected'])
+  })
+
+  it('closes an open deferral as cancelled when the run is cancelled', async () => {
+    const { handle, lines } = approvalRun(tempRunsDir())
+    await opened(lines)
+    handle.cancel('closing time')
+    const run = await handle.done
+    expect(run.disposition).toBe('cancelled')
+    expect(linesOfType(readRun(run).lines, 'deferred_settled')).toMatchObject([{ outcome: 'cancelled' }])
+  })
+
+  it('survives kill -9: an answer given while no process holds the run is picked up by resume, nothing opens twice and the charge runs once', async () => {
+    const runsDir = tempRunsDir()
+    const chargeLog = join(runsDir, 'charges.log')
+    const waiter = spawn(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/approval-waiter.ts', import.meta.url)), runsDir, chargeLog], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    })
+    let output = ''
+    waiter.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const runId = await new Promise<string>((resolve) => {
+      const check = setInterval(() => {
+        const match = /"runId":"([^"]+)"/.exec(output)
+        if (match === null) return
+        try {
+          const journal = readJournal(join(runsDir, match[1] ?? '', 'journal.jsonl'))
+          if (journal.lines.some((line) => line.type === 'deferred_open')) {
+            clearInterval(check)
+            resolve(match[1] ?? '')
+          }
+        } catch {
+          // not written yet
+        }
+      }, 20)
+    })
+    waiter.kill('SIGKILL')
+    await new Promise((resolve) => waiter.once('exit', resolve))
+    const open = linesOfType(readJournal(join(runsDir, runId, 'journal.jsonl')).lines, 'deferred_open')
+    expect(open).toHaveLength(1)
+    const id = open[0]?.deferredId ?? ''
+    expect(storeDeferredAnswer(join(runsDir, runId), id, { kind: 'resolved', result: { approved: true, by: 'ops' } })).toMatchObject({ ok: true, status: 'stored' })
+    const resumed = await resumeRun(runId, approvalWorkflow(chargeLog), { runsDir })
+    expect(resumed.result).toMatchObject({ ok: true, approval: { approved: true, by: 'ops' } })
+    const resumedLines = readJournal(join(resumed.executionDir, 'journal.jsonl')).lines
+    expect(linesOfType(resumedLines, 'deferred_open')).toHaveLength(0)
+    expect(linesOfType(resumedLines, 'deferred_settled')).toMatchObject([{ deferredId: id, outcome: 'resolved' }])
+    expect(readFileSync(chargeLog, 'utf8')).toBe('42\n')
+  }, 30_000)
+})
