@@ -1,6 +1,7 @@
 // What the CLI does per journal line, on the journal of a big run: fold it
-// into the live progress tree, format it as a plain progress line, and
-// summarise the run for `locus show`/`ls`. The baseline, measured in the same
+// into the RunView the live progress tree is drawn from, format it as a plain
+// progress line, and summarise the run for `locus show`/`ls` (the runtime's
+// readStoredRun through the file store). The baseline, measured in the same
 // process run, is @locus/journal reading and validating those lines, which
 // every one of these commands pays anyway.
 import { setMaxListeners } from 'node:events'
@@ -8,14 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { measure, printTable, reportTarget } from '@locus/bench-kit'
-import { readJournal } from '@locus/journal'
-import { createScriptedHost, defineWorkflow, runWorkflowScript } from '@locus/runtime'
+import { createRunView, progressTree, readJournal } from '@locus/journal'
+import { createScriptedHost, defineWorkflow, readStoredRun, runWorkflowScript } from '@locus/runtime'
+import { createFileRunStore } from '@locus/store'
 import { formatJournalLine } from '../src/format-journal-line.js'
-import { ProgressTree } from '../src/progress/progress-tree.js'
 import { renderProgressTree } from '../src/progress/render-progress-tree.js'
-import { readRunRecord } from '../src/run-record.js'
 import { styleFor } from '../src/style.js'
-import { summarizeExecution } from '../src/summarize-run.js'
 
 // As in the binary: a 50-wide fan-out is not a listener leak.
 setMaxListeners(0)
@@ -48,10 +47,10 @@ const host = createScriptedHost({
 await runWorkflowScript(workflow, { host, runsDir: scratch, runId: 'bench', durability: 'none' })
 const journalPath = join(scratch, 'bench', 'journal.jsonl')
 const lines = readJournal(journalPath).lines
-const record = readRunRecord(scratch, 'bench')
+const store = createFileRunStore(scratch)
 const plain = styleFor({ write: () => true }, {})
-const tree = new ProgressTree()
-for (const line of lines) tree.apply(line)
+const view = createRunView({ keep: 'all' })
+for (const line of lines) view.apply(line)
 
 const results = await measure(
   [
@@ -60,7 +59,7 @@ const results = await measure(
       name: 'progress tree: apply',
       operations: lines.length,
       run: () => {
-        const fresh = new ProgressTree()
+        const fresh = createRunView({ keep: 'all' })
         for (const line of lines) fresh.apply(line)
       },
     },
@@ -71,7 +70,7 @@ const results = await measure(
         for (const line of lines) formatJournalLine(line, 0, plain)
       },
     },
-    { name: 'summarise for show/ls', operations: lines.length, run: () => summarizeExecution(record.latest) },
+    { name: 'summarise for show/ls', operations: lines.length, run: () => readStoredRun(store, 'bench') },
   ],
   { rounds, warmupRounds: smoke ? 0 : 2 },
 )
@@ -80,7 +79,7 @@ reportTarget('progress tree apply vs reading the line', ratios.get('progress tre
 reportTarget('plain progress line vs reading the line', ratios.get('plain progress line') ?? Number.NaN, 1)
 reportTarget('summary vs reading the line', ratios.get('summarise for show/ls') ?? Number.NaN, 1)
 
-const [redraw] = await measure([{ name: 'redraw', run: () => renderProgressTree(tree, { now: Date.now(), style: plain, maxLines: 40 }) }], { rounds, warmupRounds: smoke ? 0 : 2 })
+const [redraw] = await measure([{ name: 'redraw', run: () => renderProgressTree(progressTree(view), { now: Date.now(), style: plain, maxLines: 40 }) }], { rounds, warmupRounds: smoke ? 0 : 2 })
 console.log(`\nOne redraw of the finished tree (${calls} calls, 40 visible lines): ${((redraw?.nsPerOp ?? Number.NaN) / 1e6).toFixed(2)} ms`)
 // Redraws happen every 250 ms; one should cost well under a frame of that.
 reportTarget('redraw of the whole tree', (redraw?.nsPerOp ?? Number.NaN) / 1e6, 5, ' ms')

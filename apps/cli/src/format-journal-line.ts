@@ -65,6 +65,10 @@ function describe(line: JournalLine, style: Style): string {
       const failure = line.error === undefined ? '' : `: ${line.error}${line.retryable === true ? ' (retryable)' : ''}`
       return `llm ${line.agent} ${line.model} attempt ${line.llmAttempt}/${line.llmMaxAttempts} ${outcome} in ${formatDuration(line.durationMs)}${failure}`
     }
+    case 'deferred_open':
+      return `waiting on ${line.tool} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'`
+    case 'deferred_settled':
+      return `deferral ${line.deferredId} ${line.outcome === 'resolved' ? style.green(line.outcome) : style.red(line.outcome)}${line.error === undefined ? '' : `: ${line.error.error}`}`
   }
 }
 

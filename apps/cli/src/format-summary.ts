@@ -1,10 +1,10 @@
 import { relative } from 'node:path'
 import type { JsonValue } from '@locus/outcome'
-import { type Answer, renderAnswer } from '@locus/partial'
+import { type Answer, caveatsOf, findAnswer, renderAnswer } from '@locus/partial'
+import type { RunStanding, RunSummary } from '@locus/runtime'
 import { formatDuration } from './format-duration.js'
 import { formatJson } from './format-json.js'
 import type { Style } from './style.js'
-import type { RunStanding, RunSummary } from './summarize-run.js'
 
 /** How many lines of a long result the summary prints before it says where the rest is. */
 const RESULT_LINE_LIMIT = 40
@@ -25,9 +25,12 @@ export function styleStanding(standing: RunStanding, style: Style): string {
   return style.yellow(standing)
 }
 
-function isAnswer(value: JsonValue): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
-  return typeof value.text === 'string' && Array.isArray(value.caveats) && typeof value.partial === 'boolean' && Array.isArray(value.gathered)
+/** An Answer in the result (the one detector, @locus/partial's `findAnswer`) rendered with its caveats outside the text; `undefined` when there is none to render. */
+function renderedAnswer(result: JsonValue): string | undefined {
+  const answer = findAnswer(result)
+  if (answer === undefined || typeof answer.text !== 'string') return undefined
+  const gathered = Array.isArray(answer.gathered) ? (answer.gathered as unknown as Answer['gathered']) : []
+  return renderAnswer({ ...(answer as unknown as Answer), caveats: caveatsOf(result), gathered })
 }
 
 /** The first `maxBytes` bytes of `text` as UTF-8, never splitting a character. */
@@ -83,10 +86,9 @@ export function cutForTerminal(text: string, limits: { readonly maxLines: number
  * results are cut by lines and by bytes ({@link RESULT_BYTE_LIMIT}), with a
  * note pointing at `result.json`, which holds the whole result.
  */
-export function formatResult(result: JsonValue, standing?: RunStanding, context: { readonly resultFile?: string; readonly cwd?: string } = {}): string {
+export function formatResult(result: JsonValue, standing?: RunStanding, context: { readonly resultFile?: string | undefined; readonly cwd?: string } = {}): string {
   if (standing === 'unfinished') return '(none yet: the run has not ended)'
-  const answer = isAnswer(result) ? result : typeof result === 'object' && result !== null && !Array.isArray(result) && isAnswer(result.answer ?? null) ? result.answer : undefined
-  const text = answer === undefined || answer === null ? formatJson(result, 96) : renderAnswer(answer as unknown as Answer)
+  const text = renderedAnswer(result) ?? formatJson(result, 96)
   const where = context.resultFile === undefined ? 'result.json' : context.cwd === undefined ? context.resultFile : displayPath(context.resultFile, context.cwd)
   return cutForTerminal(text, { maxLines: RESULT_LINE_LIMIT, maxBytes: RESULT_BYTE_LIMIT, where })
 }
@@ -148,7 +150,7 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
     field('next', `${why}; \`locus resume ${summary.runId}\` continues it (finished calls replay from the journal)`)
   }
   if (context.includeResult !== false) {
-    out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultFile, cwd: context.cwd })))
+    out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultPath, cwd: context.cwd })))
   }
   return out.join('\n')
 }

@@ -14,6 +14,10 @@ import { resumeCommand } from './commands/resume-command.js'
 import { runCommand } from './commands/run-command.js'
 import { JITTER_FLAG_MODES, parseRetryBudget } from './commands/run-flags.js'
 import { showCommand } from './commands/show-command.js'
+import { serveCommand } from './commands/serve-command.js'
+import { mcpCommand } from './commands/mcp-command.js'
+import { checkDeployCommand } from './commands/check-deploy-command.js'
+import { resolveCommand } from './commands/resolve-command.js'
 
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
 
@@ -130,8 +134,8 @@ Examples:
     .argument('<runId>', 'the run to show')
     .option('--json', 'print the summary as one JSON object')
   addRunsDir(show)
-  addVerbose(show).action((runId: string, flags: Parameters<typeof showCommand>[1]) => {
-    setExitCode(showCommand(runId, flags, io))
+  addVerbose(show).action(async (runId: string, flags: Parameters<typeof showCommand>[1]) => {
+    setExitCode(await showCommand(runId, flags, io))
   })
 
   const ls = program
@@ -140,8 +144,8 @@ Examples:
     .option('--limit <n>', 'how many runs to show (default: 20)', integer('--limit'))
     .option('--json', 'one JSON object a run')
   addRunsDir(ls)
-  addVerbose(ls).action((flags: Parameters<typeof lsCommand>[0]) => {
-    setExitCode(lsCommand(flags, io))
+  addVerbose(ls).action(async (flags: Parameters<typeof lsCommand>[0]) => {
+    setExitCode(await lsCommand(flags, io))
   })
 
   const journal = program
@@ -175,6 +179,58 @@ Examples:
     .option('--force', 'overwrite existing files')
   addVerbose(init).action((name: string | undefined, flags: Parameters<typeof initCommand>[1]) => {
     setExitCode(initCommand(name, flags, io))
+  })
+
+  const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value]
+
+  const serve = program
+    .command('serve')
+    .description('serve the HTTP API (runs, live events, results) over the given workflows; Ctrl-C or SIGTERM shuts down gracefully')
+    .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
+    .option('--port <n>', 'the port (default: 4477; 0 picks a free one)', (value: string) => (value === '0' ? 0 : parsePositiveInteger(value, '--port')))
+    .option('--host <address>', 'the address to listen on; anything but loopback needs LOCUS_API_KEYS (default: 127.0.0.1)')
+    .addOption(new Option('--model-host <kind>', 'where agent() calls run, as --host of locus run').choices(HOST_KINDS))
+    .option('--fixtures <file>', 'scripted host answers')
+    .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')
+    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
+    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+  addRunsDir(serve)
+  addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
+    setExitCode(await serveCommand(flags, io))
+  })
+
+  const mcp = program
+    .command('mcp')
+    .description('serve the given workflows as MCP tools over stdio, for an MCP client to start')
+    .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
+  addHostFlags(addRunsDir(mcp))
+  addVerbose(mcp).action(async (flags: Parameters<typeof mcpCommand>[0]) => {
+    setExitCode(await mcpCommand(flags, io))
+  })
+
+  const checkDeploy = program
+    .command('check-deploy')
+    .description('replay every run that may still continue against the workflow code on disk; exit 1 when one would diverge')
+    .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
+    .option('--since <duration>', 'only runs started within this period, such as 7d', (value: string) => parseDuration(value, '--since'))
+    .option('--all', 'check finished runs too')
+    .option('--json', 'print the report as JSON')
+  addRunsDir(checkDeploy)
+  addVerbose(checkDeploy).action(async (flags: Parameters<typeof checkDeployCommand>[0]) => {
+    setExitCode(await checkDeployCommand(flags, io))
+  })
+
+  const resolveDeferred = program
+    .command('resolve')
+    .description('answer a deferred tool of a run from another shell')
+    .argument('<runId>', 'the run')
+    .argument('<deferredId>', 'the deferral, as its deferred_open line names it')
+    .option('--result <json>', 'the tool result')
+    .option('--reject <message>', 'fail the call instead (terminal unless --retryable)')
+    .option('--retryable', 'with --reject: let the tool policy retry it')
+  addRunsDir(resolveDeferred)
+  addVerbose(resolveDeferred).action((runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2]) => {
+    setExitCode(resolveCommand(runId, deferredId, flags, io))
   })
 
   return program

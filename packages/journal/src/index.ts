@@ -106,5 +106,7 @@ export type {
   ToolAttemptView,
   ToolCallView,
 } from './run-view.js'
+export { progressTree } from './progress-tree.js'
+export type { ProgressCallNode, ProgressGroupNode, ProgressNode, ProgressStatus, ProgressTree } from './progress-tree.js'
 export { createLineStamper } from './line-stamper.js'
 export type { LineStamper, LineStamperOptions } from './line-stamper.js'

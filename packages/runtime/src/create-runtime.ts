@@ -6,6 +6,7 @@ import { RuntimeInputError } from './errors.js'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
+import { recordedStart } from './recorded-options.js'
 import { replayRun, resumeRun } from './resume-run.js'
 import type { RunOptions } from './run-options.js'
 import { type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
@@ -215,10 +216,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       })
     },
     async resume(runId, resumeOptions) {
-      const recordedName = resumeOptions?.workflow === undefined ? (await readStoredRun(store, runId)).root.view.workflow : undefined
+      const stored = await readStoredRun(store, runId)
+      const recorded = recordedStart(stored)
+      const recordedName = resumeOptions?.workflow === undefined ? (stored.root.view.workflow ?? stored.executions.find((execution) => execution.info.executionId === recorded.executionId)?.view.workflow) : undefined
       const definition = workflowOf(resumeOptions?.workflow, recordedName)
       const { workflow: _workflow, ...rest } = resumeOptions ?? {}
-      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, base(rest, hooks)) }))
+      // The run's recorded budgets, scheduling and retry settings, under the ones given now.
+      const options: RuntimeRunOptions = { ...recorded.options, ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }), ...rest }
+      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, base(options, hooks)) }))
     },
     async replay(runId, replayOptions) {
       const recordedName = replayOptions?.workflow === undefined ? (await readStoredRun(store, runId)).root.view.workflow : undefined

@@ -1,7 +1,10 @@
 import { RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
 import type { ExecutionInfo, RunStore } from '@locus/store'
 import { RunResultSchema, type RunResultFile } from './run-result-schema.js'
-import { type RunSummary, summarizeRunView } from './run-summary.js'
+import { type RunSummary, isNothingRecorded, summarizeRunView } from './run-summary.js'
+
+/** The journal problem a summary lists for an execution that recorded nothing. */
+export const NOTHING_RECORDED_PROBLEM = 'empty: no run_start line, so nothing was recorded'
 
 /** One execution of a stored run, folded. */
 export interface StoredExecution {
@@ -9,8 +12,16 @@ export interface StoredExecution {
   readonly view: RunView
   /** Its `result.json`, or `undefined` while it runs or when it died before writing it. */
   readonly resultFile: RunResultFile | undefined
-  /** What the journal reader skipped, and why. */
+  /** The valid lines read and folded. */
+  readonly linesRead: number
+  /** What the journal reader skipped, and why (a torn last line, invalid lines), and an empty journal. */
   readonly problems: readonly string[]
+  /**
+   * True when the execution recorded nothing: no `run_start`, no `run_end`
+   * and no `result.json` (its process stopped before its first line reached
+   * the store).
+   */
+  readonly nothingRecorded: boolean
   /** The execution as `locus show` summarises it. */
   readonly summary: RunSummary
 }
@@ -24,6 +35,12 @@ export interface StoredRun {
   readonly replays: readonly StoredExecution[]
   /** The last resume, or the root: the run as it stands now. */
   readonly latest: StoredExecution
+  /**
+   * True when neither the root nor any resume recorded a `run_start`: every
+   * journal is empty, so there is no workflow, input or options to resume
+   * or replay from.
+   */
+  readonly nothingRecorded: boolean
 }
 
 /** Options of {@link readStoredRun}. */
@@ -36,7 +53,11 @@ export interface ReadStoredRunOptions {
 export async function readStoredExecution(store: RunStore, info: ExecutionInfo, options: ReadStoredRunOptions = {}): Promise<StoredExecution> {
   const view = createRunView({ keep: options.keep ?? 'notable' })
   const problems: string[] = []
-  for await (const line of store.readLines(info, { onProblem: (problem) => problems.push(problem) })) view.apply(line)
+  let linesRead = 0
+  for await (const line of store.readLines(info, { onProblem: (problem) => problems.push(problem) })) {
+    view.apply(line)
+    linesRead += 1
+  }
   const text = await store.readArtifact(info, RUN_LAYOUT.result)
   let resultFile: RunResultFile | undefined
   if (text !== undefined) {
@@ -49,9 +70,28 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
       problems.push(`${RUN_LAYOUT.result} is not JSON`)
     }
   }
+  const nothingRecorded = isNothingRecorded(view, resultFile)
+  if (nothingRecorded) problems.push(NOTHING_RECORDED_PROBLEM)
   // A file store's location is the execution directory; others name the artifact by its key.
   const outputsReadme = `${info.location}/${RUN_LAYOUT.outputs}/${RUN_LAYOUT.outputsReadme}`
-  return { info, view, resultFile, problems, summary: summarizeRunView(view, { resultFile, outputsReadme, journalProblems: problems }) }
+  const resultPath = `${info.location}/${RUN_LAYOUT.result}`
+  return {
+    info,
+    view,
+    resultFile,
+    linesRead,
+    problems,
+    nothingRecorded,
+    summary: summarizeRunView(view, { resultFile, outputsReadme, resultPath, journalProblems: problems, runId: info.runId, executionId: info.executionId }),
+  }
+}
+
+/**
+ * The execution that holds a run's current state among its executions
+ * (creation order, root first): the last resume, or the root; replays never.
+ */
+export function latestExecution(executions: readonly ExecutionInfo[]): ExecutionInfo | undefined {
+  return executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume').at(-1)
 }
 
 /**
@@ -73,5 +113,6 @@ export async function readStoredRun(store: RunStore, runId: string, options: Rea
     executions: resumes,
     replays: executions.filter((execution) => execution.info.kind === 'replay'),
     latest: resumes.at(-1) ?? root,
+    nothingRecorded: resumes.every((execution) => execution.view.runStart === undefined),
   }
 }

@@ -57,6 +57,9 @@ export interface RunSummary {
   /** LLM requests the host made inside agent attempts, and how many of them were its own retries. */
   readonly llmAttempts: number
   readonly llmRetries: number
+  /** Retries a call's own rule allowed but the run refused (retry budget, invocation cap, deadline, cancellation); never counted in `retries`. */
+  readonly retriesRefused: number
+  /** Calls with more than one attempt: agent calls first, then tool calls, each in the order they started. */
   readonly retriedCalls: readonly RetriedCall[]
   readonly gaps: readonly SummaryGap[]
   readonly caveats: readonly string[]
@@ -64,8 +67,16 @@ export interface RunSummary {
   readonly error: string | undefined
   /** Where a person finds the outputs README (a path for the file store). */
   readonly outputsReadme: string
-  /** Problems the journal reader found: a torn last line, invalid lines. */
+  /** Where a person finds the execution's `result.json` (a path for the file store), which holds the whole result when a summary cuts it. */
+  readonly resultPath: string | undefined
+  /** Problems the journal reader found: a torn last line, invalid lines, an empty journal. */
   readonly journalProblems: readonly string[]
+  /**
+   * True when the execution recorded nothing: no `run_start`, no `run_end`
+   * and no `result.json` (its process stopped before the first line reached
+   * the store), so there is nothing to resume from.
+   */
+  readonly nothingRecorded: boolean
 }
 
 /** What a summary needs besides the fold. */
@@ -73,11 +84,21 @@ export interface SummaryExtras {
   /** The execution's `result.json`, when it was written. */
   readonly resultFile?: RunResultFile | undefined
   readonly outputsReadme: string
+  /** Where a person finds the execution's `result.json`. */
+  readonly resultPath?: string | undefined
+  /** The execution's ids, for one whose journal and result name none (it recorded nothing). */
+  readonly runId?: string | undefined
+  readonly executionId?: string | undefined
   readonly journalProblems?: readonly string[] | undefined
 }
 
 function record(value: JsonValue | undefined): Readonly<Record<string, JsonValue>> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined
+}
+
+/** True when an execution recorded nothing: no `run_start`, no `run_end`, no `result.json`. */
+export function isNothingRecorded(view: RunView, resultFile: RunResultFile | undefined): boolean {
+  return view.runStart === undefined && view.runEnd === undefined && resultFile === undefined
 }
 
 function retriedCallOf(call: CallView): RetriedCall {
@@ -127,9 +148,10 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
   const gaps = end?.gaps ?? file?.gaps ?? judged?.gaps ?? []
   const caveats = end?.caveats ?? file?.caveats ?? judged?.caveats ?? []
   const counts = view.counts
+  const retried = view.retriedCalls()
   return {
-    runId: view.runId ?? file?.runId ?? 'unknown',
-    executionId: view.executionId ?? file?.executionId ?? 'unknown',
+    runId: view.runId ?? file?.runId ?? extras.runId ?? 'unknown',
+    executionId: view.executionId ?? file?.executionId ?? extras.executionId ?? 'unknown',
     workflow: view.workflow ?? file?.workflow ?? 'unknown',
     standing,
     ...(answerOutcome === undefined ? {} : { answerOutcome }),
@@ -145,12 +167,15 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     retries: counts.agentRetries + counts.toolRetries,
     llmAttempts: counts.llmAttempts,
     llmRetries: counts.llmRetries,
-    retriedCalls: view.retriedCalls().map(retriedCallOf),
+    retriesRefused: counts.retriesRefused,
+    retriedCalls: [...retried.filter((call) => call.kind === 'agent'), ...retried.filter((call) => call.kind === 'tool')].map(retriedCallOf),
     gaps: gaps.map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
     caveats: [...caveats],
     result,
     error: end?.error?.message ?? file?.error?.message,
     outputsReadme: extras.outputsReadme,
+    resultPath: extras.resultPath,
     journalProblems: [...(extras.journalProblems ?? [])],
+    nothingRecorded: isNothingRecorded(view, file),
   }
 }

@@ -208,7 +208,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   async function* tail(ref: ExecutionRef, tailOptions: TailOptions = {}): AsyncGenerator<JournalLine> {
     await requireRun(ref.runId)
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
-    const reader = createIncrementalReader(path)
+    const reader = createIncrementalReader(path, tailOptions.onProblem)
     let lastSeq = tailOptions.afterSeq ?? -1
     let left = tailOptions.limit ?? Number.POSITIVE_INFINITY
     const signal = tailOptions.signal
@@ -285,7 +285,7 @@ function fileArtifacts(dir: string): ArtifactWriter {
 }
 
 /** Reads the lines appended to a journal since the last call; a line still being written waits for its newline. */
-function createIncrementalReader(path: string): { next(): Promise<JournalLine[]> } {
+function createIncrementalReader(path: string, onProblem?: (problem: string) => void): { next(): Promise<JournalLine[]> } {
   let offset = 0
   let pending = ''
   let lineNumber = 0
@@ -318,8 +318,9 @@ function createIncrementalReader(path: string): { next(): Promise<JournalLine[]>
         if (text.trim().length === 0) continue
         try {
           lines.push(parseJournalLine(JSON.parse(text), lineNumber))
-        } catch {
-          // An invalid line is reported by readLines' reader; a tail skips it.
+        } catch (error) {
+          // Skipped, as readLines skips it; the caller is told why.
+          onProblem?.(`line ${lineNumber}: ${error instanceof Error ? error.message : String(error)}`)
         }
       }
       return lines

@@ -66,6 +66,27 @@ describe('createFileRunStore', () => {
     }
   })
 
+  it('tells a tail why it skipped a line that is not a journal line, and goes on to run_end', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const paths = runPaths(runsDir, 'tailed')
+      const writer = createJournalWriter(paths.journalPath, { runId: 'tailed', executionId: 'tailed' })
+      writer.append({ type: 'log', level: 'info', message: 'before' })
+      writer.flush()
+      await writeFile(paths.journalPath, '{"not":"a journal line"}\n', { flag: 'a' })
+      writer.append({ type: 'run_end', disposition: 'completed', ok: true, result: null, durationMs: 1 })
+      writer.close()
+      const problems: string[] = []
+      const seqs: number[] = []
+      for await (const line of createFileRunStore(runsDir, { tailPollMs: 5 }).tail({ runId: 'tailed', executionId: 'tailed' }, { onProblem: (problem) => problems.push(problem) })) seqs.push(line.seq)
+      expect(seqs).toEqual([1, 2])
+      expect(problems).toEqual([expect.stringMatching(/^line 2: /)])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('never gives two processes the same resume id', async () => {
     const dir = await tempDir()
     try {

@@ -1,20 +1,41 @@
+import { join } from 'node:path'
+import { type JournalLine, RUN_LAYOUT, createRunView } from '@locus/journal'
+import { type RunResult, type RunSummary, summarizeRunView } from '@locus/runtime'
 import type { CliIo } from '../cli-io.js'
 import { type ExitCode, exitCodeOf } from '../exit-codes.js'
 import { formatSummary, summaryJson } from '../format-summary.js'
-import { readRunRecord } from '../run-record.js'
 import { styleFor } from '../style.js'
-import { summarizeExecution } from '../summarize-run.js'
+
+/** Folds an execution's lines as they are written, for the summary at its end. */
+export interface LiveSummary {
+  /** Give it every line of the execution (the run's `onEvent`). */
+  apply(line: JournalLine): void
+  /** The summary of the execution that ended with `result`, from the lines applied: nothing is read back. */
+  summarize(result: RunResult): RunSummary
+}
+
+/** Starts the in-memory view a run or resume ends its output with. */
+export function createLiveSummary(): LiveSummary {
+  const view = createRunView()
+  return {
+    apply: (line) => {
+      view.apply(line)
+    },
+    summarize: (result) =>
+      summarizeRunView(view, {
+        outputsReadme: join(result.executionDir, RUN_LAYOUT.outputs, RUN_LAYOUT.outputsReadme),
+        resultPath: join(result.executionDir, RUN_LAYOUT.result),
+      }),
+  }
+}
 
 /**
- * Prints the end of a run (or resume) from what it left on disk, so the
- * summary says exactly what `locus show` will say later; returns the exit code
- * its disposition maps to.
+ * Prints the end of a run (or resume) and returns the exit code its
+ * disposition maps to. The summary says what `locus show` will say later:
+ * both come from one fold of the same lines.
  */
-export function finishRun(io: CliIo, runsDir: string, runId: string, executionId: string, json: boolean): ExitCode {
-  const record = readRunRecord(runsDir, runId)
-  const execution = [...record.executions, ...record.replays].find((candidate) => candidate.executionId === executionId) ?? record.latest
-  const summary = summarizeExecution(execution)
-  const code = summary.standing === 'unfinished' ? exitCodeOf('failed') : exitCodeOf(summary.standing)
+export function finishRun(io: CliIo, summary: RunSummary, result: Pick<RunResult, 'disposition'>, json: boolean): ExitCode {
+  const code = exitCodeOf(summary.standing === 'unfinished' ? result.disposition : summary.standing)
   if (json) io.stdout.write(`${JSON.stringify(summaryJson(summary, code))}\n`)
   else io.stdout.write(`\n${formatSummary(summary, { cwd: io.cwd, style: styleFor(io.stdout, io.env) })}\n`)
   return code

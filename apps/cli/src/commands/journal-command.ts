@@ -1,13 +1,13 @@
 import { JOURNAL_LINE_TYPES, type JournalLine, type JournalLineType } from '@locus/journal'
+import { latestExecution } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { followJournal } from '../follow-journal.js'
 import { formatJournalLine } from '../format-journal-line.js'
-import { readRunRecord } from '../run-record.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import type { OutputFlags } from './run-flags.js'
+import { listStoredExecutions } from './stored-run.js'
 
 /** Flags of `locus journal`. */
 export interface JournalFlags extends OutputFlags {
@@ -37,12 +37,11 @@ export function parseLineTypes(text: string | undefined): ReadonlySet<JournalLin
 export async function journalCommand(runId: string, flags: JournalFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const types = parseLineTypes(flags.type)
-  const run = readRunRecord(runsDir, runId)
+  const { store, executions } = await listStoredExecutions(runsDir, runId)
   const wanted = flags.execution ?? 'latest'
-  const all = [...run.executions, ...run.replays]
-  const execution = wanted === 'latest' ? run.latest : wanted === 'root' ? run.root : all.find((candidate) => candidate.executionId === wanted)
+  const execution = wanted === 'latest' ? latestExecution(executions) : wanted === 'root' ? executions[0] : executions.find((candidate) => candidate.executionId === wanted)
   if (execution === undefined) {
-    throw new CliError('CLI_USAGE', `Run ${runId} has no execution "${wanted}"; it has ${all.map((candidate) => candidate.executionId).join(', ')} (or say root or latest).`)
+    throw new CliError('CLI_USAGE', `Run ${runId} has no execution "${wanted}"; it has ${executions.map((candidate) => candidate.executionId).join(', ')} (or say root or latest).`)
   }
   const style = styleFor(io.stdout, io.env)
   let startedAt: number | undefined
@@ -51,10 +50,11 @@ export async function journalCommand(runId: string, flags: JournalFlags, io: Cli
     if (types !== undefined && !types.has(line.type)) return
     io.stdout.write(flags.json === true ? `${JSON.stringify(line)}\n` : `${formatJournalLine(line, startedAt, style)}\n`)
   }
+  const onProblem = (problem: string): void => {
+    io.stderr.write(`locus: skipped part of the journal: ${problem}\n`)
+  }
   if (flags.follow !== true) {
-    for (const line of execution.journal.lines) print(line)
-    if (execution.journal.tornTail !== null) io.stderr.write(`locus: the journal ends in a torn line at byte ${execution.journal.tornTail.byteOffset}: the process stopped while writing it.\n`)
-    for (const invalid of execution.journal.invalid) io.stderr.write(`locus: skipped an invalid line: ${invalid.error}\n`)
+    for await (const line of store.readLines(execution, { onProblem })) print(line)
     return EXIT_CODES.completed
   }
   const controller = new AbortController()
@@ -62,11 +62,12 @@ export async function journalCommand(runId: string, flags: JournalFlags, io: Cli
     controller.abort()
   })
   try {
-    const ended = await followJournal(execution.journalPath, {
-      onLine: print,
-      onInvalid: (_text, error) => io.stderr.write(`locus: skipped an invalid line: ${(error as Error).message}\n`),
-      signal: controller.signal,
-    })
+    // The store's tail: the lines so far, then each new one, until run_end or Ctrl-C.
+    let ended = false
+    for await (const line of store.tail(execution, { signal: controller.signal, onProblem })) {
+      print(line)
+      if (line.type === 'run_end') ended = true
+    }
     return ended ? EXIT_CODES.completed : EXIT_CODES.cancelled
   } finally {
     stop()

@@ -1,12 +1,13 @@
+import { RunIdError, validateRunId } from '@locus/journal'
+import { type RunSummary, readStoredRun } from '@locus/runtime'
+import { createFileRunStore } from '@locus/store'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { formatDuration } from '../format-duration.js'
 import { displayPath, styleStanding } from '../format-summary.js'
 import { formatTable } from '../format-table.js'
-import { listRunIds, readRunRecord } from '../run-record.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
-import { type RunSummary, summarizeRun } from '../summarize-run.js'
 import type { OutputFlags } from './run-flags.js'
 
 /** Flags of `locus ls`. */
@@ -21,11 +22,24 @@ function startedCell(summary: RunSummary): string {
   return summary.startedAt === undefined ? '-' : summary.startedAt.replace('T', ' ').slice(0, 19)
 }
 
+/** True when a directory's name could be a run id (anything else in the runs directory is not a run). */
+function isRunId(name: string): boolean {
+  try {
+    validateRunId(name, 'run id')
+    return true
+  } catch (error) {
+    if (RunIdError.isInstance(error)) return false
+    throw error
+  }
+}
+
 /** `locus ls`: the most recent runs in the runs directory as a table, newest first. */
-export function lsCommand(flags: LsFlags, io: CliIo): ExitCode {
+export async function lsCommand(flags: LsFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  const ids = listRunIds(runsDir).slice(0, flags.limit ?? DEFAULT_LS_LIMIT)
-  const summaries = ids.map((id) => summarizeRun(readRunRecord(runsDir, id)))
+  const store = createFileRunStore(runsDir)
+  const runs = (await store.listRuns()).filter((run) => isRunId(run.runId)).slice(0, flags.limit ?? DEFAULT_LS_LIMIT)
+  const summaries: RunSummary[] = []
+  for (const run of runs) summaries.push((await readStoredRun(store, run.runId)).latest.summary)
   if (flags.json === true) {
     for (const summary of summaries) io.stdout.write(`${JSON.stringify({ type: 'run', ...summary })}\n`)
     return EXIT_CODES.completed

@@ -1,5 +1,5 @@
 import type { ReplayReport } from '@locus/replay'
-import { replayRun } from '@locus/runtime'
+import { recordedStart, replayRun } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
@@ -7,12 +7,12 @@ import { displayPath } from '../format-summary.js'
 import { formatTable } from '../format-table.js'
 import { cancelOnInterrupt } from '../interrupts.js'
 import { holdLiveRun } from '../live-runs.js'
-import { readRunRecord } from '../run-record.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { type Style, styleFor } from '../style.js'
-import { describeNothingRecorded, loadRecordedWorkflow, recordedNothing, recordedStart } from './recorded-workflow.js'
+import { describeNothingRecorded, loadRecordedWorkflow } from './recorded-workflow.js'
 import { asCliInputError } from './run-command.js'
 import type { OutputFlags } from './run-flags.js'
+import { openStoredRun } from './stored-run.js'
 
 /** Flags of `locus replay`. */
 export interface ReplayFlags extends OutputFlags {
@@ -51,8 +51,8 @@ export function formatReplayReport(report: ReplayReport, style: Style): string {
  */
 export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  const run = readRunRecord(runsDir, runId)
-  if (recordedNothing(run)) {
+  const run = await openStoredRun(runsDir, runId)
+  if (run.nothingRecorded) {
     const { problem, remedy } = describeNothingRecorded(run, io.cwd)
     throw new CliError('RUN_NOTHING_RECORDED', `Run ${runId} has nothing to replay: ${problem}. Instead, ${remedy}; then replay that.`)
   }

@@ -1,23 +1,20 @@
-import { resumeRun } from '@locus/runtime'
+import { recordedStart, resumeRun } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
-import { createHost } from '../create-host.js'
+import { type HostFlags, createHost } from '../create-host.js'
 import type { ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
 import { cancelOnInterrupt } from '../interrupts.js'
 import { holdLiveRun } from '../live-runs.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
-import { readRunRecord } from '../run-record.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
-import { summarizeRun } from '../summarize-run.js'
-import { finishRun } from './finish-run.js'
+import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
-import { loadRecordedWorkflow, recordedStart } from './recorded-workflow.js'
+import { loadRecordedWorkflow } from './recorded-workflow.js'
 import { asCliInputError, tryOpenMetrics } from './run-command.js'
-import type { ExecutionFlags, OutputFlags } from './run-flags.js'
-import { executionOptions } from './run-flags.js'
-import type { HostFlags } from '../create-host.js'
+import { type ExecutionFlags, type OutputFlags, executionOptions } from './run-flags.js'
+import { openStoredRun } from './stored-run.js'
 
 /** Flags of `locus resume`. */
 export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
@@ -29,23 +26,33 @@ export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
  * `locus resume <runId>`: a new execution replays the run's recorded calls
  * (no host call while requests match) and continues live from where it
  * stopped: a crash, a kill, a cancellation or a failed call. The workflow
- * comes from `run_start.options.source` or `--workflow`; input, budgets and
- * scheduling from the run as recorded, unless flags override them.
+ * comes from `run_start.options.source` or `--workflow`; input, budgets,
+ * scheduling and retry settings from the run as recorded, unless flags
+ * override them.
  */
 export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  const run = readRunRecord(runsDir, runId)
-  const standing = summarizeRun(run).standing
+  const run = await openStoredRun(runsDir, runId)
+  const standing = run.latest.summary.standing
   if (standing === 'completed') {
     throw new CliError('CLI_USAGE', `Run ${runId} already completed; there is nothing to resume. \`locus replay ${runId}\` checks that it replays identically.`)
   }
   const loaded = await loadRecordedWorkflow(run, flags.workflow, io, 'resume')
   const recorded = recordedStart(run)
-  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: loaded.path, preferred: recorded.host })
+  const options = executionOptions(flags, recorded.options)
+  const chosen = await createHost(flags, {
+    cwd: io.cwd,
+    env: io.env,
+    workflowPath: loaded.path,
+    preferred: recorded.host,
+    recordedSettings: recorded.hostSettings,
+    launchMode: options.launchMode,
+  })
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+  const live = createLiveSummary()
   const metrics = await tryOpenMetrics(io, runsDir)
   const controller = new AbortController()
   const stopInterrupts = cancelOnInterrupt(io, () => {
@@ -64,13 +71,14 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
       resumed = await resumeRun(runId, loaded.workflow, {
         runsDir,
         ...(chosen.host === undefined ? {} : { host: chosen.host }),
-        ...executionOptions(flags, recorded.options),
+        ...options,
         // The root's input is read by the runtime; when its journal recorded none, the latest execution's.
         ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
         ...(metrics === undefined ? {} : { metrics }),
         source: loaded.path,
         signal: controller.signal,
         onEvent: (line) => {
+          live.apply(line)
           reporter.onEvent(line)
         },
       })
@@ -83,7 +91,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
       const divergence = resumed.divergence === null ? '' : `; diverged at ${resumed.divergence.ordinal}, so later calls ran live`
       io.stdout.write(`\nResumed from ${resumed.resumedFrom}: ${resumed.replayed} call(s) replayed from the recording, ${resumed.live} ran live${divergence}.\n`)
     }
-    return finishRun(io, runsDir, runId, resumed.executionId, json)
+    return finishRun(io, live.summarize(resumed), resumed, json)
   } finally {
     releaseRun()
     stopInterrupts()

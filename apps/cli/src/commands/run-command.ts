@@ -15,7 +15,7 @@ import { chooseProgressMode, createProgressReporter } from '../progress/progress
 import { readWorkflowInput } from '../read-workflow-input.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
-import { finishRun } from './finish-run.js'
+import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { type RunFlags, executionOptions } from './run-flags.js'
 
@@ -53,6 +53,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+  // The summary at the end is folded from the lines as they are written, not read back from the run directory.
+  const live = createLiveSummary()
   const metrics = await tryOpenMetrics(io, runsDir)
   try {
     let handle: ReturnType<typeof startWorkflowRun>
@@ -69,6 +71,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
           if (line.type === 'run_start' && !json && flags.quiet !== true) {
             io.stdout.write(style.dim(`locus: run ${line.runId} of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}, in ${displayPath(join(runsDir, line.runId), io.cwd)}\n`))
           }
+          live.apply(line)
           reporter.onEvent(line)
         },
       })
@@ -88,15 +91,15 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     const releaseRun = holdLiveRun((reason) => {
       handle.cancel(reason)
     })
-    let executionId: string
+    let result: Awaited<typeof handle.done>
     try {
-      executionId = (await handle.done).executionId
+      result = await handle.done
     } finally {
       releaseRun()
       stopInterrupts()
       reporter.finish()
     }
-    return finishRun(io, runsDir, handle.runId, executionId, json)
+    return finishRun(io, live.summarize(result), result, json)
   } finally {
     await metrics?.close()
   }

@@ -1,24 +1,24 @@
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { displayPath, formatResult, formatSummary, indentLines, styleStanding } from '../format-summary.js'
-import { readRunRecord } from '../run-record.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
-import { summarizeExecution, summarizeRun } from '../summarize-run.js'
 import type { OutputFlags } from './run-flags.js'
+import { openStoredRun } from './stored-run.js'
 
 /**
  * `locus show <runId>`: the run as it stands (its latest execution), its
  * executions, every retried call attempt by attempt, the gaps and caveats of
  * a partial answer, and the result.
  */
-export function showCommand(runId: string, flags: OutputFlags, io: CliIo): ExitCode {
+export async function showCommand(runId: string, flags: OutputFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  const run = readRunRecord(runsDir, runId)
-  const summary = summarizeRun(run)
-  const executions = run.executions.map((execution) => ({ executionId: execution.executionId, kind: execution.kind, standing: summarizeExecution(execution).standing }))
+  const run = await openStoredRun(runsDir, runId)
+  const summary = run.latest.summary
+  const executions = run.executions.map((execution) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: execution.summary.standing }))
+  const replays = run.replays.map((replay) => replay.info.executionId)
   if (flags.json === true) {
-    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, executions, replays: run.replays.map((replay) => replay.executionId) })}\n`)
+    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, executions, replays })}\n`)
     return EXIT_CODES.completed
   }
   const style = styleFor(io.stdout, io.env)
@@ -28,7 +28,7 @@ export function showCommand(runId: string, flags: OutputFlags, io: CliIo): ExitC
     out.push('', style.bold('Executions:'))
     for (const execution of executions) out.push(`  ${execution.executionId.padEnd(16)} ${execution.kind.padEnd(7)} ${styleStanding(execution.standing, style)}`)
   }
-  if (run.replays.length > 0) out.push(`  ${style.dim(`${run.replays.length} replay(s): ${run.replays.map((replay) => replay.executionId).join(', ')}`)}`)
+  if (replays.length > 0) out.push(`  ${style.dim(`${replays.length} replay(s): ${replays.join(', ')}`)}`)
   if (summary.retriedCalls.length > 0) {
     out.push('', style.bold('Retried calls:'))
     for (const call of summary.retriedCalls) {
@@ -46,7 +46,7 @@ export function showCommand(runId: string, flags: OutputFlags, io: CliIo): ExitC
     out.push('', style.bold('Caveats:'))
     for (const caveat of summary.caveats) out.push(`  - ${caveat}`)
   }
-  out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultFile, cwd: io.cwd })))
+  out.push('', style.bold('Result:'), ...indentLines(formatResult(summary.result, summary.standing, { resultFile: summary.resultPath, cwd: io.cwd })))
   io.stdout.write(`${out.join('\n')}\n`)
   return EXIT_CODES.completed
 }

@@ -1,8 +1,7 @@
-import type { JournalLine } from '@locus/journal'
+import { type JournalLine, createRunView, progressTree } from '@locus/journal'
 import type { OutputStream } from '../cli-io.js'
 import { formatJournalLine } from '../format-journal-line.js'
 import { type Style, stripAnsi } from '../style.js'
-import { ProgressTree } from './progress-tree.js'
 import { renderProgressTree } from './render-progress-tree.js'
 
 /** How progress is shown: a live tree on a terminal, plain lines on a pipe, journal lines as JSON, or nothing. */
@@ -32,9 +31,11 @@ export function chooseProgressMode(flags: { readonly json?: boolean | undefined;
 }
 
 function createTreeReporter(stream: OutputStream, style: Style, now: () => number, rows: () => number): ProgressReporter {
-  const tree = new ProgressTree()
+  // The run's one fold, keeping every call for the tree; the reporter only renders it.
+  const view = createRunView({ keep: 'all' })
+  /** `[workflow:retry]` messages not yet printed above the tree. */
+  const boundaries: string[] = []
   let drawnLines = 0
-  let printedBoundaries = 0
   let timer: ReturnType<typeof setInterval> | undefined
   let dirty = false
 
@@ -43,27 +44,27 @@ function createTreeReporter(stream: OutputStream, style: Style, now: () => numbe
     dirty = false
     const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 100
     const width = Math.max(20, columns - 1)
-    const lines = renderProgressTree(tree, { now: now(), style, maxLines: Math.max(3, rows() - 2) }).map((line) => fit(line, width))
+    const lines = renderProgressTree(progressTree(view), { now: now(), style, maxLines: Math.max(3, rows() - 2) }).map((line) => fit(line, width))
     // Retry boundaries scroll above the tree and stay, so none is lost when the tree is redrawn.
-    const boundaries = tree.retryBoundaries.slice(printedBoundaries).map((message) => fit(style.yellow(message), width))
-    printedBoundaries = tree.retryBoundaries.length
-    stream.write(`${clear()}${[...boundaries, ...lines].join('\n')}\n`)
+    const printed = boundaries.splice(0).map((message) => fit(style.yellow(message), width))
+    stream.write(`${clear()}${[...printed, ...lines].join('\n')}\n`)
     drawnLines = lines.length
   }
   return {
     onEvent(line) {
-      tree.apply(line)
+      view.apply(line)
       dirty = true
+      if (line.type === 'retry') boundaries.push(line.message)
       if (line.type === 'retry' || line.type === 'run_start' || line.type === 'run_end') draw()
       timer ??= setInterval(() => {
-        if (dirty || tree.endedAt === undefined) draw()
+        if (dirty || view.runEnd === undefined) draw()
       }, REDRAW_MS)
       timer.unref()
     },
     finish() {
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
-      if (tree.startedAt !== undefined) draw()
+      if (view.runStart !== undefined) draw()
     },
   }
 }

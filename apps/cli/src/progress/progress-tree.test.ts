@@ -1,12 +1,11 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { JournalLine } from '@locus/journal'
+import { type JournalLine, type JournalLineInput, type ProgressCallNode, type ProgressNode, createRunView, progressTree } from '@locus/journal'
 import { createScriptedHost, defineWorkflow, runWorkflowScript } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { styleFor } from '../style.js'
 import { createProgressReporter } from './progress-reporter.js'
-import { type CallNode, ProgressTree } from './progress-tree.js'
 import { renderProgressTree } from './render-progress-tree.js'
 
 const plain = styleFor({ write: () => true }, {})
@@ -34,46 +33,51 @@ async function recordedLines(): Promise<JournalLine[]> {
   return lines
 }
 
-describe('ProgressTree', () => {
+function treeOf(lines: readonly JournalLine[]) {
+  const view = createRunView({ keep: 'all' })
+  for (const line of lines) view.apply(line)
+  return progressTree(view)
+}
+
+function callsOf(nodes: readonly ProgressNode[]): ProgressCallNode[] {
+  return nodes.flatMap((node) => (node.kind === 'group' ? callsOf(node.children) : [node]))
+}
+
+describe('the progress tree of a run (the RunView fold, rendered)', () => {
   it('shows a retried call as retrying at the boundary, then as attempt 2 of 2 (the issue: "attempt n of m", "retry boundaries as they happen")', async () => {
     const lines = await recordedLines()
-    const tree = new ProgressTree()
     const boundary = lines.findIndex((line) => line.type === 'retry')
-    for (const line of lines.slice(0, boundary + 1)) tree.apply(line)
-    const retrying = [...tree.nodes.values()].find((node) => node.kind === 'agent' && node.label === 'two')
+    const retrying = callsOf(treeOf(lines.slice(0, boundary + 1)).roots).find((node) => node.kind === 'agent' && node.label === 'two')
     expect(retrying).toMatchObject({ status: 'retrying', attempt: 1, attempts: 2, detail: 'host-turn-timeout' })
-    expect(tree.retryBoundaries).toHaveLength(1)
-    expect(tree.retryBoundaries[0]).toMatch(/^\[workflow:retry\]/)
 
-    for (const line of lines.slice(boundary + 1)) tree.apply(line)
+    const tree = treeOf(lines)
     expect(tree.disposition).toBe('completed')
-    const calls = [...tree.nodes.values()].filter((node): node is CallNode => node.kind === 'agent')
-    expect(calls.map((node) => [node.label, node.status, node.attempt])).toEqual([
+    expect(callsOf(tree.roots).map((node) => [node.label, node.status, node.attempt])).toEqual([
       ['one', 'completed', 1],
       ['two', 'completed', 2],
     ])
   })
 
   it('renders groups with their calls indented beneath, status, attempt and elapsed time', async () => {
-    const tree = new ProgressTree()
-    for (const line of await recordedLines()) tree.apply(line)
-    const rendered = renderProgressTree(tree, { now: Date.now(), style: plain })
+    const rendered = renderProgressTree(treeOf(await recordedLines()), { now: Date.now(), style: plain })
     expect(rendered[0]).toMatch(/^tree {2}completed/)
     expect(rendered[1]).toMatch(/^ {2}✔ parallel \S+ "pair" {2}2\/2 completed/)
     expect(rendered.slice(2).join('\n')).toMatch(/ {4}✔ agent default \S+ "two" {2}attempt 2\/2 {2}\d+ms/)
   })
 
   it('folds completed calls of a big group and cuts at maxLines', () => {
-    const tree = new ProgressTree()
     const ts = '2026-01-01T00:00:00.000Z'
-    const base = { v: 1, seq: 0, ts, runId: 'r', executionId: 'r' } as const
-    tree.apply({ ...base, type: 'run_start', workflow: 'big', input: null, options: null })
-    tree.apply({ ...base, type: 'group_start', groupId: 'g', groupKind: 'parallel', total: 20 })
+    const inputs: JournalLineInput[] = [
+      { type: 'run_start', workflow: 'big', input: null, options: null },
+      { type: 'group_start', groupId: 'g', groupKind: 'parallel', total: 20 },
+    ]
     for (let index = 0; index < 20; index += 1) {
       const call = { callId: `c${index}`, logicalCallId: `l${index}`, attempt: 1, attempts: 1, agent: 'a', ordinal: `g[${index}].1`, groupId: 'g' }
-      tree.apply({ ...base, type: 'agent_start', ...call, prompt: 'p' })
-      if (index < 15) tree.apply({ ...base, type: 'agent_end', ...call, status: 'completed', durationMs: 1 })
+      inputs.push({ type: 'agent_start', ...call, prompt: 'p' })
+      if (index < 15) inputs.push({ type: 'agent_end', ...call, status: 'completed', durationMs: 1 })
     }
+    const lines: JournalLine[] = inputs.map((input, seq) => ({ ...input, v: 1 as const, seq, ts, runId: 'r', executionId: 'r' }))
+    const tree = treeOf(lines)
     const rendered = renderProgressTree(tree, { now: Date.parse(ts), style: plain })
     expect(rendered.filter((line) => line.includes('• agent a'))).toHaveLength(5)
     expect(rendered.at(-1)).toMatch(/✔ 15 more completed/)

@@ -1,6 +1,6 @@
+import type { ProgressCallNode, ProgressGroupNode, ProgressNode, ProgressStatus, ProgressTree } from '@locus/journal'
 import { formatDuration } from '../format-duration.js'
 import type { Style } from '../style.js'
-import type { CallNode, GroupNode, ProgressStatus, ProgressTree } from './progress-tree.js'
 
 /** Children of one group shown before the completed ones fold into a count. */
 const SHOWN_CHILDREN = 8
@@ -25,7 +25,7 @@ function elapsed(node: { readonly startedAt: number; readonly endedAt: number | 
   return formatDuration((node.endedAt ?? now) - node.startedAt)
 }
 
-function callLine(node: CallNode, now: number, style: Style): string {
+function callLine(node: ProgressCallNode, now: number, style: Style): string {
   const where = node.ordinal === undefined ? '' : ` ${style.dim(node.ordinal)}`
   const label = node.label === undefined ? '' : ` "${node.label}"`
   const attempt = node.attempts > 1 || node.attempt > 1 ? `  attempt ${node.attempt}/${node.attempts}` : ''
@@ -34,12 +34,12 @@ function callLine(node: CallNode, now: number, style: Style): string {
   return `${glyph(node.status, style)} ${node.kind} ${node.name}${where}${label}${attempt}  ${style.dim(elapsed(node, now))}${detail}${replayed}`
 }
 
-function groupLine(node: GroupNode, tree: ProgressTree, now: number, style: Style): string {
+function groupLine(node: ProgressGroupNode, now: number, style: Style): string {
   const label = node.label === undefined ? '' : ` "${node.label}"`
   let counts: string
   if (node.endedAt === undefined) {
     // While it runs, count its calls; slots settle only at the barrier.
-    const statuses = node.children.map((key) => tree.nodes.get(key)?.status)
+    const statuses = node.children.map((child) => child.status)
     const running = statuses.filter((status) => status === 'running' || status === 'retrying').length
     const done = statuses.filter((status) => status === 'completed').length
     const failed = statuses.filter((status) => status === 'failed').length
@@ -50,41 +50,37 @@ function groupLine(node: GroupNode, tree: ProgressTree, now: number, style: Styl
   return `${glyph(node.status, style)} ${node.groupKind} ${node.id}${label}  ${counts}  ${style.dim(elapsed(node, now))}`
 }
 
-function renderNode(tree: ProgressTree, key: string, depth: number, now: number, style: Style, out: string[]): void {
-  const node = tree.nodes.get(key)
-  if (node === undefined) return
+function renderNode(node: ProgressNode, depth: number, now: number, style: Style, out: string[]): void {
   const indent = '  '.repeat(depth)
   if (node.kind !== 'group') {
     out.push(indent + callLine(node, now, style))
     return
   }
-  out.push(indent + groupLine(node, tree, now, style))
-  const children = node.children
+  out.push(indent + groupLine(node, now, style))
   let hidden = 0
-  const showAll = children.length <= SHOWN_CHILDREN
-  for (const child of children) {
-    const childNode = tree.nodes.get(child)
-    if (!showAll && childNode?.kind !== 'group' && childNode?.status === 'completed') {
+  const showAll = node.children.length <= SHOWN_CHILDREN
+  for (const child of node.children) {
+    if (!showAll && child.kind !== 'group' && child.status === 'completed') {
       hidden += 1
       continue
     }
-    renderNode(tree, child, depth + 1, now, style, out)
+    renderNode(child, depth + 1, now, style, out)
   }
   if (hidden > 0) out.push(`${indent}  ${style.green(GLYPHS.completed)} ${style.dim(`${hidden} more completed`)}`)
 }
 
 /**
- * Renders the tree as lines: the run, then its groups and calls indented
- * beneath, each with its status, attempt n of m and elapsed time. Within a
- * big group, completed calls fold into one count so the tree fits a screen;
- * past `maxLines` the rest is counted.
+ * Renders a progress tree (`progressTree` of @locus/journal) as lines: the
+ * run, then its groups and calls indented beneath, each with its status,
+ * attempt n of m and elapsed time. Within a big group, completed calls fold
+ * into one count so the tree fits a screen; past `maxLines` the rest is counted.
  */
 export function renderProgressTree(tree: ProgressTree, options: { readonly now: number; readonly style: Style; readonly maxLines?: number }): string[] {
   const { now, style } = options
   const state = tree.disposition ?? 'running'
   const header = `${style.bold(tree.workflow ?? 'workflow')}  ${state}  ${style.dim(tree.startedAt === undefined ? '' : formatDuration((tree.endedAt ?? now) - tree.startedAt))}`
   const out = [header]
-  for (const key of tree.roots) renderNode(tree, key, 1, now, style, out)
+  for (const node of tree.roots) renderNode(node, 1, now, style, out)
   const maxLines = options.maxLines ?? Number.POSITIVE_INFINITY
   if (out.length > maxLines && maxLines >= 2) {
     const kept = out.slice(0, maxLines - 1)

@@ -1,0 +1,45 @@
+import { createRuntime } from '@locus/runtime'
+import { startServer } from '@locus/server'
+import type { CliIo } from '../cli-io.js'
+import { createHost, type HostFlags } from '../create-host.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { resolveRunsDir } from '../runs-dir.js'
+import { loadWorkflows } from './load-workflows.js'
+
+/** The flags of `locus serve`. */
+export interface ServeFlags extends Omit<HostFlags, 'host'> {
+  readonly port?: number | undefined
+  /** The address to listen on (the issue's `--host`). */
+  readonly host?: string | undefined
+  /** Where agent() calls run, as `locus run --host` says it: scripted, openai-compatible, openai, none. */
+  readonly modelHost?: string | undefined
+  readonly workflows?: readonly string[] | undefined
+  readonly runsDir?: string | undefined
+}
+
+/**
+ * Starts the HTTP server over the given workflows and the runs directory,
+ * prints its URL, and shuts down gracefully on SIGTERM or SIGINT (running
+ * calls settle; runs left unfinished are journaled so `resume` continues them).
+ */
+export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCode> {
+  const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
+  const runsDir = resolveRunsDir(flags.runsDir, io)
+  const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+  const runtime = createRuntime({ workflows, runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  const server = await startServer({ runtime, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
+  io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (host: ${chosen.description})\n`)
+  await new Promise<void>((resolve) => {
+    const stop = io.onInterrupt(() => {
+      stop()
+      resolve()
+    })
+    process.once('SIGTERM', () => {
+      stop()
+      resolve()
+    })
+  })
+  io.stdout.write('locus: shutting down; runs still going are cancelled after the grace period and can be resumed\n')
+  await server.close()
+  return EXIT_CODES.completed
+}

@@ -1,0 +1,116 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { describe, expect, it } from 'vitest'
+import { cleanEnv, cliPath, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
+
+const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
+const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'index.js')
+
+/** A directory with two workflow files and their scripted answers. */
+async function workflowsDir(prompt = 'summarise'): Promise<string> {
+  const dir = await tempDir()
+  await writeFile(
+    join(dir, 'summarise.mts'),
+    [
+      `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+      `import { z } from ${JSON.stringify(zodEntry)}`,
+      'export default defineWorkflow({',
+      "  name: 'summarise',",
+      '  input: z.object({ ticket: z.string() }),',
+      `  run: async ({ input, agent }) => ({ ok: true, summary: (await agent(\`${prompt} \${input.ticket}\`)).answer }),`,
+      '})',
+    ].join('\n'),
+  )
+  await writeFile(
+    join(dir, 'research.mts'),
+    [
+      `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+      'export default defineWorkflow({',
+      "  name: 'research',",
+      "  run: async ({ agent }) => { await agent('look'); return { ok: true, answer: { text: 'half', found: true, partial: true, gaps: [{ tool: 'payments', criticality: 'enriching', reason: 'timeout' }], caveats: ['Payments were not checked.'] } } },",
+      '})',
+    ].join('\n'),
+  )
+  await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ steps: [{ text: 'the summary' }] }] }))
+  return dir
+}
+
+describe('locus mcp, driven by the MCP SDK’s own Client over stdio', () => {
+  it('lists the workflows as tools and answers a completed run as a success and a partial one as an error with its caveats', async () => {
+    const dir = await workflowsDir()
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath, 'mcp', '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--runs-dir', join(dir, 'runs')],
+      cwd: dir,
+      env: cleanEnv() as Record<string, string>,
+      stderr: 'ignore',
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['locus_run_result', 'locus_run_status', 'research', 'summarise'])
+      const done = await client.callTool({ name: 'summarise', arguments: { ticket: 'T-1' } })
+      expect(done.isError).toBe(false)
+      expect(done.structuredContent).toMatchObject({ disposition: 'completed', result: { summary: 'the summary' } })
+      const partial = await client.callTool({ name: 'research', arguments: {} })
+      expect(partial.isError).toBe(true)
+      expect(partial.structuredContent).toMatchObject({ answerOutcome: 'partial', caveats: ['Payments were not checked.'] })
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+describe('locus serve', () => {
+  it('prints its URL, answers over HTTP, and shuts down on SIGTERM with exit 0', async () => {
+    const dir = await workflowsDir()
+    const child = startLocus(['serve', '--workflows', dir, '--port', '0', '--model-host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--runs-dir', join(dir, 'runs')], { cwd: dir })
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        const match = /at (http:\/\/[^ ]+)/.exec(out)
+        if (match !== null) resolve(match[1] ?? '')
+      })
+      child.on('exit', () => reject(new Error(`locus serve exited early: ${out}`)))
+    })
+    const ended = settle(child)
+    const started = await fetch(`${url}/v1/workflows/summarise/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { ticket: 'T-9' } }) })
+    expect(started.status).toBe(202)
+    const { runId } = (await started.json()) as { runId: string }
+    const result = await fetch(`${url}/v1/runs/${runId}/result?wait=10`)
+    expect(await result.json()).toMatchObject({ disposition: 'completed', result: { summary: 'the summary' } })
+    child.kill('SIGTERM')
+    expect((await ended).code).toBe(0)
+  })
+})
+
+describe('locus check-deploy and locus resolve', () => {
+  it('exits 0 with nothing to check and 2 without --workflows, and names the changed fields of a diverging run', async () => {
+    const dir = await workflowsDir()
+    expect((await runLocus(['check-deploy', '--workflows', dir, '--runs-dir', join(dir, 'runs')], { cwd: dir })).code).toBe(0)
+    expect((await runLocus(['check-deploy', '--runs-dir', join(dir, 'runs')], { cwd: dir })).code).toBe(2)
+    // A failed run cannot continue, so only --all checks it; it still names what changed.
+    const run = await runLocus(['run', join(dir, 'summarise.mts'), '--input', '{"ticket":"T-2"}', '--host', 'none', '--runs-dir', join(dir, 'runs'), '--json'], { cwd: dir })
+    expect(run.code).toBe(1)
+    const changed = await workflowsDir('condense')
+    const check = await runLocus(['check-deploy', '--workflows', changed, '--runs-dir', join(dir, 'runs'), '--all', '--json'], { cwd: dir })
+    const report = JSON.parse(check.stdout) as { ok: boolean; runs: { verdict: string; divergence?: { fields: string[] } }[] }
+    expect(report.runs[0]).toMatchObject({ verdict: 'diverged', divergence: { fields: ['prompt'] } })
+  })
+
+  it('stores an answer for a deferral and refuses a different second one', async () => {
+    const dir = await tempDir()
+    const runsDir = join(dir, 'runs')
+    const first = await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })
+    expect(first.code).toBe(0)
+    expect((await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })).stdout).toMatch(/already had this answer/)
+    const conflict = await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":false}', '--runs-dir', runsDir], { cwd: dir })
+    expect(conflict.code).toBe(2)
+    expect(conflict.stderr).toMatch(/different answer/)
+    expect((await runLocus(['resolve', '../x', 'tool-1-a1', '--result', '{}', '--runs-dir', runsDir], { cwd: dir })).code).toBe(2)
+  })
+})
