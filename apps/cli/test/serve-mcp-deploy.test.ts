@@ -75,7 +75,7 @@ describe('locus serve', () => {
         const match = /at (http:\/\/[^ ]+)/.exec(out)
         if (match !== null) resolve(match[1] ?? '')
       })
-      child.on('exit', () => reject(new Error(`locus serve exited early: ${out}`)))
+      child.on('exit', () => { reject(new Error(`locus serve exited early: ${out}`)); })
     })
     const ended = settle(child)
     const started = await fetch(`${url}/v1/workflows/summarise/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { ticket: 'T-9' } }) })
