@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RESULT_BYTE_LIMIT, cutForTerminal, formatResult } from './format-summary.js'
+import { RESULT_BYTE_LIMIT, cutForTerminal, formatResult, formatSummary, inCliWords } from './format-summary.js'
 
 const where = { resultFile: '/work/runs/big/result.json', cwd: '/work' }
 
@@ -38,5 +38,32 @@ describe('formatResult cuts long results by lines and by bytes', () => {
     const cut = cutForTerminal('é'.repeat(10), { maxLines: 40, maxBytes: 5, where: 'result.json' })
     expect(cut.split('\n')[0]).toBe('éé')
     expect(cut).toMatch(/… 16 more bytes; full result in result\.json$/)
+  })
+})
+
+describe('runtime messages in the words of the command line', () => {
+  it('names the flag a CLI user sets, not the run option', () => {
+    expect(inCliWords('attempt 3 would exceed maxTotalAgentInvocations = 2; raise maxTotalAgentInvocations in the run options')).toBe(
+      'attempt 3 would exceed --max-agents = 2; raise --max-agents in the run options',
+    )
+    expect(inCliWords('the run passed its deadline (deadlineMs 50)')).toBe('the run passed its deadline (--deadline 50)')
+    expect(inCliWords('nothing to change here')).toBe('nothing to change here')
+  })
+})
+
+describe('formatSummary', () => {
+  const plain = { bold: (text: string) => text, dim: (text: string) => text, red: (text: string) => text, green: (text: string) => text, yellow: (text: string) => text }
+  const base = {
+    runId: 'r1', executionId: 'r1', workflow: 'wf', standing: 'failed' as const, startedAt: undefined, durationMs: 5, source: undefined, host: undefined,
+    agentCalls: 1, agentAttempts: 1, replayedCalls: 0, toolCalls: 0, toolAttempts: 0, retries: 0, retriedCalls: [], gaps: [], caveats: [], result: null,
+    error: 'attempt 2 would exceed maxTotalAgentInvocations = 1', outputsReadme: '/tmp/x/README.md', journalProblems: [], llmAttempts: 3, llmRetries: 2, retriesRefused: 1,
+  }
+  it('shows the host’s LLM retries and refused retries apart from the calls’ retries, and errors in CLI words', () => {
+    const text = formatSummary({ ...base, resultPath: '/tmp/x/result.json', nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })
+    expect(text).toContain('retries:  0')
+    expect(text).toContain("llm:      3 LLM request attempts, 2 retries by the model host's policy")
+    expect(text).toContain('refused:  1 retry refused by the run')
+    expect(text).toContain('--max-agents = 1')
+    expect(text).not.toContain('maxTotalAgentInvocations')
   })
 })

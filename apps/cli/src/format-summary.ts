@@ -14,8 +14,8 @@ const RESULT_LINE_LIMIT = 40
  */
 export const RESULT_BYTE_LIMIT = 8 * 1024
 
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`
+function plural(count: number, noun: string, many = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : many}`
 }
 
 /** Colours a standing: green completed, red failed, yellow cancelled or unfinished. */
@@ -99,6 +99,18 @@ export function displayPath(path: string, cwd: string): string {
   return fromCwd === '' || fromCwd.startsWith('..') ? path : fromCwd
 }
 
+/** Run options named in runtime messages, as the flags a CLI user sets them with. */
+const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
+  [/\bmaxTotalAgentInvocations\b/g, '--max-agents'],
+  [/\bdeadlineMs\b/g, '--deadline'],
+  [/\bretryBudget\b/g, '--retry-budget'],
+]
+
+/** A runtime message in the words of the command line: run options become the flags that set them. */
+export function inCliWords(message: string): string {
+  return OPTION_FLAGS.reduce((text, [option, flag]) => text.replace(option, flag), message)
+}
+
 /**
  * The end-of-run summary: standing, run id, outputs path, counts of calls,
  * retries and gaps, caveats, and the result.
@@ -125,6 +137,9 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
       `${plural(summary.toolCalls, 'tool call')} (${plural(summary.toolAttempts, 'attempt')})`,
   )
   field('retries', summary.retries === 0 ? '0' : `${summary.retries} (${summary.retriedCalls.map((call) => `${call.kind} ${call.name}`).join(', ')})`)
+  // The host's own LLM retries are counted apart from the calls' retries, so neither hides the other.
+  if (summary.llmAttempts > 0) field('llm', `${plural(summary.llmAttempts, 'LLM request attempt')}, ${plural(summary.llmRetries, 'retry', 'retries')} by the model host's policy`)
+  if (summary.retriesRefused > 0) field('refused', `${plural(summary.retriesRefused, 'retry', 'retries')} refused by the run (budget, cap, deadline or cancellation)`)
   field(
     'gaps',
     summary.gaps.length === 0
@@ -133,7 +148,7 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
   )
   if (summary.durationMs !== undefined) field('duration', formatDuration(summary.durationMs))
   field('outputs', displayPath(summary.outputsReadme, context.cwd))
-  if (summary.error !== undefined) field('error', style.red(summary.error))
+  if (summary.error !== undefined) field('error', style.red(inCliWords(summary.error)))
   for (const problem of summary.journalProblems) field('journal', style.yellow(problem))
   if (summary.caveats.length > 0 && context.includeResult === false) {
     out.push(`  ${style.dim('caveats:')}`)

@@ -81,6 +81,9 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
           live.apply(line)
           reporter.onEvent(line)
         },
+        onProgress: (progress) => {
+          reporter.onProgress?.(progress)
+        },
       })
     } catch (error) {
       throw asCliOwnershipError(error) ?? asCliInputError(error)

@@ -74,6 +74,9 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
           live.apply(line)
           reporter.onEvent(line)
         },
+        onProgress: (progress) => {
+          reporter.onProgress?.(progress)
+        },
       })
     } catch (error) {
       throw asCliOwnershipError(error, flags.runId) ?? asCliInputError(error)

@@ -3,6 +3,7 @@ import type { OutputStream } from '../cli-io.js'
 import { formatJournalLine } from '../format-journal-line.js'
 import { type Style, stripAnsi } from '../style.js'
 import { renderProgressTree } from './render-progress-tree.js'
+import type { RunProgress } from '@locus/runtime'
 
 /** How progress is shown: a live tree on a terminal, plain lines on a pipe, journal lines as JSON, or nothing. */
 export type ProgressMode = 'tree' | 'plain' | 'json' | 'quiet'
@@ -10,6 +11,8 @@ export type ProgressMode = 'tree' | 'plain' | 'json' | 'quiet'
 /** Receives the journal lines of a run as they are written, and shows them. */
 export interface ProgressReporter {
   onEvent(line: JournalLine): void
+  /** Streamed progress of an agent call (tokens so far), shown by the live tree. */
+  onProgress?(progress: RunProgress): void
   /** Draws the final state and stops any timer. */
   finish(): void
 }
@@ -38,19 +41,26 @@ function createTreeReporter(stream: OutputStream, style: Style, now: () => numbe
   let drawnLines = 0
   let timer: ReturnType<typeof setInterval> | undefined
   let dirty = false
+  /** Output tokens so far of each streaming agent call, by logical call id. */
+  const tokens = new Map<string, number>()
 
   const clear = (): string => (drawnLines === 0 ? '' : `\u001b[${drawnLines}A\r\u001b[0J`)
   const draw = (): void => {
     dirty = false
     const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 100
     const width = Math.max(20, columns - 1)
-    const lines = renderProgressTree(progressTree(view), { now: now(), style, maxLines: Math.max(3, rows() - 2) }).map((line) => fit(line, width))
+    const lines = renderProgressTree(progressTree(view), { now: now(), style, maxLines: Math.max(3, rows() - 2), tokens }).map((line) => fit(line, width))
     // Retry boundaries scroll above the tree and stay, so none is lost when the tree is redrawn.
     const printed = boundaries.splice(0).map((message) => fit(style.yellow(message), width))
     stream.write(`${clear()}${[...printed, ...lines].join('\n')}\n`)
     drawnLines = lines.length
   }
   return {
+    onProgress(progress) {
+      if (progress.outputTokens === undefined) return
+      tokens.set(progress.logicalCallId, progress.outputTokens)
+      dirty = true
+    },
     onEvent(line) {
       view.apply(line)
       dirty = true

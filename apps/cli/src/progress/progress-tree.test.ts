@@ -114,3 +114,19 @@ describe('progress reporters', () => {
     expect(jsonText.trim().split('\n').map((text) => JSON.parse(text) as unknown)).toEqual(JSON.parse(JSON.stringify(lines)))
   })
 })
+
+describe('streamed progress in the live tree', () => {
+  it('shows the tokens so far on a running agent call, and nothing once it ended', async () => {
+    const { renderProgressTree } = await import('./render-progress-tree.js')
+    const plainStyle = styleFor({ isTTY: false } as never, { NO_COLOR: '1' })
+    const view = createRunView({ keep: 'all' })
+    const common = { v: 1 as const, runId: 'r', executionId: 'r', ts: new Date(0).toISOString() }
+    view.apply({ ...common, seq: 1, type: 'run_start', workflow: 'wf', input: null, options: {} })
+    view.apply({ ...common, seq: 2, type: 'agent_start', callId: 'c1', logicalCallId: 'lc1', attempt: 1, attempts: 1, agent: 'writer', ordinal: '1', prompt: 'p' })
+    const tokens = new Map([['lc1', 42]])
+    const running = renderProgressTree(progressTree(view), { now: 10, style: plainStyle, tokens }).join('\n')
+    expect(running).toContain('42 tokens')
+    view.apply({ ...common, seq: 3, type: 'agent_end', callId: 'c1', logicalCallId: 'lc1', attempt: 1, attempts: 1, agent: 'writer', ordinal: '1', status: 'completed', durationMs: 5, answer: 'x' })
+    expect(renderProgressTree(progressTree(view), { now: 10, style: plainStyle, tokens }).join('\n')).not.toContain('tokens')
+  })
+})

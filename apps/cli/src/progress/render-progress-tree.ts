@@ -25,13 +25,16 @@ function elapsed(node: { readonly startedAt: number; readonly endedAt: number | 
   return formatDuration((node.endedAt ?? now) - node.startedAt)
 }
 
-function callLine(node: ProgressCallNode, now: number, style: Style): string {
+function callLine(node: ProgressCallNode, now: number, style: Style, tokens: ReadonlyMap<string, number> | undefined): string {
   const where = node.ordinal === undefined ? '' : ` ${style.dim(node.ordinal)}`
   const label = node.label === undefined ? '' : ` "${node.label}"`
   const attempt = node.attempts > 1 || node.attempt > 1 ? `  attempt ${node.attempt}/${node.attempts}` : ''
   const detail = node.detail === undefined ? '' : `  ${node.status === 'retrying' ? style.yellow(`retrying after ${node.detail}`) : style.red(node.detail)}`
   const replayed = node.replayed ? style.dim('  replayed') : ''
-  return `${glyph(node.status, style)} ${node.kind} ${node.name}${where}${label}${attempt}  ${style.dim(elapsed(node, now))}${detail}${replayed}`
+  // While the model streams, the tokens so far; never journaled, only shown.
+  const streamed = tokens?.get(node.id)
+  const progress = node.status === 'running' && streamed !== undefined ? style.dim(`  ${streamed} tokens`) : ''
+  return `${glyph(node.status, style)} ${node.kind} ${node.name}${where}${label}${attempt}  ${style.dim(elapsed(node, now))}${progress}${detail}${replayed}`
 }
 
 function groupLine(node: ProgressGroupNode, now: number, style: Style): string {
@@ -50,10 +53,10 @@ function groupLine(node: ProgressGroupNode, now: number, style: Style): string {
   return `${glyph(node.status, style)} ${node.groupKind} ${node.id}${label}  ${counts}  ${style.dim(elapsed(node, now))}`
 }
 
-function renderNode(node: ProgressNode, depth: number, now: number, style: Style, out: string[]): void {
+function renderNode(node: ProgressNode, depth: number, now: number, style: Style, out: string[], tokens: ReadonlyMap<string, number> | undefined): void {
   const indent = '  '.repeat(depth)
   if (node.kind !== 'group') {
-    out.push(indent + callLine(node, now, style))
+    out.push(indent + callLine(node, now, style, tokens))
     return
   }
   out.push(indent + groupLine(node, now, style))
@@ -64,7 +67,7 @@ function renderNode(node: ProgressNode, depth: number, now: number, style: Style
       hidden += 1
       continue
     }
-    renderNode(child, depth + 1, now, style, out)
+    renderNode(child, depth + 1, now, style, out, tokens)
   }
   if (hidden > 0) out.push(`${indent}  ${style.green(GLYPHS.completed)} ${style.dim(`${hidden} more completed`)}`)
 }
@@ -75,12 +78,15 @@ function renderNode(node: ProgressNode, depth: number, now: number, style: Style
  * attempt n of m and elapsed time. Within a big group, completed calls fold
  * into one count so the tree fits a screen; past `maxLines` the rest is counted.
  */
-export function renderProgressTree(tree: ProgressTree, options: { readonly now: number; readonly style: Style; readonly maxLines?: number }): string[] {
+export function renderProgressTree(
+  tree: ProgressTree,
+  options: { readonly now: number; readonly style: Style; readonly maxLines?: number; readonly tokens?: ReadonlyMap<string, number> | undefined },
+): string[] {
   const { now, style } = options
   const state = tree.disposition ?? 'running'
   const header = `${style.bold(tree.workflow ?? 'workflow')}  ${state}  ${style.dim(tree.startedAt === undefined ? '' : formatDuration((tree.endedAt ?? now) - tree.startedAt))}`
   const out = [header]
-  for (const node of tree.roots) renderNode(node, 1, now, style, out)
+  for (const node of tree.roots) renderNode(node, 1, now, style, out, options.tokens)
   const maxLines = options.maxLines ?? Number.POSITIVE_INFINITY
   if (out.length > maxLines && maxLines >= 2) {
     const kept = out.slice(0, maxLines - 1)
