@@ -59,7 +59,8 @@ export async function lsCommand(flags: LsFlags, io: CliIo): Promise<ExitCode> {
       startedCell(summary),
       summary.durationMs === undefined ? '-' : formatDuration(summary.durationMs),
       String(summary.agentCalls + summary.toolCalls),
-      String(summary.retries),
+      // The host's own LLM retries, when there were any, beside the calls' retries: never folded into them.
+      summary.llmRetries > 0 ? `${summary.retries} (+${summary.llmRetries} llm)` : String(summary.retries),
       String(summary.gaps.length),
     ])
   }

@@ -119,7 +119,9 @@ export function createProgressReporter(
       return {
         onEvent(line) {
           if (line.type === 'run_start') startedAt = Date.parse(line.ts)
-          if (PLAIN_TYPES.has(line.type)) stream.write(`${formatJournalLine(line, startedAt, style)}\n`)
+          // A failed LLM request the host retries is shown; the journal keeps every one.
+          const shown = PLAIN_TYPES.has(line.type) || (line.type === 'llm_attempt' && line.outcome !== 'succeeded')
+          if (shown) stream.write(`${formatJournalLine(line, startedAt, style)}\n`)
         },
         finish() {},
       }
