@@ -12,3 +12,14 @@ export declare function extractSnippets(
   text: string,
   options?: { readonly select?: (code: string) => boolean; readonly maxLinesBetween?: number },
 ): DocsSnippet[]
+
+export declare function runSnippet(
+  snippet: { readonly code: string },
+  options: {
+    readonly packageDir: string
+    readonly packageName: string
+    readonly sourceEntry: string
+    readonly env?: Readonly<Record<string, string | undefined>>
+    readonly timeoutMs?: number
+  },
+): Promise<string>

@@ -25,3 +25,34 @@ export function extractSnippets(document, text, options = {}) {
   })
   return snippets
 }
+
+/**
+ * Runs a snippet as a user would: written as a module into a fresh directory
+ * inside `packageDir` (so its other imports resolve from the package's
+ * node_modules), with each `from '<package>'` import pointed at the package's
+ * TypeScript source, under Node with tsx. Resolves to what it printed.
+ *
+ * @param {{ code: string }} snippet
+ * @param {{ packageDir: string, packageName: string, sourceEntry: string, env?: Record<string, string | undefined>, timeoutMs?: number }} options
+ * @returns {Promise<string>}
+ */
+export async function runSnippet(snippet, options) {
+  const { execFile } = await import('node:child_process')
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises')
+  const { join } = await import('node:path')
+  const { pathToFileURL } = await import('node:url')
+  const { promisify } = await import('node:util')
+  const dir = await mkdtemp(join(options.packageDir, '.snippet-'))
+  try {
+    const file = join(dir, 'snippet.mts')
+    await writeFile(file, snippet.code.replaceAll(`from '${options.packageName}'`, `from '${pathToFileURL(options.sourceEntry).href}'`))
+    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', file], {
+      cwd: options.packageDir,
+      timeout: options.timeoutMs ?? 15_000,
+      env: { ...process.env, ...options.env },
+    })
+    return stdout
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}

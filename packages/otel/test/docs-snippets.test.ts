@@ -1,15 +1,11 @@
-// The README's snippet runs against the source and prints what the README says.
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+// The snippets of the README and the tracing guide run against the source and print what they say.
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
-import { extractSnippets } from '@locus/vitest-config/docs-snippets'
+import { fileURLToPath } from 'node:url'
+import { extractSnippets, runSnippet } from '@locus/vitest-config/docs-snippets'
 import { expect, it } from 'vitest'
 
-const run = promisify(execFile)
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
-const sourceEntry = pathToFileURL(join(packageDir, 'src', 'index.ts')).href
 const documents = ['README.md', '../../docs/tracing.md']
 const snippets = (
   await Promise.all(
@@ -24,14 +20,6 @@ it('finds the snippets of the README and the tracing guide', () => {
 })
 
 it.each(snippets.map((snippet) => [`${snippet.document}:${snippet.line}`, snippet] as const))('%s runs and prints what it says', async (_name, snippet) => {
-  // Inside the package, so the snippet's other imports resolve from its node_modules.
-  const dir = await mkdtemp(join(packageDir, '.snippet-'))
-  try {
-    const file = join(dir, 'snippet.mts')
-    await writeFile(file, snippet.code.replaceAll("from '@locus/otel'", `from '${sourceEntry}'`))
-    const { stdout } = await run(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', file], { cwd: packageDir, timeout: 15_000 })
-    expect(stdout).toBe(snippet.expected)
-  } finally {
-    await rm(dir, { recursive: true, force: true })
-  }
+  const stdout = await runSnippet(snippet, { packageDir, packageName: '@locus/otel', sourceEntry: join(packageDir, 'src', 'index.ts') })
+  if (snippet.expected !== undefined) expect(stdout).toBe(snippet.expected)
 })

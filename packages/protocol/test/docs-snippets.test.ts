@@ -1,21 +1,16 @@
-// The README's snippet runs against the source and prints what the README says.
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+// The snippets of the README and the protocol guide run against the source and print what they say.
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
-import { extractSnippets } from '@locus/vitest-config/docs-snippets'
+import { fileURLToPath } from 'node:url'
+import { extractSnippets, runSnippet } from '@locus/vitest-config/docs-snippets'
 import { expect, it } from 'vitest'
 
-const run = promisify(execFile)
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
-const sourceEntry = pathToFileURL(join(packageDir, 'src', 'index.ts')).href
 const documents = ['README.md', '../../docs/protocol.md']
 const snippets = (
   await Promise.all(
     documents.map(async (document) =>
-      extractSnippets(document, await readFile(join(packageDir, document), 'utf8'), { select: (code) => code.includes("from '@locus/protocol'") }),
+      extractSnippets(document, await readFile(join(packageDir, document), 'utf8'), { select: (code) => code.includes("from '@locus/protocol'"), maxLinesBetween: 3 }),
     ),
   )
 ).flat()
@@ -25,13 +20,6 @@ it('finds the snippets of the README and the protocol guide', () => {
 })
 
 it.each(snippets.map((snippet) => [`${snippet.document}:${snippet.line}`, snippet] as const))('%s runs and prints what it says', async (_name, snippet) => {
-  const dir = await mkdtemp(join(tmpdir(), 'locus-protocol-docs-'))
-  try {
-    const file = join(dir, 'snippet.mts')
-    await writeFile(file, snippet.code.replaceAll("from '@locus/protocol'", `from '${sourceEntry}'`))
-    const { stdout } = await run(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', file], { cwd: packageDir, timeout: 15_000 })
-    if (snippet.expected !== undefined) expect(stdout).toBe(snippet.expected)
-  } finally {
-    await rm(dir, { recursive: true, force: true })
-  }
+  const stdout = await runSnippet(snippet, { packageDir, packageName: '@locus/protocol', sourceEntry: join(packageDir, 'src', 'index.ts') })
+  if (snippet.expected !== undefined) expect(stdout).toBe(snippet.expected)
 })
