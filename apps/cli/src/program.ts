@@ -96,6 +96,7 @@ Examples:
     .option('--run-id <id>', 'use this run id instead of a generated one')
     .option('--json', 'print every journal line as JSON, then a JSON summary line')
     .option('--quiet', 'no progress, only the summary')
+    .option('--worker <command>', 'a worker process for the remote tools, speaking NDJSON on stdin/stdout, such as "python3 tools.py"')
   addHostFlags(run)
   addExecutionFlags(run)
   addRunsDir(run)

@@ -114,3 +114,17 @@ describe('locus check-deploy and locus resolve', () => {
     expect((await runLocus(['resolve', '../x', 'tool-1-a1', '--result', '{}', '--runs-dir', runsDir], { cwd: dir })).code).toBe(2)
   })
 })
+
+describe('locus run --worker', () => {
+  it.skipIf(process.env.LOCUS_NO_PYTHON === '1')('serves remote tools from the Python worker example', async () => {
+    const example = join(repoRoot, 'docs', 'examples', 'python-worker')
+    const dir = await tempDir()
+    const run = await runLocus(
+      ['run', join(example, 'count.ts'), '--input', '{"text":"one two three"}', '--worker', `python3 ${join(example, 'tools.py')}`, '--host', 'none', '--runs-dir', join(dir, 'runs'), '--json'],
+      { cwd: repoRoot },
+    )
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('"words":3')
+  })
+})

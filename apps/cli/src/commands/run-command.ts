@@ -12,6 +12,7 @@ import { holdLiveRun } from '../live-runs.js'
 import { loadWorkflow } from '../load-workflow.js'
 import { describeMetrics, openMetrics } from '../open-metrics.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
+import { createStdioTransport } from '@locus/protocol'
 import { readWorkflowInput } from '../read-workflow-input.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
@@ -55,6 +56,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
   // The summary at the end is folded from the lines as they are written, not read back from the run directory.
   const live = createLiveSummary()
+  // Remote tools reach their worker through a child process started by the shell on the first call.
+  const worker = flags.worker === undefined ? undefined : createStdioTransport({ command: process.platform === 'win32' ? 'cmd' : 'sh', args: process.platform === 'win32' ? ['/c', flags.worker] : ['-c', `exec ${flags.worker}`], cwd: io.cwd })
   const metrics = await tryOpenMetrics(io, runsDir)
   try {
     let handle: ReturnType<typeof startWorkflowRun>
@@ -66,6 +69,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
         ...executionOptions(flags),
         ...(flags.runId === undefined ? {} : { runId: flags.runId }),
         ...(metrics === undefined ? {} : { metrics }),
+        ...(worker === undefined ? {} : { worker }),
         source: loaded.path,
         onEvent: (line) => {
           if (line.type === 'run_start' && !json && flags.quiet !== true) {
@@ -104,6 +108,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     }
     return finishRun(io, live.summarize(result), result, json)
   } finally {
+    await worker?.close()
     await metrics?.close()
   }
 }

@@ -50,6 +50,8 @@ type ExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability
 export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputFlags {
   readonly quiet?: boolean | undefined
   readonly runId?: string | undefined
+  /** A shell command that starts the worker serving the run's remote tools. */
+  readonly worker?: string | undefined
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
