@@ -172,7 +172,7 @@ class FileJournalWriter implements JournalWriter {
     if (this.fd === undefined) throw new JournalClosedError(this.path, lineTypeOf(input))
     if (this.failure !== undefined) throw this.failure
     const line = this.stamper.stamp(input)
-    const atMs = Date.parse(line.ts)
+    const atMs = this.stamper.lastStampMs
     const text = JSON.stringify(line) + '\n'
     if (this.durability === 'none') {
       this.buffered.push(text)

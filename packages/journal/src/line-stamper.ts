@@ -24,26 +24,34 @@ export interface LineStamper {
   stamp(input: JournalLineInput): JournalLine
   /** `seq` of the last stamped line, or `startSeq - 1` before the first. */
   readonly lastSeq: number
+  /** The clock reading (epoch milliseconds) the last stamped line's `ts` holds. */
+  readonly lastStampMs: number
 }
 
 export function createLineStamper(options: LineStamperOptions): LineStamper {
   const { runId, executionId } = options
   const now = options.now ?? (() => new Date())
   let seq = (options.startSeq ?? 1) - 1
+  let lastStampMs = 0
   return {
     get lastSeq() {
       return seq
+    },
+    get lastStampMs() {
+      return lastStampMs
     },
     stamp(input) {
       const draft: Record<string, unknown> = { v: JOURNAL_SCHEMA_VERSION, seq: 0, ts: '', type: undefined, runId: '', executionId: '' }
       Object.assign(draft, input)
       draft.v = JOURNAL_SCHEMA_VERSION
       draft.seq = seq + 1
-      draft.ts = now().toISOString()
+      const at = now()
+      draft.ts = at.toISOString()
       draft.runId = runId
       draft.executionId = executionId
       const line = validateLine(draft, undefined, false)
       seq += 1
+      lastStampMs = at.getTime()
       return line
     },
   }
