@@ -3,7 +3,7 @@ import { LocusError } from '@locus/outcome'
 import { ApiError } from './errors.js'
 
 /** What an API key may do. */
-export const API_SCOPES = ['runs:start', 'runs:read', 'runs:cancel'] as const
+export const API_SCOPES = ['runs:start', 'runs:read', 'runs:cancel', 'deferred:resolve'] as const
 export type ApiScope = (typeof API_SCOPES)[number]
 
 /** A key as the server keeps it: its SHA-256, never the secret. */

@@ -1,6 +1,6 @@
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
-import type { RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import type { DeferredAnswer, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
 import type { ExecutionInfo } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
@@ -13,6 +13,8 @@ import { type LiveState, linksOf, resultOf, runListItem, runResource, statusOfEx
 import {
   type BudgetsSchema,
   CancelBodySchema,
+  RejectBodySchema,
+  ResolveBodySchema,
   EventsQuerySchema,
   JournalQuerySchema,
   ListRunsQuerySchema,
@@ -479,6 +481,34 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     })
     track(handle)
     return c.json(await accepted(handle.runId, handle.executionId), 202)
+  })
+
+  app.get('/v1/runs/:id/deferred', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    await load(runId)
+    return c.json({ runId, deferred: await runtime.pendingDeferrals(runId) })
+  })
+
+  /** One answer to a deferral, with the rules of deferred tools: invalid leaves it open, a different second answer conflicts, the same one is a no-op. */
+  async function answer(c: Context, answerOf: DeferredAnswer): Promise<Response> {
+    const runId = runIdOf(c)
+    await load(runId)
+    const deferredId = c.req.param('deferredId') ?? ''
+    const outcome = await runtime.answerDeferred(runId, deferredId, answerOf)
+    if (outcome.ok) return c.json({ runId, deferredId, status: outcome.status }, 200)
+    if (outcome.status === 'invalid') throw new ApiError('invalid_request', `The result does not fit the tool's output schema; deferral ${deferredId} stays open.`, { issues: outcome.issues })
+    if (outcome.status === 'conflict') throw new ApiError('already_resolved', outcome.message)
+    throw new ApiError('not_found', outcome.message)
+  }
+
+  app.post('/v1/runs/:id/deferred/:deferredId/resolve', guard('deferred:resolve'), async (c) => {
+    const body = parse(ResolveBodySchema, await readJson(c, true), 'body')
+    return answer(c, { kind: 'resolved', result: JSON.parse(JSON.stringify(body.result ?? null)) as never })
+  })
+
+  app.post('/v1/runs/:id/deferred/:deferredId/reject', guard('deferred:resolve'), async (c) => {
+    const body = parse(RejectBodySchema, await readJson(c, true), 'body')
+    return answer(c, { kind: 'rejected', error: body.error, retryable: body.retryable === true, ...(body.code === undefined ? {} : { code: body.code }) })
   })
 
   app.notFound((c) => {

@@ -18,6 +18,7 @@ export const SERVER_ERROR_CODES = [
   'run_terminal',
   'run_owned',
   'run_exists',
+  'already_resolved',
   'shutting_down',
   'internal_error',
 ] as const
@@ -34,6 +35,7 @@ export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 
   run_terminal: 409,
   run_owned: 409,
   run_exists: 409,
+  already_resolved: 409,
   shutting_down: 503,
   internal_error: 500,
 }

@@ -4,6 +4,8 @@ import { API_SCOPES, type ApiScope } from './auth.js'
 import { type ServerErrorCode, STATUS_OF_CODE } from './errors.js'
 import {
   CancelBodySchema,
+  RejectBodySchema,
+  ResolveBodySchema,
   ErrorBodySchema,
   EventsQuerySchema,
   HealthSchema,
@@ -30,6 +32,8 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   StartRunBody: StartRunBodySchema,
   ResumeBody: ResumeBodySchema,
   CancelBody: CancelBodySchema,
+  ResolveBody: ResolveBodySchema,
+  RejectBody: RejectBodySchema,
   RunAccepted: RunAcceptedSchema,
   WorkflowList: WorkflowListSchema,
   Run: RunSchema,
@@ -218,6 +222,26 @@ export function openApiDocument(): JsonObject {
             '202': json('RunAccepted', 'Resumed; executionId names the new execution'),
             ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_owned', 'payload_too_large', 'shutting_down'),
           },
+        }),
+      },
+      '/v1/runs/{id}/deferred': {
+        get: operation('The deferrals of a run that wait for an answer', 'runs:read', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': { description: '{ runId, deferred: [{ deferredId, tool, args, expiresAt, executionId }] }' }, ...errors(...AUTH_ERRORS, 'not_found') },
+        }),
+      },
+      '/v1/runs/{id}/deferred/{deferredId}/resolve': {
+        post: operation("Answer a deferral with the tool's result (checked against its output schema)", 'deferred:resolve', {
+          parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: body('ResolveBody', true),
+          responses: { '200': { description: 'accepted, stored, or the same answer again' }, ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
+        }),
+      },
+      '/v1/runs/{id}/deferred/{deferredId}/reject': {
+        post: operation("Answer a deferral with the seed's tool.error", 'deferred:resolve', {
+          parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: body('RejectBody', true),
+          responses: { '200': { description: 'accepted, stored, or the same answer again' }, ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
         }),
       },
       '/openapi.json': { get: operation('This document', undefined, { responses: { '200': { description: 'OpenAPI 3.1' } } }) },

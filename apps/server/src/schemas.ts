@@ -160,3 +160,15 @@ export const EventsQuerySchema = z.object({
   after: seqSchema.optional().describe('Start after this `seq`; the `Last-Event-ID` header wins over it.'),
   execution: RunIdSchema.optional().describe('Which execution. Default the latest.'),
 })
+
+/** `POST /v1/runs/{id}/deferred/{deferredId}/resolve`: the tool's result, checked against its output schema. */
+export const ResolveBodySchema = z.object({ result: z.unknown().describe("The deferred tool's result.") }).strict()
+
+/** `POST /v1/runs/{id}/deferred/{deferredId}/reject`: the seed's tool.error. */
+export const RejectBodySchema = z
+  .object({
+    error: z.string().min(1).max(10_000),
+    retryable: z.boolean().optional().describe('Terminal unless true.'),
+    code: z.enum(['provider_error', 'rate_limited', 'refused', 'budget_exceeded', 'deadline_exceeded']).optional(),
+  })
+  .strict()

@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events'
-import type { JournalLine } from '@locus/journal'
+import { join } from 'node:path'
+import { type DeferredAnswer, type DeferredAnswerOutcome, storeDeferredAnswer } from './deferrals.js'
+import type { DeferredSettledLine, JournalLine } from '@locus/journal'
 import { type ListRunsFilter, type RunInfo, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
@@ -29,6 +31,23 @@ export interface RunHandle {
   subscribe(listener: LineListener, cursor?: FeedCursor): () => void
   /** The same as an async iterable that ends after `run_end` (or when the loop breaks). */
   events(cursor?: FeedCursor): AsyncIterable<JournalLine>
+  /** Answers an open deferral of this execution in this process; undefined when the execution cannot be reached that way. */
+  answerDeferred(deferredId: string, answer: DeferredAnswer): DeferredAnswerOutcome | undefined
+}
+
+/** A deferral waiting for an answer, as a stored run's journal shows it. */
+export interface PendingDeferral {
+  readonly deferredId: string
+  readonly tool: string
+  readonly args?: unknown
+  readonly expiresAt: string | null
+  readonly executionId: string
+}
+
+interface Started {
+  readonly done: Promise<RunResult>
+  readonly flush?: () => void
+  readonly answer?: (deferredId: string, answer: DeferredAnswer) => DeferredAnswerOutcome
 }
 
 /** What {@link createRuntime} needs. */
@@ -70,6 +89,14 @@ export interface Runtime {
   cancel(runId: string, reason?: string): boolean
   /** The live handle of a run this runtime is executing, if any. */
   live(runId: string): RunHandle | undefined
+  /** The deferrals of a stored run that wait for an answer. */
+  pendingDeferrals(runId: string): Promise<PendingDeferral[]>
+  /**
+   * Answers a deferral of a run: in this process when this runtime executes
+   * it (a result is checked against the tool's output schema), else stored
+   * in the run's directory for the process that holds it, or for `resume`.
+   */
+  answerDeferred(runId: string, deferredId: string, answer: DeferredAnswer): Promise<DeferredAnswerOutcome>
 }
 
 function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefinition> {
@@ -121,7 +148,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * from the store first; the handle resolves when the execution's first line
    * (`run_start`) names it, or rejects when the launch is refused.
    */
-  function launch(runId: string | undefined, begin: (hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }) => { done: Promise<RunResult>; flush?: () => void }): Promise<RunHandle> {
+  function launch(runId: string | undefined, begin: (hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }) => Started): Promise<RunHandle> {
     const controller = new AbortController()
     setMaxListeners(0, controller.signal)
     let executionId: string | undefined
@@ -136,7 +163,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     })
     return new Promise<RunHandle>((resolve, reject) => {
       let settled = false
-      let started: { done: Promise<RunResult>; flush?: () => void } | undefined
+      let started: Started | undefined
       function ready(): void {
         if (settled) return
         settled = true
@@ -151,6 +178,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           controller.abort(reason ?? 'cancelled by the host')
         },
         flush: () => flushNow?.(),
+        answerDeferred: (deferredId, answer) => started?.answer?.(deferredId, answer),
         done: (started as { done: Promise<RunResult> }).done,
         subscribe: (listener, cursor) => feed.subscribe(listener, cursor),
         events: (cursor) => feed.events(cursor),
@@ -200,6 +228,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onEvent: hooks.onEvent,
   })
 
+  /** The deferrals of a stored run: those still open, and how the settled ones ended. */
+  async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: Map<string, DeferredSettledLine> }> {
+    const open = new Map<string, PendingDeferral>()
+    const settled = new Map<string, DeferredSettledLine>()
+    for (const info of await store.listExecutions(runId)) {
+      for await (const line of store.readLines(info)) {
+        if (line.type === 'deferred_open') {
+          open.set(line.deferredId, { deferredId: line.deferredId, tool: line.tool, ...(line.args === undefined ? {} : { args: line.args }), expiresAt: line.expiresAt, executionId: line.executionId })
+        } else if (line.type === 'deferred_settled') {
+          open.delete(line.deferredId)
+          settled.set(line.deferredId, line)
+        }
+      }
+    }
+    return { open, settled }
+  }
+
   return {
     store,
     workflows,
@@ -212,6 +257,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           flush: () => {
             handle.flush()
           },
+          answer: (deferredId, answer) =>
+            answer.kind === 'resolved'
+              ? handle.resolveDeferred(deferredId, answer.result)
+              : handle.rejectDeferred(deferredId, { error: answer.error, retryable: answer.retryable, ...(answer.code === undefined ? {} : { code: answer.code }) }),
         }
       })
     },
@@ -243,5 +292,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return true
     },
     live: (runId) => liveRuns.get(runId),
+    pendingDeferrals: async (runId) => [...(await deferralsOf(runId)).open.values()],
+    async answerDeferred(runId, deferredId, answer) {
+      const live = liveRuns.get(runId)?.answerDeferred(deferredId, answer)
+      if (live !== undefined && live.status !== 'unknown') return live
+      const { open, settled } = await deferralsOf(runId)
+      const done = settled.get(deferredId)
+      if (done !== undefined) {
+        const same =
+          answer.kind === 'resolved'
+            ? done.outcome === 'resolved' && JSON.stringify(done.result) === JSON.stringify(answer.result)
+            : done.outcome === 'rejected' && done.error?.error === answer.error
+        return same
+          ? { ok: true, status: 'already-answered' }
+          : { ok: false, status: 'conflict', message: `Deferral ${deferredId} was already settled (${done.outcome}); an answer is final.` }
+      }
+      if (!open.has(deferredId)) return { ok: false, status: 'unknown', message: `Run "${runId}" has no deferral ${deferredId}.` }
+      return storeDeferredAnswer(join(runsDir, runId), deferredId, answer)
+    },
   }
 }

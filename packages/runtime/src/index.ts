@@ -4,7 +4,7 @@ export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun 
 export type { ReplayRunResult, ResumeResult } from './resume-run.js'
 export type { RunHandle as StartedRun, RunResult, WorkflowFunction } from './run-workflow-script.js'
 export { createRuntime } from './create-runtime.js'
-export type { RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
+export type { PendingDeferral, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export type { RunProgress } from './run-state.js'
