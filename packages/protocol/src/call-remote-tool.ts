@@ -2,6 +2,27 @@ import { type AttemptRecord, type AttemptStart, CallError, DEFAULT_RETRY_POLICY,
 import type { TriggerTransport } from './transport.js'
 import type { ToolExecuteTrigger, WireJson } from './wire-schemas.js'
 
+/**
+ * One attempt's round trip: sends a `tool.execute` trigger and settles on the
+ * worker's answer. `tool.result` gives the result; `tool.error` throws the
+ * seed's failure (retryable only when it says `retryable: true`); a
+ * transport failure keeps the transport's verdict (a dead worker is a
+ * retryable `provider_error`); an answer with neither is terminal.
+ */
+export async function sendToolTrigger(transport: TriggerTransport, trigger: ToolExecuteTrigger, signal?: AbortSignal): Promise<WireJson> {
+  let actions
+  try {
+    actions = await transport.send(trigger, { signal })
+  } catch (error) {
+    const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
+    throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
+  }
+  const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
+  if (answer?.type === 'tool.result') return answer.result
+  if (answer?.type === 'tool.error') throw new CallError(answer.error, { retryable: answer.retryable === true, ...(answer.code === undefined ? {} : { code: answer.code }) })
+  throw new CallError(`the worker answered ${trigger.name} with no tool.result or tool.error for id ${trigger.id}`, { retryable: false })
+}
+
 /** What {@link callRemoteTool} needs. */
 export interface RemoteToolCall {
   /** The call's id; each attempt's trigger carries it, so a late answer is recognised. */
@@ -43,17 +64,7 @@ export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome
         arguments: call.arguments,
       }
       call.onTrigger?.(trigger)
-      let actions
-      try {
-        actions = await call.transport.send(trigger, { signal: attempt.signal })
-      } catch (error) {
-        const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
-        throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
-      }
-      const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
-      if (answer?.type === 'tool.result') return answer.result
-      if (answer?.type === 'tool.error') throw new CallError(answer.error, { retryable: answer.retryable === true, ...(answer.code === undefined ? {} : { code: answer.code }) })
-      throw new CallError(`the worker answered ${call.name} with no tool.result or tool.error for id ${call.id}`, { retryable: false })
+      return sendToolTrigger(call.transport, trigger, attempt.signal)
     },
     policy,
     {

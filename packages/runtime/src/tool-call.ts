@@ -3,7 +3,7 @@ import { type ErrorCode, type JsonValue, prepareWorkflowResult } from '@locus/ou
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
 import type { RetryRefused } from '@locus/journal'
 import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
-import type { ToolExecuteTrigger } from '@locus/protocol'
+import { type ToolExecuteTrigger, sendToolTrigger } from '@locus/protocol'
 import type { z } from 'zod'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
@@ -231,18 +231,9 @@ async function callWorker(
     name: call.name,
     arguments: call.args.json,
   }
-  let actions
-  try {
-    actions = await worker.send(trigger, { signal: call.signal })
-  } catch (error) {
-    const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
-    throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
-  }
-  const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
-  if (answer?.type === 'tool.error') throw new CallError(answer.error, { retryable: answer.retryable === true, ...(answer.code === undefined ? {} : { code: answer.code }) })
-  if (answer?.type !== 'tool.result') throw new CallError(`the worker answered tool "${call.name}" with no tool.result or tool.error for ${call.toolCallId}`, { retryable: false })
-  if (call.output === undefined) return answer.result
-  const checked = call.output.safeParse(answer.result)
+  const result = await sendToolTrigger(worker, trigger, call.signal)
+  if (call.output === undefined) return result
+  const checked = call.output.safeParse(result)
   if (!checked.success) {
     throw new CallError(`the worker's result for tool "${call.name}" does not match its output schema: ${describeZodIssues(checked.error, 'result').join('; ')}`, { retryable: false })
   }
