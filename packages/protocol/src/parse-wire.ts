@@ -72,7 +72,9 @@ function typeOf(value: unknown): string | undefined {
 
 function parseWith<T>(schema: z.ZodType<T>, expected: string, value: unknown): T {
   const parsed = schema.safeParse(value)
-  if (parsed.success) return parsed.data
+  // The schemas only check (no defaults, no transforms), so the message itself is returned: zod's copy
+  // would drop an own "__proto__" key that JSON.parse gave it, and the wire must carry JSON unchanged.
+  if (parsed.success) return value as T
   throw new ProtocolError(expected, issuesOf(parsed.error, value))
 }
 
