@@ -9,6 +9,7 @@ import { ApiError, toApiError } from './errors.js'
 import { journalEventStream } from './event-stream.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
+import type { Env, RouteContext } from './route-context.js'
 import { type LiveState, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
@@ -63,7 +64,11 @@ export interface ServerState {
   openStreams: number
 }
 
-type Env = { Variables: { principal: string } }
+/**
+ * Route modules beyond the core API, each in its own file: one function that
+ * adds its routes to the app through the {@link RouteContext}.
+ */
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = []
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20
@@ -71,14 +76,14 @@ const POLL_MS = 200
 
 const keyOf = (runId: string, executionId: string): string => `${runId}/${executionId}`
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+export function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   const issues = parsed.error.issues.map((issue) => `${[where, ...issue.path.map(String)].join('.')}: ${issue.message}`)
   throw new ApiError('invalid_request', `Invalid ${where}: ${issues.join('; ')}`, { issues })
 }
 
-async function readJson(c: Context, required: boolean): Promise<unknown> {
+export async function readJson(c: Context, required: boolean): Promise<unknown> {
   const text = await c.req.text()
   if (text.trim().length === 0) {
     if (required) throw new ApiError('invalid_request', 'This request needs a JSON body, e.g. {"input": {...}}.', { issues: ['body: missing'] })
@@ -510,6 +515,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const body = parse(RejectBodySchema, await readJson(c, true), 'body')
     return answer(c, { kind: 'rejected', error: body.error, retryable: body.retryable === true, ...(body.code === undefined ? {} : { code: body.code }) })
   })
+
+  const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState }
+  for (const mount of ROUTE_MODULES) mount(routes)
 
   app.notFound((c) => {
     const error = new ApiError('not_found', `No route ${c.req.method} ${c.req.path}; GET /openapi.json lists the routes.`)

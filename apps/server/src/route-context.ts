@@ -1,0 +1,36 @@
+import type { Runtime, RunHandle, StoredRun } from '@locus/runtime'
+import type { Context, Hono } from 'hono'
+import type { z } from 'zod'
+import type { ApiScope } from './auth.js'
+import type { LiveState } from './run-resource.js'
+import type { ServerState } from './create-server.js'
+
+/** The Hono environment of every route: the principal the bearer key named. */
+export type Env = { Variables: { principal: string } }
+
+/**
+ * What a route module gets from the server: the app to add routes to, the
+ * runtime, and the shared helpers every route uses (auth, parsing, loading a
+ * run), so a module's routes behave exactly like the core API's.
+ */
+export interface RouteContext {
+  readonly app: Hono<Env>
+  readonly runtime: Runtime
+  readonly state: ServerState
+  /** Middleware that answers 401/403 unless the bearer key has `scope`. */
+  readonly guard: (scope: ApiScope) => (c: Context<Env>, next: () => Promise<void>) => Promise<void>
+  /** Parses with zod; a failure is a 400 `invalid_request` naming each field under `where`. */
+  readonly parse: <T>(schema: z.ZodType<T>, value: unknown, where: string) => T
+  /** The request body as JSON; a missing body is `{}` unless `required`, malformed JSON a 400. */
+  readonly readJson: (c: Context, required: boolean) => Promise<unknown>
+  /** A run as stored, after flushing the live execution so its lines are readable. */
+  readonly load: (runId: string) => Promise<StoredRun>
+  /** Keeps a handle the server started until it settles (shutdown waits on it). */
+  readonly track: (handle: RunHandle) => void
+  /** Reports an error that is the server's own fault. */
+  readonly report: (error: unknown) => void
+  /** Throws 503 `shutting_down` once shutdown began. */
+  readonly refuseWhenShuttingDown: () => void
+  /** Whether this server executes the run now, and whether it was asked to cancel. */
+  readonly liveState: (runId: string) => LiveState
+}
