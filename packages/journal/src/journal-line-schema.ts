@@ -24,6 +24,8 @@ export const JOURNAL_LINE_TYPES = [
   'llm_attempt',
   'deferred_open',
   'deferred_settled',
+  'child_start',
+  'child_end',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -103,7 +105,9 @@ export const RunStartLineSchema = z
     workflow: nonEmpty.describe('Workflow name.'),
     input: JsonValueSchema,
     options: JsonValueSchema.describe('Budgets, concurrency, launch mode, durability.'),
-    parentRunId: nonEmpty.optional().describe('Set on a child run.'),
+    parentRunId: nonEmpty.optional().describe('Set on a child run: the run whose script spawned it.'),
+    parentExecutionId: nonEmpty.optional().describe('Set on a child run: the execution of the parent whose journal holds the spawn.'),
+    parentCallId: nonEmpty.optional().describe("Set on a child run: the spawn's childCallId in the parent's journal."),
     resumeOf: nonEmpty.optional().describe('The execution this one resumes.'),
   })
   .meta({ id: 'RunStartLine' })
@@ -214,10 +218,10 @@ export const RetryLineSchema = z
   .object({
     ...common,
     type: z.literal('retry'),
-    kind: z.enum(['agent', 'tool']),
+    kind: z.enum(['agent', 'tool', 'child']),
     message: z.string().startsWith(RETRY_MESSAGE_PREFIX).describe('Starts with [workflow:retry].'),
     logicalCallId: nonEmpty.optional().describe('For agent retries: the logical call retried.'),
-    callId: nonEmpty.optional().describe('The discarded attempt (callId, or toolCallId for tools).'),
+    callId: nonEmpty.optional().describe('The discarded attempt (callId; toolCallId for tools, childCallId for children).'),
     fromAttempt: z.int().min(1),
     toAttempt: z.int().min(2),
     attempts: z.int().min(2),
@@ -426,6 +430,59 @@ export const DeferredSettledLineSchema = z
   })
   .meta({ id: 'DeferredSettledLine' })
 
+const childAttempt = {
+  childCallId: nonEmpty.describe("The logical spawn in the parent's script, e.g. child-2; shared by its attempts."),
+  workflow: nonEmpty.describe('The name of the spawned workflow.'),
+  attempt: z.int().min(1),
+  maxAttempts: z.int().min(1),
+  ordinal: nonEmpty.describe('Position of the spawn in the group tree, shared with agent and tool calls.'),
+  childExecutionId: nonEmpty.describe("The child run's own execution: its journal, result.json and outputs live there."),
+}
+
+/**
+ * `child_start`: one attempt of a `spawn()` (seed `sub_agent.spawn`) began: a
+ * child run of a saved workflow, in its own execution of the same stored run.
+ */
+export const ChildStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('child_start'),
+    ...childAttempt,
+    ...callPlace,
+    requestKey: z.string().optional().describe('Canonical request key of the spawn (workflow name and detached input), used by replay.'),
+    input: JsonValueSchema.optional().describe("The child's detached input, so a divergence can name what changed."),
+  })
+  .meta({ id: 'ChildStartLine' })
+
+/**
+ * `child_end`: one spawn attempt settled. `disposition` is the child run's own
+ * (absent when it never ended, e.g. a timed-out attempt); a child that did not
+ * complete, or returned a failure value such as `partial: true`, fails the spawn.
+ */
+export const ChildEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('child_end'),
+    ...childAttempt,
+    ...callPlace,
+    status: z.enum(TOOL_STATUSES),
+    disposition: RunDispositionSchema.optional().describe("The child run's disposition, as its own run_end records it."),
+    result: JsonValueSchema.optional().describe("The child's detached result (or failure envelope), so resume and replay serve a completed spawn from the journal."),
+    error: SerializedErrorSchema.optional().describe('What ended the child, when it threw or failed.'),
+    failure: z
+      .object({ error: z.string(), retryable: z.boolean(), code: ErrorCodeSchema.optional() })
+      .optional()
+      .describe('The seed-001 failure of the attempt, when it did not complete.'),
+    replayed: z.boolean().optional().describe('True when the result came from a recording.'),
+    durationMs: duration,
+    retryRefused: RetryRefusedSchema.optional().describe('Set when the policy would have retried this attempt but the run refused the retry.'),
+  })
+  .refine((line) => line.status !== 'completed' || line.disposition === 'completed', {
+    error: 'a completed spawn attempt needs the child disposition "completed"',
+    path: ['disposition'],
+  })
+  .meta({ id: 'ChildEndLine', description: 'One spawn attempt settled. Rule: status completed needs disposition completed.' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -445,6 +502,8 @@ export const JournalLineSchema = z
     LlmAttemptLineSchema,
     DeferredOpenLineSchema,
     DeferredSettledLineSchema,
+    ChildStartLineSchema,
+    ChildEndLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -466,6 +525,8 @@ export type RetryRefused = z.output<typeof RetryRefusedSchema>
 export type LlmAttemptLine = z.output<typeof LlmAttemptLineSchema>
 export type DeferredOpenLine = z.output<typeof DeferredOpenLineSchema>
 export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>
+export type ChildStartLine = z.output<typeof ChildStartLineSchema>
+export type ChildEndLine = z.output<typeof ChildEndLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -485,6 +546,8 @@ export type JournalLine =
   | LlmAttemptLine
   | DeferredOpenLine
   | DeferredSettledLine
+  | ChildStartLine
+  | ChildEndLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

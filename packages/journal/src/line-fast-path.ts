@@ -158,6 +158,15 @@ const DEFERRED_OPEN = object({
   expiresAt: (value) => value === null,
 })
 
+const childAttempt: Shape = {
+  childCallId: isNonEmpty,
+  workflow: isNonEmpty,
+  attempt: intAtLeast(1),
+  maxAttempts: intAtLeast(1),
+  ordinal: isNonEmpty,
+  childExecutionId: isNonEmpty,
+}
+
 const CHECKS: Readonly<Record<string, Check>> = {
   run_start: object({
     ...common,
@@ -165,6 +174,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     input: isJson,
     options: isJson,
     parentRunId: optional(isNonEmpty),
+    parentExecutionId: optional(isNonEmpty),
+    parentCallId: optional(isNonEmpty),
     resumeOf: optional(isNonEmpty),
   }),
   run_end: object(
@@ -241,7 +252,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   retry: object(
     {
       ...common,
-      kind: oneOf(['agent', 'tool']),
+      kind: oneOf(['agent', 'tool', 'child']),
       message: (value) => typeof value === 'string' && value.startsWith(RETRY_MESSAGE_PREFIX),
       logicalCallId: optional(isNonEmpty),
       callId: optional(isNonEmpty),
@@ -342,6 +353,23 @@ const CHECKS: Readonly<Record<string, Check>> = {
     result: optional(isJson),
     error: optional(object({ error: isString, retryable: isBoolean, code: optional(oneOf(ERROR_CODES)) })),
   }),
+  child_start: object({ ...common, ...childAttempt, ...callPlace, requestKey: optional(isString), input: optional(isJson) }),
+  child_end: object(
+    {
+      ...common,
+      ...childAttempt,
+      ...callPlace,
+      status: oneOf(['completed', 'failed', 'timed-out']),
+      disposition: optional(oneOf(RUN_DISPOSITIONS)),
+      result: optional(isJson),
+      error: optional(isSerializedError),
+      failure: optional(object({ error: isString, retryable: isBoolean, code: optional(oneOf(ERROR_CODES)) })),
+      replayed: optional(isBoolean),
+      durationMs: isDuration,
+      retryRefused: optional(isRetryRefused),
+    },
+    [(line) => line.status !== 'completed' || line.disposition === 'completed'],
+  ),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

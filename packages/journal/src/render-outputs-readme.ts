@@ -1,6 +1,6 @@
 import { classifyOutcome } from '@locus/outcome'
 import type { JournalLine, RetryLine, RetryRefused, RetryRefuser, RunEndLine } from './journal-line-schema.js'
-import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type RunView, callOutcome, createRunView } from './run-view.js'
+import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type ChildCallView, type RunView, callOutcome, createRunView } from './run-view.js'
 
 /** Options of {@link renderOutputsReadme}. */
 export interface RenderOutputsReadmeOptions {
@@ -45,6 +45,7 @@ export function renderOutputsReadme(source: readonly JournalLine[] | RunView, op
   out.push(...renderResult(facts, options.maxResultChars ?? 4000))
   out.push(...renderRetried(facts))
   out.push(...renderFailedCalls(facts))
+  out.push(...renderChildren(facts))
   out.push(...renderRefusedRetries(facts))
   out.push(...renderGroups(facts))
   out.push(...renderOther(facts))
@@ -99,6 +100,12 @@ function renderSummary(facts: RunView, runId: string): string[] {
   }
   if (counts.toolAttempts > 0) {
     out.push(`- Tool calls: ${counts.toolCalls} (${plural(counts.toolAttempts, 'attempt', 'attempts')}, ${plural(counts.toolRetries, 'retry', 'retries')})`)
+  }
+  if (counts.childCalls > 0) {
+    out.push(
+      `- Child workflows: ${counts.childCalls} (${plural(counts.childAttempts, 'attempt', 'attempts')}, ${plural(counts.childRetries, 'retry', 'retries')}); ` +
+        `${counts.childCompleted} completed, ${counts.childFailed} failed, ${counts.childCalls - counts.childCompleted - counts.childFailed} unfinished`,
+    )
   }
   if (counts.retriesRefused > 0) {
     const by = new Map<RetryRefuser, number>()
@@ -245,6 +252,39 @@ function renderFailedCalls(facts: RunView): string[] {
   return out
 }
 
+/** What a child attempt's disposition column says: the child run's own disposition, or why there is none. */
+function childDisposition(call: ChildCallView, index: number): string {
+  const attempt = call.attempts[index]
+  const end = attempt?.end
+  if (end === undefined) return '**did not finish**'
+  if (end.disposition === undefined) return end.status === 'timed-out' ? '**timed out**' : '**failed to start**'
+  const reasons: readonly string[] = classifyOutcome(end.result ?? null).reasons
+  const partial = end.disposition !== 'completed' && reasons.includes('partial')
+  const shown = end.disposition === 'completed' ? 'completed' : `**${end.disposition}**${partial ? ' (partial result)' : ''}`
+  return end.replayed === true ? `${shown} (replayed)` : shown
+}
+
+function renderChildren(facts: RunView): string[] {
+  const children = facts.children()
+  if (children.length === 0) return []
+  const out = [
+    '## Child workflows',
+    '',
+    'Each attempt is a child run in its own execution of this run; its journal, `result.json` and `outputs/README.md` are there.',
+    '',
+    '| call | workflow | attempt | disposition | execution | label |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ]
+  for (const call of children) {
+    call.attempts.forEach((attempt, index) => {
+      const label = call.label === undefined ? '' : cell(call.label)
+      out.push(`| ${code(call.id)} | ${code(call.workflow)} | ${attempt.attempt}/${call.maxAttempts} | ${childDisposition(call, index)} | ${code(attempt.childExecutionId)} | ${label} |`)
+    })
+  }
+  out.push('')
+  return out
+}
+
 const REFUSER_NAMES: Readonly<Record<RetryRefuser, string>> = {
   'retry-budget': "the run's retry budget",
   'invocation-cap': 'the invocation cap',
@@ -261,6 +301,11 @@ function renderRefusedRetries(facts: RunView): string[] {
   if (facts.refusedRetries.length === 0) return []
   const out = ['## Refused retries', '']
   for (const line of facts.refusedRetries) {
+    if (line.type === 'child_end') {
+      const ended = line.disposition === undefined ? line.status : `with the child ${line.disposition}`
+      out.push(`- child workflow ${code(line.workflow)} ${code(line.childCallId)} attempt ${line.attempt}/${line.maxAttempts} ended ${ended}; ${describeRefusal(line.retryRefused)}`)
+      continue
+    }
     if (line.type === 'tool_end') {
       const failure = line.failure === undefined ? line.status : `${line.failure.code === undefined ? '' : `${code(line.failure.code)}: `}${escapeText(line.failure.error)}`
       out.push(`- tool ${code(line.tool)} ${code(line.toolCallId)} attempt ${line.attempt}/${line.maxAttempts} ended ${failure}; ${describeRefusal(line.retryRefused)}`)

@@ -3,6 +3,8 @@ import type {
   AgentEndLine,
   AgentStartLine,
   BudgetChangeLine,
+  ChildEndLine,
+  ChildStartLine,
   ErrorLine,
   GroupEndLine,
   GroupStartLine,
@@ -73,6 +75,30 @@ export interface ToolCallView {
   readonly retries: RetryLine[]
 }
 
+/** One attempt of a spawned child workflow: a child run in its own execution. */
+export interface ChildAttemptView {
+  readonly attempt: number
+  readonly childExecutionId: string
+  status: AttemptStatus
+  readonly firstSeq: number
+  start: ChildStartLine | undefined
+  end: ChildEndLine | undefined
+}
+
+/** One logical `spawn()` of a child workflow, by `childCallId`, with every attempt. */
+export interface ChildCallView {
+  readonly kind: 'child'
+  readonly id: string
+  readonly workflow: string
+  readonly ordinal: string
+  readonly label: string | undefined
+  readonly groupId: string | undefined
+  readonly maxAttempts: number
+  readonly firstSeq: number
+  readonly attempts: ChildAttemptView[]
+  readonly retries: RetryLine[]
+}
+
 /** A logical call of either kind. */
 export type CallView = AgentCallView | ToolCallView
 
@@ -117,6 +143,15 @@ export interface RunCounts {
    * `retryRefused`. A refused retry never ran, so it is not in the retry counts.
    */
   retriesRefused: number
+  /** Logical child workflow spawns (distinct `childCallId`s), their attempts, and attempts beyond the first. */
+  childCalls: number
+  childAttempts: number
+  childRetries: number
+  /** Spawns answered from a recording. */
+  replayedChildCalls: number
+  /** Final outcomes of spawns: the last attempt's child completed, or it did not (failed, cancelled, partial, timed out). */
+  childCompleted: number
+  childFailed: number
   /** Groups started, and those that ended other than `completed` (or never ended). */
   groups: number
   groupsNotCompleted: number
@@ -169,6 +204,8 @@ export interface RunView {
   /** One call by `logicalCallId` or `toolCallId`, when kept. */
   call(id: string): CallView | undefined
   groups(): GroupView[]
+  /** Every spawned child workflow, in the order spawned; always kept, whatever `keep` says. */
+  children(): ChildCallView[]
   readonly budgetChanges: readonly BudgetChangeLine[]
   /** The terminal records (`agent_end`, `error`, `tool_end`) whose retry the run refused, in journal order. */
   readonly refusedRetries: readonly RefusedRetryLine[]
@@ -180,7 +217,7 @@ export interface RunView {
 }
 
 /** A terminal record that carries `retryRefused`. */
-export type RefusedRetryLine = (AgentEndLine | ErrorLine | ToolEndLine) & { readonly retryRefused: RetryRefused }
+export type RefusedRetryLine = (AgentEndLine | ErrorLine | ToolEndLine | ChildEndLine) & { readonly retryRefused: RetryRefused }
 
 /** The final outcome of a logical call. */
 export function callOutcome(call: CallView): CallOutcome {
@@ -226,6 +263,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     llmAttempts: 0,
     llmRetries: 0,
     retriesRefused: 0,
+    childCalls: 0,
+    childAttempts: 0,
+    childRetries: 0,
+    replayedChildCalls: 0,
+    childCompleted: 0,
+    childFailed: 0,
     groups: 0,
     groupsNotCompleted: 0,
   }
@@ -238,6 +281,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const agentOfCallId = new Map<string, AgentCallView>()
   const attemptOfCallId = new Map<string, AgentAttemptView>()
   const groups = new Map<string, GroupView>()
+  const children = new Map<string, ChildCallView>()
+  // The final outcome each child call was last counted with.
+  const childCounted = new Map<string, 'completed' | 'failed'>()
   const budgetChanges: BudgetChangeLine[] = []
   const refusedRetries: RefusedRetryLine[] = []
   const divergences: ReplayDivergedLine[] = []
@@ -336,10 +382,53 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     return attempt
   }
 
+  function childAttempt(line: ChildStartLine | ChildEndLine): ChildAttemptView {
+    let call = children.get(line.childCallId)
+    if (call === undefined) {
+      call = {
+        kind: 'child',
+        id: line.childCallId,
+        workflow: line.workflow,
+        ordinal: line.ordinal,
+        label: line.label,
+        groupId: line.groupId,
+        maxAttempts: line.maxAttempts,
+        firstSeq: line.seq,
+        attempts: [],
+        retries: [],
+      }
+      children.set(call.id, call)
+      counts.childCalls += 1
+    }
+    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt)
+    if (attempt === undefined) {
+      attempt = { attempt: line.attempt, childExecutionId: line.childExecutionId, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
+      call.attempts.push(attempt)
+      counts.childAttempts += 1
+      if (call.attempts.length > 1) counts.childRetries += 1
+      // A new attempt re-opens the call: its earlier outcome is no longer final.
+      const before = childCounted.get(call.id)
+      if (before === 'completed') counts.childCompleted -= 1
+      else if (before === 'failed') counts.childFailed -= 1
+      childCounted.delete(call.id)
+    }
+    return attempt
+  }
+
+  function countChild(call: ChildCallView, outcome: 'completed' | 'failed'): void {
+    const before = childCounted.get(call.id)
+    if (before === outcome) return
+    if (before === 'completed') counts.childCompleted -= 1
+    else if (before === 'failed') counts.childFailed -= 1
+    if (outcome === 'completed') counts.childCompleted += 1
+    else counts.childFailed += 1
+    childCounted.set(call.id, outcome)
+  }
+
   function apply(line: JournalLine): void {
     if (line.seq <= lastSeq) return
     lastSeq = line.seq
-    if ((line.type === 'agent_end' || line.type === 'error' || line.type === 'tool_end') && line.retryRefused !== undefined) {
+    if ((line.type === 'agent_end' || line.type === 'error' || line.type === 'tool_end' || line.type === 'child_end') && line.retryRefused !== undefined) {
       refusedRetries.push(line as RefusedRetryLine)
       counts.retriesRefused += 1
     }
@@ -377,6 +466,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         return
       }
       case 'retry': {
+        if (line.kind === 'child') {
+          if (line.callId !== undefined) children.get(line.callId)?.retries.push(line)
+          return
+        }
         const id = line.kind === 'agent' ? (line.logicalCallId ?? (line.callId === undefined ? undefined : agentOfCallId.get(line.callId)?.id)) : line.callId
         const call = id === undefined ? undefined : calls.get(id)
         call?.retries.push(line)
@@ -393,6 +486,19 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         if (call === undefined) return
         if (line.replayed === true) counts.replayedToolCalls += 1
         release(call)
+        return
+      }
+      case 'child_start':
+        childAttempt(line).start = line
+        return
+      case 'child_end': {
+        const attempt = childAttempt(line)
+        attempt.end = line
+        attempt.status = line.status
+        const call = children.get(line.childCallId)
+        if (call === undefined) return
+        if (line.replayed === true) counts.replayedChildCalls += 1
+        if (call.attempts.at(-1) === attempt) countChild(call, line.status === 'completed' ? 'completed' : 'failed')
         return
       }
       case 'group_start': {
@@ -474,6 +580,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     failedCalls: () => ordered().filter((call) => call.attempts.length <= 1 && callOutcome(call) !== 'completed'),
     call: (id) => calls.get(id),
     groups: () => [...groups.values()],
+    children: () => [...children.values()],
     budgetChanges,
     refusedRetries,
     divergences,
