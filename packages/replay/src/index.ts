@@ -12,8 +12,13 @@ export { REQUEST_KEY_PREFIX, requestKey } from './request-key.js'
 export { diffCanonicalRequests } from './diff-canonical-requests.js'
 export { compareOrdinals } from './compare-ordinals.js'
 export { createRecording, mergeRecordings } from './recording.js'
+export { CHILD_REQUEST_FIELDS, childRequestKey, diffChildRequests } from './child-request.js'
+export type { ChildCallRequest, ChildRequestField } from './child-request.js'
 export type {
   AgentRecordingEntry,
+  ChildCallRecord,
+  ChildRecordingEntry,
+  RecordedChildCall,
   RecordedAgentCall,
   RecordedCall,
   RecordedToolCall,
@@ -28,6 +33,9 @@ export { SKIPPED_CALL_REASONS, loadRecording } from './load-recording.js'
 export type { LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
 export { REPLAY_CALL_STATUSES, REPLAY_LIVE_REASONS, createReplaySession } from './replay-session.js'
 export type {
+  ChildReplayCall,
+  ChildReplayDecision,
+  ChildReplayFromRecording,
   ReplayCall,
   ReplayCallStatus,
   ReplayDecision,

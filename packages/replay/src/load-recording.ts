@@ -3,6 +3,8 @@ import {
   type AgentEndLine,
   type AgentResultEnvelope,
   type AgentStartLine,
+  type ChildEndLine,
+  type ChildStartLine,
   type JournalReadResult,
   type ToolEndLine,
   type ToolStartLine,
@@ -227,6 +229,67 @@ function toolEntry(call: ToolCallSeen): { entry: RecordingEntry } | { skipped: S
   }
 }
 
+interface ChildCallSeen {
+  readonly childCallId: string
+  readonly attempts: Map<number, { start: ChildStartLine; end?: ChildEndLine }>
+}
+
+/** The child workflow spawns of the script, in journal order. */
+function groupChildCalls(journal: JournalReadResult): ChildCallSeen[] {
+  const calls = new Map<string, ChildCallSeen>()
+  for (const line of journal.lines) {
+    if (line.type === 'child_start') {
+      let call = calls.get(line.childCallId)
+      if (call === undefined) {
+        call = { childCallId: line.childCallId, attempts: new Map() }
+        calls.set(line.childCallId, call)
+      }
+      if (!call.attempts.has(line.attempt)) call.attempts.set(line.attempt, { start: line })
+    } else if (line.type === 'child_end') {
+      const attempt = calls.get(line.childCallId)?.attempts.get(line.attempt)
+      if (attempt !== undefined) attempt.end = line
+    }
+  }
+  return [...calls.values()]
+}
+
+function childEntry(call: ChildCallSeen): { entry: RecordingEntry } | { skipped: SkippedCall } {
+  let final: { start: ChildStartLine; end?: ChildEndLine } | undefined
+  for (const [number, attempt] of call.attempts) if (final === undefined || number > final.start.attempt) final = attempt
+  const { start, end } = final as { start: ChildStartLine; end?: ChildEndLine }
+  const skip = (reason: SkippedCallReason, detail: string): { skipped: SkippedCall } => ({
+    skipped: { ordinal: start.ordinal, logicalCallId: call.childCallId, callId: start.childExecutionId, reason, detail },
+  })
+  // A child still running when the parent stopped is spawned again, as a new attempt.
+  if (end === undefined) return skip('unfinished', `child workflow "${start.workflow}" attempt ${start.attempt} has no child_end line`)
+  let key: string | undefined
+  for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
+  if (key === undefined || key === '') return skip('no-request-key', 'the spawn was journaled without a requestKey')
+  if (end.status === 'completed' && end.result === undefined) {
+    return skip('no-result', `child workflow "${start.workflow}" completed but its child_end holds no result, so it runs again`)
+  }
+  return {
+    entry: {
+      kind: 'child',
+      ordinal: start.ordinal,
+      key,
+      record: {
+        callId: call.childCallId,
+        workflow: start.workflow,
+        status: end.status === 'completed' ? 'completed' : 'failed',
+        attempt: end.attempt,
+        maxAttempts: end.maxAttempts,
+        childExecutionId: end.childExecutionId,
+        ...(end.disposition === undefined ? {} : { disposition: end.disposition }),
+        ...(end.result === undefined ? {} : { result: end.result }),
+        ...(end.failure === undefined ? {} : { failure: end.failure }),
+        ...(end.status === 'timed-out' ? { timedOut: true } : {}),
+      },
+      ...(start.input === undefined ? {} : { request: { workflow: start.workflow, input: start.input } }),
+    },
+  }
+}
+
 /**
  * Reads the recording of one execution from disk: `<dir>/journal.jsonl` with
  * the journal's reader, and for each logical call (grouped by
@@ -234,7 +297,8 @@ function toolEntry(call: ToolCallSeen): { entry: RecordingEntry } | { skipped: S
  * the result envelope of its FINAL attempt from
  * `<dir>/calls/<callId>/result/result.json`; and for each `tool()` call the
  * script made (by `toolCallId`, with its ordinal, key, arguments and the
- * final attempt's result or failure from `tool_end`). All attempts of a call share one
+ * final attempt's result or failure from `tool_end`), and likewise each
+ * child workflow spawn from its `child_start`/`child_end` lines. All attempts of a call share one
  * ordinal, so a discarded attempt is never recorded on its own.
  *
  * `dir` is any execution directory holding a `journal.jsonl`: a root run
@@ -304,6 +368,11 @@ export function loadRecording(dir: string): LoadedRecording {
   }
   for (const call of groupToolCalls(journal)) {
     const found = toolEntry(call)
+    if ('entry' in found) entries.push(found.entry)
+    else skipped.push(found.skipped)
+  }
+  for (const call of groupChildCalls(journal)) {
+    const found = childEntry(call)
     if ('entry' in found) entries.push(found.entry)
     else skipped.push(found.skipped)
   }

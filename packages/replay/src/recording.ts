@@ -11,6 +11,7 @@ import {
 import { compareOrdinals } from './compare-ordinals.js'
 import { CanonicalRequestError, DuplicateOrdinalError, RecordingEntryError } from './replay-errors.js'
 import { type ToolCallRequest, TOOL_REQUEST_FIELDS, type ToolRequestField } from './tool-request.js'
+import { CHILD_REQUEST_FIELDS, type ChildCallRequest, type ChildRequestField } from './child-request.js'
 import { zodProblems } from './zod-problems.js'
 
 /** One logical `agent()` call as handed to {@link createRecording}. */
@@ -62,8 +63,36 @@ export interface ToolRecordingEntry {
   readonly request?: ToolCallRequest | undefined
 }
 
-/** One logical call, an agent's or a tool's, as handed to {@link createRecording}. */
-export type RecordingEntry = AgentRecordingEntry | ToolRecordingEntry
+/** How the final attempt of a recorded child workflow spawn ended. */
+export interface ChildCallRecord {
+  /** The spawn's `childCallId`. */
+  readonly callId: string
+  readonly workflow: string
+  readonly status: 'completed' | 'failed'
+  readonly attempt: number
+  readonly maxAttempts: number
+  /** The execution the final attempt's child run wrote to. */
+  readonly childExecutionId: string
+  /** The child run's disposition, when it ended. */
+  readonly disposition?: 'completed' | 'failed' | 'cancelled' | undefined
+  /** The child's detached result (or failure envelope). */
+  readonly result?: JsonValue
+  readonly failure?: { readonly error: string; readonly retryable: boolean; readonly code?: string | undefined }
+  readonly timedOut?: boolean
+}
+
+/** One child workflow spawn of the workflow script as handed to {@link createRecording}. */
+export interface ChildRecordingEntry {
+  readonly kind: 'child'
+  readonly ordinal: string
+  /** The spawn's key from `childRequestKey`. */
+  readonly key: string
+  readonly record: ChildCallRecord
+  readonly request?: ChildCallRequest | undefined
+}
+
+/** One logical call, an agent's, a tool's or a spawn's, as handed to {@link createRecording}. */
+export type RecordingEntry = AgentRecordingEntry | ToolRecordingEntry | ChildRecordingEntry
 
 /** A recorded `agent()` call, as a {@link Recording} hands it out. */
 export interface RecordedAgentCall {
@@ -88,8 +117,19 @@ export interface RecordedToolCall {
   readonly requestFields: readonly ToolRequestField[]
 }
 
+/** A recorded child workflow spawn, as a {@link Recording} hands it out. */
+export interface RecordedChildCall {
+  readonly kind: 'child'
+  readonly ordinal: string
+  readonly key: string
+  readonly record: ChildCallRecord
+  readonly request: ChildCallRequest | undefined
+  /** The identity fields `request` holds; empty when `request` is undefined. */
+  readonly requestFields: readonly ChildRequestField[]
+}
+
 /** A recorded call; narrow on `kind`. */
-export type RecordedCall = RecordedAgentCall | RecordedToolCall
+export type RecordedCall = RecordedAgentCall | RecordedToolCall | RecordedChildCall
 
 /** The recorded calls of one execution, keyed by ordinal. Read-only. */
 export interface Recording {
@@ -158,8 +198,38 @@ function toRecordedToolCall(entry: ToolRecordingEntry, index: number): RecordedT
   }
 }
 
+const ChildEntrySchema = z.object({
+  kind: z.literal('child'),
+  ordinal: z.string('ordinal must be a string').min(1, 'ordinal must not be empty'),
+  key: z.string('key must be a string').min(1, 'key must not be empty'),
+  record: z.looseObject(
+    {
+      callId: z.string('record.callId must be a string').min(1, 'record.callId must not be empty'),
+      workflow: z.string('record.workflow must be a string').min(1, 'record.workflow must not be empty'),
+      status: z.enum(['completed', 'failed'], 'record.status must be "completed" or "failed"'),
+      childExecutionId: z.string('record.childExecutionId must be a string').min(1, 'record.childExecutionId must not be empty'),
+    },
+    'record must describe the final attempt of the spawn',
+  ),
+  request: z.object({ workflow: z.string().min(1, 'request.workflow must not be empty'), input: z.unknown() }, 'request must be { workflow, input }').optional(),
+})
+
+function toRecordedChildCall(entry: ChildRecordingEntry, index: number): RecordedChildCall {
+  const parsed = ChildEntrySchema.safeParse(entry)
+  if (!parsed.success) throw new RecordingEntryError(index, zodProblems(parsed.error, 'entry'), parsed.error)
+  return {
+    kind: 'child',
+    ordinal: entry.ordinal,
+    key: entry.key,
+    record: entry.record,
+    request: entry.request,
+    requestFields: entry.request === undefined ? [] : CHILD_REQUEST_FIELDS,
+  }
+}
+
 function toRecordedCall(given: RecordingEntry, index: number): RecordedCall {
   if (typeof given === 'object' && (given as unknown) !== null && given.kind === 'tool') return toRecordedToolCall(given, index)
+  if (typeof given === 'object' && (given as unknown) !== null && given.kind === 'child') return toRecordedChildCall(given, index)
   const entry = given as AgentRecordingEntry
   if (!isWellFormed(entry)) {
     const parsed = EntrySchema.safeParse(entry)
@@ -224,6 +294,9 @@ export function createRecording(entries: Iterable<RecordingEntry>): Recording {
 
 /** The entry a recorded call was built from, so recordings can be combined. */
 function entryOf(call: RecordedCall): RecordingEntry {
+  if (call.kind === 'child') {
+    return { kind: 'child', ordinal: call.ordinal, key: call.key, record: call.record, ...(call.request === undefined ? {} : { request: call.request }) }
+  }
   if (call.kind === 'tool') {
     return { kind: 'tool', ordinal: call.ordinal, key: call.key, record: call.record, ...(call.request === undefined ? {} : { request: call.request }) }
   }

@@ -3,7 +3,8 @@ import { z } from 'zod'
 import { CANONICAL_REQUEST_FIELDS, type AgentCallRequest, type CanonicalRequest, type CanonicalRequestField, canonicalRequest } from './canonical-request.js'
 import { compareOrdinals } from './compare-ordinals.js'
 import { diffCanonicalRequests } from './diff-canonical-requests.js'
-import type { RecordedAgentCall, RecordedCall, Recording, ToolCallRecord } from './recording.js'
+import type { ChildCallRecord, RecordedAgentCall, RecordedCall, Recording, ToolCallRecord } from './recording.js'
+import { type ChildCallRequest, type ChildRequestField, childRequestKey, diffChildRequests } from './child-request.js'
 import { OrdinalRepeatedError, ReplayOptionsError } from './replay-errors.js'
 import { keyOfCanonical } from './request-key.js'
 import { type ToolCallRequest, type ToolRequestField, diffToolRequests, toolRequestKey } from './tool-request.js'
@@ -24,7 +25,7 @@ export type ReplayLiveReason = (typeof REPLAY_LIVE_REASONS)[number]
  * call's (`tool`, `args`), or `kind` when an agent call stands where a tool
  * call was recorded, or the other way round.
  */
-export type ReplayField = CanonicalRequestField | ToolRequestField | 'kind'
+export type ReplayField = CanonicalRequestField | ToolRequestField | ChildRequestField | 'kind'
 
 /** The first call whose request key differed from the recording. Reported once per session. */
 export interface ReplayDivergence {
@@ -64,6 +65,26 @@ export interface ToolReplayFromRecording {
   /** How the recorded call's final attempt ended: its result, or its failure. */
   readonly record: ToolCallRecord
   readonly key: string
+}
+
+/** Answer a child workflow spawn from the recording: do not run the child. */
+export interface ChildReplayFromRecording {
+  readonly mode: 'replay'
+  /** How the recorded spawn's final attempt ended: the child's result, or its failure. */
+  readonly record: ChildCallRecord
+  readonly key: string
+}
+
+/** What {@link ReplaySession.next} decided for one child workflow spawn. */
+export type ChildReplayDecision = ChildReplayFromRecording | RunLive
+
+/** One child workflow spawn of the workflow script as the runtime asks about it. */
+export interface ChildReplayCall {
+  readonly kind: 'child'
+  /** The spawn's position in the group tree, taken from the same slot as agent and tool calls. */
+  readonly ordinal: string
+  /** The workflow's name and its detached input. */
+  readonly request: ChildCallRequest
 }
 
 /** What {@link ReplaySession.next} decided for one logical `agent()` call. */
@@ -167,6 +188,8 @@ export interface ReplaySession {
   next(call: ReplayCall): ReplayDecision
   /** Decides one logical `tool()` call under the same latch and positions as agent calls. */
   next(call: ToolReplayCall): ToolReplayDecision
+  /** Decides one child workflow spawn under the same latch and positions as agent and tool calls. */
+  next(call: ChildReplayCall): ChildReplayDecision
   /** The divergence that tripped the latch, or `null` while none has. */
   readonly divergence: ReplayDivergence | null
   /** True once the latch has tripped; it never resets. */
@@ -229,23 +252,29 @@ export function createReplaySession(recording: Recording, options: ReplaySession
   const asked = new Map<string, AskedCall>()
   let divergence: ReplayDivergence | null = null
 
-  function keyOf(call: ReplayCall | ToolReplayCall): { key: string; canonical: CanonicalRequest | ToolCallRequest } {
+  type AnyCall = ReplayCall | ToolReplayCall | ChildReplayCall
+  type AnyCanonical = CanonicalRequest | ToolCallRequest | ChildCallRequest
+
+  function keyOf(call: AnyCall): { key: string; canonical: AnyCanonical } {
     if (call.kind === 'tool') return { key: toolRequestKey(call.request), canonical: call.request }
+    if (call.kind === 'child') return { key: childRequestKey(call.request), canonical: call.request }
     const canonical = canonicalRequest(call.request)
     return { key: keyOfCanonical(canonical), canonical }
   }
 
-  function fieldsIfDiffering(entry: RecordedCall, call: ReplayCall | ToolReplayCall, key: string, canonical: CanonicalRequest | ToolCallRequest): readonly ReplayField[] | undefined {
+  function fieldsIfDiffering(entry: RecordedCall, call: AnyCall, key: string, canonical: AnyCanonical): readonly ReplayField[] | undefined {
     if (entry.key === key) return undefined
     if (entry.kind !== (call.kind ?? 'agent')) return ['kind']
     if (entry.request === undefined) return []
     if (entry.kind === 'tool') return diffToolRequests(entry.request, canonical as ToolCallRequest)
+    if (entry.kind === 'child') return diffChildRequests(entry.request, canonical as ChildCallRequest)
     return diffCanonicalRequests(entry.request, canonical as CanonicalRequest, knownFields(entry))
   }
 
   function next(call: ReplayCall): ReplayDecision
   function next(call: ToolReplayCall): ToolReplayDecision
-  function next(call: ReplayCall | ToolReplayCall): ReplayDecision | ToolReplayDecision {
+  function next(call: ChildReplayCall): ChildReplayDecision
+  function next(call: AnyCall): ReplayDecision | ToolReplayDecision | ChildReplayDecision {
     if (typeof call !== 'object' || (call as unknown) === null) {
       throw new ReplayOptionsError([{ field: 'call', message: 'next() takes { ordinal, request }' }])
     }
@@ -261,7 +290,7 @@ export function createReplaySession(recording: Recording, options: ReplaySession
     const { key, canonical } = keyOf(call)
     const recorded = recording.get(ordinal)
 
-    let decision: ReplayDecision | ToolReplayDecision
+    let decision: ReplayDecision | ToolReplayDecision | ChildReplayDecision
     if (divergence !== null) {
       decision = { mode: 'live', reason: 'latched', key }
       asked.set(ordinal, { key, decision: 'latched', fields: recorded === undefined ? undefined : fieldsIfDiffering(recorded, call, key, canonical) })
@@ -274,11 +303,16 @@ export function createReplaySession(recording: Recording, options: ReplaySession
       decision = { mode: 'live', reason: 'diverged', key }
       asked.set(ordinal, { key, decision: 'diverged', fields })
       onDiverged?.(divergence)
-    } else if ((recorded.kind === 'tool' ? recorded.record.status : recorded.envelope.status) === 'failed' && !replayFailures) {
+    } else if ((recorded.kind === 'agent' ? recorded.envelope.status : recorded.record.status) === 'failed' && !replayFailures) {
       decision = { mode: 'live', reason: 'recorded-failure', key }
       asked.set(ordinal, { key, decision: 'recorded-failure', fields: undefined })
     } else {
-      decision = recorded.kind === 'tool' ? { mode: 'replay', record: recorded.record, key } : { mode: 'replay', envelope: recorded.envelope, key }
+      decision =
+        recorded.kind === 'agent'
+          ? { mode: 'replay', envelope: recorded.envelope, key }
+          : recorded.kind === 'tool'
+            ? { mode: 'replay', record: recorded.record, key }
+            : { mode: 'replay', record: recorded.record, key }
       asked.set(ordinal, { key, decision: 'replay', fields: undefined })
     }
     return decision

@@ -25,6 +25,8 @@ export interface DeployCheckOptions {
 export interface LiveAgainCounts {
   readonly agent: number
   readonly tool: number
+  /** Child workflow spawns, each of which would run its whole child workflow again. */
+  readonly child: number
   readonly inputTokens: number
   readonly outputTokens: number
 }
@@ -59,6 +61,7 @@ const CONTINUABLE: readonly RunStanding[] = ['unfinished', 'cancelled']
 function costOf(calls: readonly RecordedCall[]): LiveAgainCounts {
   let agent = 0
   let tool = 0
+  let child = 0
   let inputTokens = 0
   let outputTokens = 0
   for (const call of calls) {
@@ -66,11 +69,15 @@ function costOf(calls: readonly RecordedCall[]): LiveAgainCounts {
       tool += 1
       continue
     }
+    if (call.kind === 'child') {
+      child += 1
+      continue
+    }
     agent += 1
     inputTokens += call.envelope.usage?.inputTokens ?? 0
     outputTokens += call.envelope.usage?.outputTokens ?? 0
   }
-  return { agent, tool, inputTokens, outputTokens }
+  return { agent, tool, child, inputTokens, outputTokens }
 }
 
 /**
