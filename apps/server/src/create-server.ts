@@ -1,6 +1,6 @@
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
-import type { DeferredAnswer, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
 import type { ExecutionInfo } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
@@ -10,7 +10,7 @@ import { journalEventStream } from './event-stream.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
 import type { Env, RouteContext } from './route-context.js'
-import { type LiveState, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
+import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
   CancelBodySchema,
@@ -228,12 +228,17 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return runtime.get(runId)
   }
 
+  /** The deferrals a run waits on; read only while its latest execution has not ended. */
+  async function pendingOf(stored: StoredRun): Promise<PendingDeferral[]> {
+    return hasEnded(stored.latest) ? [] : runtime.pendingDeferrals(stored.runId)
+  }
+
   async function statusNow(runId: string, executionId: string): Promise<RunStatus> {
     const live = liveState(runId)
     if (live.liveExecutionId === executionId) return live.cancelling ? 'cancelling' : 'running'
     const stored = await load(runId)
     const execution = [...stored.executions, ...stored.replays].find((candidate) => candidate.info.executionId === executionId) ?? stored.latest
-    return statusOfExecution(execution, liveState(runId))
+    return statusOfExecution(execution, liveState(runId), execution === stored.latest ? (await pendingOf(stored)).length : 0)
   }
 
   async function accepted(runId: string, executionId: string): Promise<{ runId: string; executionId: string; status: RunStatus; links: ReturnType<typeof linksOf> }> {
@@ -338,7 +343,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       } catch {
         continue // not a run (a stray directory), or removed meanwhile
       }
-      const item = runListItem(stored, liveState(info.runId), info.createdAt)
+      const item = runListItem(stored, liveState(info.runId), info.createdAt, (await pendingOf(stored)).length)
       if (query.workflow !== undefined && item.workflow !== query.workflow) continue
       if (query.status !== undefined && item.status !== query.status) continue
       runs.push(item)
@@ -348,7 +353,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
-    return c.json(runResource(await load(runId), liveState(runId)))
+    const stored = await load(runId)
+    return c.json(runResource(stored, liveState(runId), await pendingOf(stored)))
   })
 
   app.get('/v1/runs/:id/result', guard('runs:read'), async (c) => {
@@ -363,7 +369,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       const left = deadline - Date.now()
       if (left <= 0 || signals.some((signal) => signal.aborted)) {
         return c.json(
-          { runId, executionId: stored.latest.info.executionId, status: statusOfExecution(stored.latest, liveState(runId)), links: linksOf(runId) },
+          { runId, executionId: stored.latest.info.executionId, status: statusOfExecution(stored.latest, liveState(runId), (await pendingOf(stored)).length), links: linksOf(runId) },
           202,
         )
       }

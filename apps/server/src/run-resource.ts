@@ -1,4 +1,4 @@
-import type { RunResultFile, StoredExecution, StoredRun } from '@locus/runtime'
+import type { PendingDeferral, RunResultFile, StoredExecution, StoredRun } from '@locus/runtime'
 import type { z } from 'zod'
 import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
 
@@ -15,35 +15,49 @@ export function linksOf(runId: string): z.infer<typeof LinksSchema> {
   return { self, result: `${self}/result`, journal: `${self}/journal`, events: `${self}/events`, cancel: `${self}/cancel`, resume: `${self}/resume` }
 }
 
+/** True once an execution has ended: its `run_end` is readable or its `result.json` written. */
+export function hasEnded(execution: StoredExecution): boolean {
+  return (execution.view.runEnd?.disposition ?? execution.resultFile?.disposition) !== undefined
+}
+
 /**
  * The status of one execution: its disposition once it ended, `cancelling`
- * after a cancel this server asked for, `queued` before its `run_start`
- * line is readable, `running` otherwise (also when another process runs it,
- * or when the process that ran it died: resume it then).
+ * after a cancel this server asked for, `waiting` while it waits on an open
+ * deferred tool (`waitingOn` deferrals of the run), `queued` before its
+ * `run_start` line is readable, `running` otherwise (also when another
+ * process runs it, or when the process that ran it died: resume it then).
  */
-export function statusOfExecution(execution: StoredExecution, live: LiveState): RunStatus {
+export function statusOfExecution(execution: StoredExecution, live: LiveState, waitingOn = 0): RunStatus {
   const disposition = execution.view.runEnd?.disposition ?? execution.resultFile?.disposition
   if (disposition !== undefined) return disposition
+  const isLive = live.liveExecutionId === execution.info.executionId
+  if (isLive && live.cancelling) return 'cancelling'
+  if (waitingOn > 0) return 'waiting'
   // A live handle exists only once run_start was written, even if the line is not readable yet.
-  if (live.liveExecutionId === execution.info.executionId) return live.cancelling ? 'cancelling' : 'running'
+  if (isLive) return 'running'
   if (execution.view.runStart === undefined) return 'queued'
   return 'running'
 }
 
-/** GET /v1/runs/{id}: the latest execution's summary, its RunView counts and every execution's status. */
-export function runResource(stored: StoredRun, live: LiveState): z.infer<typeof RunSchema> {
+/**
+ * GET /v1/runs/{id}: the latest execution's summary, its RunView counts,
+ * every execution's status, and the deferrals it waits on (`pending`, read
+ * only while the latest execution has not ended).
+ */
+export function runResource(stored: StoredRun, live: LiveState, pending: readonly PendingDeferral[] = []): z.infer<typeof RunSchema> {
   const latest = stored.latest
   const summary = latest.summary
+  const waiting = hasEnded(latest) ? [] : pending
   return {
     runId: stored.runId,
     workflow: summary.workflow,
-    status: statusOfExecution(latest, live),
+    status: statusOfExecution(latest, live, waiting.length),
     live: live.liveExecutionId === latest.info.executionId,
     executionId: latest.info.executionId,
     executions: [...stored.executions, ...stored.replays].map((execution) => ({
       executionId: execution.info.executionId,
       kind: execution.info.kind,
-      status: statusOfExecution(execution, live),
+      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0),
     })),
     disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,
     answerOutcome: summary.answerOutcome ?? null,
@@ -54,16 +68,23 @@ export function runResource(stored: StoredRun, live: LiveState): z.infer<typeof 
     caveats: [...summary.caveats],
     counts: { ...latest.view.counts },
     lastSeq: latest.view.lastSeq,
+    deferred: waiting.map((deferral) => ({
+      deferredId: deferral.deferredId,
+      tool: deferral.tool,
+      ...(deferral.args === undefined ? {} : { args: deferral.args }),
+      expiresAt: deferral.expiresAt,
+      executionId: deferral.executionId,
+    })),
     links: linksOf(stored.runId),
   }
 }
 
-export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined): z.infer<typeof RunListItemSchema> {
+export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined, waitingOn = 0): z.infer<typeof RunListItemSchema> {
   const summary = stored.latest.summary
   return {
     runId: stored.runId,
     workflow: summary.workflow,
-    status: statusOfExecution(stored.latest, live),
+    status: statusOfExecution(stored.latest, live, waitingOn),
     createdAt: createdAt === undefined ? null : new Date(createdAt).toISOString(),
     startedAt: summary.startedAt ?? null,
     links: { self: linksOf(stored.runId).self },

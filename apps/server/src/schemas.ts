@@ -10,7 +10,7 @@ import { SERVER_ERROR_CODES } from './errors.js'
 /** The rule of `validateRunId` in @locus/journal, as a pattern a client can read. */
 export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `must be ${RUN_ID_RULE}`)
 
-/** Where a run is; `waiting` is reserved for runs waiting on a deferred tool (not served yet). */
+/** Where a run is; `waiting` is a run that has not ended and waits on an open deferred tool. */
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
 export const RunStatusSchema = z.enum(RUN_STATUSES)
 export type RunStatus = z.infer<typeof RunStatusSchema>
@@ -83,6 +83,15 @@ export const ExecutionSummarySchema = z.object({
   status: RunStatusSchema,
 })
 
+/** A deferral that waits for an answer (PendingDeferral of @locus/runtime). */
+export const PendingDeferralSchema = z.object({
+  deferredId: z.string(),
+  tool: z.string(),
+  args: z.unknown().optional().describe("The tool's arguments as the run called it."),
+  expiresAt: z.string().nullable().describe('When the deferral lapses; null waits indefinitely.'),
+  executionId: z.string(),
+})
+
 export const RunSchema = z.object({
   runId: z.string(),
   workflow: z.string(),
@@ -99,6 +108,7 @@ export const RunSchema = z.object({
   caveats: z.array(z.string()),
   counts: z.record(z.string(), z.number()).describe('The RunView counts of the latest execution (RunCounts of @locus/journal).'),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
+  deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
   links: LinksSchema,
 })
 

@@ -42,6 +42,25 @@ describe('deferred tools over HTTP', () => {
     expect(unknown.status).toBe(404)
   })
 
+  it('reports a run waiting on a deferral as waiting, with the deferral, live and as stored, and running again once answered', async () => {
+    const runsDir = tempRunsDir()
+    const server = await testServer({ runtime: createRuntime({ workflows: [approval], runsDir }) })
+    const started = await server.json<{ runId: string }>('/v1/workflows/approval/runs', { method: 'POST', body: JSON.stringify({ input: null }) })
+    const runId = started.body.runId
+    const id = await waitForDeferral(server, runId)
+    const live = await server.json<{ status: string; live: boolean; deferred: unknown[]; executions: { status: string }[] }>(`/v1/runs/${runId}`)
+    expect(live.body).toMatchObject({ status: 'waiting', live: true, deferred: [{ deferredId: id, tool: 'approve', args: { amount: 42 }, expiresAt: null, executionId: runId }] })
+    expect(live.body.executions).toEqual([expect.objectContaining({ status: 'waiting' })])
+    const listed = await server.json<{ runs: { runId: string; status: string }[] }>('/v1/runs?status=waiting')
+    expect(listed.body.runs.map((run) => run.runId)).toEqual([runId])
+    // Another server on the same runs directory sees the stored run waiting too.
+    const reader = await testServer({ runtime: createRuntime({ workflows: [approval], runsDir }) })
+    expect((await reader.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'waiting', live: false, deferred: [{ deferredId: id }] })
+    await server.json(`/v1/runs/${runId}/deferred/${id}/resolve`, { method: 'POST', body: JSON.stringify({ result: { approved: true } }) })
+    await server.json(`/v1/runs/${runId}/result?wait=10`)
+    expect((await server.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'completed', deferred: [] })
+  })
+
   it('needs the deferred:resolve scope', async () => {
     const key = 'read-only-key-0123456789'
     const server = await testServer({ runtime: createRuntime({ workflows: [approval], runsDir: tempRunsDir() }), apiKeys: [`${key}:runs:read+runs:start`] as never })
