@@ -1,15 +1,18 @@
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
 import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import type { TriggerQueue } from '@locus/protocol'
 import type { ExecutionInfo } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
 import { ApiError, toApiError } from './errors.js'
 import { journalEventStream } from './event-stream.js'
+import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
 import type { Env, RouteContext } from './route-context.js'
+import { mountWorkerRoutes } from './worker-routes.js'
 import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
@@ -50,6 +53,18 @@ export interface CreateServerOptions {
   readonly idempotencyTtlMs?: number | undefined
   /** Told about errors that are the server's fault (answered as `internal_error`). @default console.error */
   readonly onError?: ((error: unknown) => void) | undefined
+  /**
+   * The queue HTTP workers poll (`/v1/worker/*`): give the runtime the same
+   * queue as its `worker` (`createRuntime({ defaults: { worker: queue } })`).
+   * Without it the worker routes answer 404.
+   */
+  readonly workers?: TriggerQueue | undefined
+  /** The longest `wait` of GET /v1/worker/triggers, in seconds; a longer one is cut to it. @default 60 */
+  readonly maxWorkerWaitSeconds?: number | undefined
+  /** How long a token of POST /v1/runs/{id}/events-token is good for. @default 300_000 (5 minutes) */
+  readonly eventsTokenTtlMs?: number | undefined
+  /** The clock events tokens are issued and checked by. @default Date.now */
+  readonly now?: (() => number) | undefined
 }
 
 /** What the server keeps between requests, shared with {@link startServer}'s shutdown. */
@@ -68,7 +83,7 @@ export interface ServerState {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = []
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20
@@ -194,12 +209,22 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   const idempotency = createIdempotencyKeys<{ runId: string; executionId: string }>({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000 })
   const state: ServerState = { shuttingDown: false, shutdown: new AbortController(), runs: new Map(), cancelling: new Set(), openStreams: 0 }
   let openApi: Record<string, unknown> | undefined
+  const eventTokens = createEventTokens({ ttlMs: options.eventsTokenTtlMs ?? 300_000, now: options.now ?? Date.now })
 
   const app = new Hono<Env>()
 
   const guard = (scope: ApiScope) => async (c: Context<Env>, next: () => Promise<void>) => {
     c.set('principal', authorize(keys, c.req.header('authorization'), scope))
     await next()
+  }
+
+  /** The events route takes a bearer key with runs:read, or `?token=` from POST /v1/runs/{id}/events-token for that run. */
+  const eventsGuard = async (c: Context<Env>, next: () => Promise<void>) => {
+    const token = c.req.query('token')
+    if (token === undefined) return guard('runs:read')(c, next)
+    c.set('principal', eventTokens.verify(token, c.req.param('id') ?? ''))
+    await next()
+    return undefined
   }
 
   function refuseWhenShuttingDown(): void {
@@ -409,7 +434,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.body(body, 200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Locus-Execution-Id': ref.executionId })
   })
 
-  app.get('/v1/runs/:id/events', guard('runs:read'), async (c) => {
+  app.get('/v1/runs/:id/events', eventsGuard, async (c) => {
     const runId = runIdOf(c)
     const query = parse(EventsQuerySchema, c.req.query(), 'query')
     const lastEventId = c.req.header('last-event-id')
@@ -522,7 +547,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return answer(c, { kind: 'rejected', error: body.error, retryable: body.retryable === true, ...(body.code === undefined ? {} : { code: body.code }) })
   })
 
-  const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState }
+  const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState, options, eventTokens }
   for (const mount of ROUTE_MODULES) mount(routes)
 
   app.notFound((c) => {

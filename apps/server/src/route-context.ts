@@ -3,7 +3,8 @@ import type { Context, Hono } from 'hono'
 import type { z } from 'zod'
 import type { ApiScope } from './auth.js'
 import type { LiveState } from './run-resource.js'
-import type { ServerState } from './create-server.js'
+import type { CreateServerOptions, ServerState } from './create-server.js'
+import type { EventTokens } from './events-token.js'
 
 /** The Hono environment of every route: the principal the bearer key named. */
 export type Env = { Variables: { principal: string } }
@@ -33,4 +34,8 @@ export interface RouteContext {
   readonly refuseWhenShuttingDown: () => void
   /** Whether this server executes the run now, and whether it was asked to cancel. */
   readonly liveState: (runId: string) => LiveState
+  /** The options the server was built with. */
+  readonly options: CreateServerOptions
+  /** Issues and checks the run-scoped tokens of the events route. */
+  readonly eventTokens: EventTokens
 }

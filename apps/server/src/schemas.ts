@@ -1,5 +1,6 @@
 import { JsonValueSchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
 import { AnswerOutcomeSchema, RunDispositionSchema } from '@locus/outcome'
+import { TriggerSchema, WorkerResponseSchema } from '@locus/protocol'
 import { LAUNCH_MODES } from '@locus/runtime'
 import { z } from 'zod'
 import { SERVER_ERROR_CODES } from './errors.js'
@@ -182,3 +183,50 @@ export const RejectBodySchema = z
     code: z.enum(['provider_error', 'rate_limited', 'refused', 'budget_exceeded', 'deadline_exceeded']).optional(),
   })
   .strict()
+
+/** `GET /v1/runs/{id}/events?token=`: a token from `POST /v1/runs/{id}/events-token`, in place of the Authorization header. */
+export const EventsTokenQuerySchema = z.object({
+  token: z.string().min(1).optional().describe('A token from POST /v1/runs/{id}/events-token, for clients that cannot send headers (EventSource); good for this run only, until it expires.'),
+})
+
+/** `POST /v1/runs/{id}/events-token`. */
+export const EventsTokenSchema = z.object({
+  runId: z.string(),
+  token: z.string().describe('Pass as `?token=` to GET /v1/runs/{id}/events; signed by this server for this run only.'),
+  expiresAt: z.string().describe('After this the token is refused; ask for a new one.'),
+  events: z.string().describe('The event stream URL with the token.'),
+})
+
+/** How a worker names itself: the same name on every poll and answer keeps its claims alive. */
+export const WorkerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
+
+export const WorkerTriggersQuerySchema = z.object({
+  worker: WorkerNameSchema.describe('Names this worker process; use the same name on POST /v1/worker/actions and every later poll.'),
+  tools: z
+    .string()
+    .transform((text) => text.split(',').map((name) => name.trim()).filter((name) => name.length > 0))
+    .pipe(z.array(z.string().max(256)).min(1, 'must name at least one tool').max(100))
+    .describe('Comma-separated tool names this worker serves; `llm.execute` takes LLM calls.'),
+  wait: z.coerce.number().min(0).optional().describe('Seconds to wait for a trigger when none is queued; capped at the server maximum (60 by default). Default 0.'),
+  max: z.coerce.number().int().min(1).max(100).optional().describe('At most this many triggers in one answer. Default 10.'),
+})
+
+export const WorkerActionsQuerySchema = z.object({ worker: WorkerNameSchema.describe('The name this worker polled with.') })
+
+/** The triggers a poll claimed, in the seed-001 wire format. */
+export const WorkerTriggersSchema = z.object({
+  triggers: z.array(TriggerSchema).describe('Claimed for this worker: answer each with POST /v1/worker/actions before the claim lapses.'),
+  claimTimeoutMs: z.number().int().describe('A worker that neither polls nor answers for this long loses its triggers (they fail retryably).'),
+})
+
+/** What `POST /v1/worker/actions` did with each action. */
+export const WorkerActionsReportSchema = z.object({
+  accepted: z.array(z.string()).describe('Trigger ids settled by these actions.'),
+  ignored: z
+    .array(z.object({ id: z.string().nullable(), reason: z.string() }))
+    .describe('Actions that matched no trigger this worker holds (answered already, expired, held by another worker), each with why.'),
+})
+
+export { WorkerResponseSchema }

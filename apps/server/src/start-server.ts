@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { ServerOptionsError, parseApiKeys } from './auth.js'
+import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
 import { type CreateServerOptions, buildServer } from './create-server.js'
 
 /** Options of {@link startServer}. */
@@ -12,7 +12,12 @@ export interface StartServerOptions extends CreateServerOptions {
   readonly host?: string | undefined
   /** How long shutdown lets the runs this server started run on before it cancels them. @default 10_000 */
   readonly shutdownGraceMs?: number | undefined
-  /** Where `LOCUS_API_KEYS` is read when `apiKeys` is not given. @default process.env */
+  /**
+   * A file of hashed API keys, one `sha256:<hex>:scope+scope` a line (see
+   * `readApiKeysFile`), added to `apiKeys`. @default `LOCUS_API_KEYS_FILE` from `env`
+   */
+  readonly apiKeysFile?: string | undefined
+  /** Where `LOCUS_API_KEYS` and `LOCUS_API_KEYS_FILE` are read when `apiKeys` and `apiKeysFile` are not given. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
 
@@ -46,8 +51,9 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Starts the HTTP API on a port with `@hono/node-server`. API keys come from
- * `apiKeys`, else from `LOCUS_API_KEYS`; without any the server listens on
- * loopback only and refuses another host with the reason.
+ * `apiKeys`, else from `LOCUS_API_KEYS`, and from the hashed keys of
+ * `apiKeysFile`, else `LOCUS_API_KEYS_FILE`; without any the server listens
+ * on loopback only and refuses another host with the reason.
  *
  * @example
  * ```ts
@@ -61,11 +67,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? DEFAULT_HOST
   const port = options.port ?? DEFAULT_PORT
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ServerOptionsError(`port must be a whole number from 0 to 65535, got ${String(port)}.`)
-  const apiKeys = options.apiKeys ?? (options.env ?? process.env).LOCUS_API_KEYS
+  const env = options.env ?? process.env
+  const plainKeys = options.apiKeys ?? env.LOCUS_API_KEYS
+  parseApiKeys(plainKeys)
+  const keysFile = options.apiKeysFile ?? (env.LOCUS_API_KEYS_FILE === '' ? undefined : env.LOCUS_API_KEYS_FILE)
+  const apiKeys: string | readonly string[] | undefined =
+    keysFile === undefined ? plainKeys : [...(typeof plainKeys === 'string' ? plainKeys.split(',') : (plainKeys ?? [])), ...readApiKeysFile(keysFile)]
   if (parseApiKeys(apiKeys).length === 0 && !isLoopback(host)) {
     throw new ServerOptionsError(
       `Refusing to listen on ${host} without API keys: anyone who can reach it could start, read and cancel runs. ` +
-        'Set LOCUS_API_KEYS (e.g. LOCUS_API_KEYS="$(openssl rand -hex 24)") or pass apiKeys, or listen on 127.0.0.1.',
+        'Set LOCUS_API_KEYS (e.g. LOCUS_API_KEYS="$(openssl rand -hex 24)") or LOCUS_API_KEYS_FILE, or pass apiKeys, or listen on 127.0.0.1.',
     )
   }
   const { app, state } = buildServer({ ...options, apiKeys })

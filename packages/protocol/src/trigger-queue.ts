@@ -66,6 +66,8 @@ export interface TriggerQueueStats {
  * (the call's id and a suffix), which its actions must echo.
  */
 export interface TriggerQueue extends TriggerTransport {
+  /** How long a worker holding triggers may go without contact before they fail. */
+  readonly claimTimeoutMs: number
   /** Claims up to `max` queued triggers for `worker`, waiting up to `waitMs` for the first one. */
   poll(request: TriggerPoll): Promise<Trigger[]>
   /**
@@ -214,6 +216,7 @@ export function createTriggerQueue(options: TriggerQueueOptions = {}): TriggerQu
   }
 
   return {
+    claimTimeoutMs,
     send(trigger, sendOptions) {
       if (closed) return Promise.reject(new TransportError('the worker queue is closed', false))
       const signal = sendOptions?.signal
