@@ -1,3 +1,4 @@
+import { createTriggerQueue } from '@locus/protocol'
 import { createRuntime } from '@locus/runtime'
 import { startServer } from '@locus/server'
 import type { CliIo } from '../cli-io.js'
@@ -26,8 +27,10 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
-  const runtime = createRuntime({ workflows, runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
-  const server = await startServer({ runtime, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
+  // Remote tools reach workers that poll this server (GET /v1/worker/triggers) through one queue.
+  const workers = createTriggerQueue()
+  const runtime = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  const server = await startServer({ runtime, workers, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
   io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (host: ${chosen.description})\n`)
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {
@@ -41,5 +44,6 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   })
   io.stdout.write('locus: shutting down; runs still going are cancelled after the grace period and can be resumed\n')
   await server.close()
+  await workers.close()
   return EXIT_CODES.completed
 }
