@@ -44,13 +44,27 @@ export interface RetryOptions {
    * to refuse. @default no deadline
    */
   readonly retryDeadline?: number | undefined
+  /**
+   * What the loop does when an attempt's deadline passes or the caller cancels
+   * while it runs:
+   * - `abandon`: stop waiting at once, record the attempt as `timed-out` (or
+   *   `cancelled`) with `lateResultDiscarded`, and discard what it produces later.
+   * - `await`: abort the attempt's signal (a `TimeoutError` at the deadline) and
+   *   keep waiting until the attempt settles. Its own value stands; its own
+   *   failure is recorded, as `timed-out` when its deadline had passed (it is
+   *   not replaced by a generic `deadline_exceeded`), or as the cancellation
+   *   when the caller cancelled. Use it when an attempt must clean up and report
+   *   before the next one may start; the attempt must honour its signal.
+   * @default 'abandon'
+   */
+  readonly atDeadline?: 'abandon' | 'await' | undefined
 }
 
 type Settlement<T> =
   | { readonly kind: 'value'; readonly value: T }
-  | { readonly kind: 'thrown'; readonly thrown: unknown }
+  | { readonly kind: 'thrown'; readonly thrown: unknown; readonly afterDeadline?: true }
   | { readonly kind: 'timed-out'; readonly reason: unknown }
-  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'cancelled'; readonly awaited?: true }
 
 /** An attempt nothing can cut short: the loop awaits `pending` itself, which costs no extra promise. */
 interface Unbounded<T> {
@@ -112,6 +126,40 @@ interface LoopSettings {
   readonly signal: AbortSignal | undefined
   readonly timeoutSecs: number | null
   readonly onLateResult: ((late: LateResult) => void) | undefined
+}
+
+/**
+ * Runs one attempt to its end under `atDeadline: 'await'`: the deadline and a
+ * cancellation only abort its signal. The deadline is armed before the
+ * operation starts, so it is the attempt's first timer.
+ */
+async function runAwaitedAttempt<T>(
+  operation: (context: AttemptContext) => Promise<T> | T,
+  context: RunningAttempt,
+  settings: LoopSettings,
+): Promise<Settlement<T>> {
+  const { clock, signal, timeoutSecs } = settings
+  const onCancel = (): void => {
+    context.abort(signal?.reason)
+  }
+  const cancelDeadline =
+    context.deadline === null || timeoutSecs === null
+      ? undefined
+      : armDeadline(clock, context.deadline - clock.now(), () => {
+          context.abort(timeoutReason(context.attempt, timeoutSecs))
+        })
+  if (signal?.aborted === true) onCancel()
+  else signal?.addEventListener('abort', onCancel, { once: true })
+  try {
+    return { kind: 'value', value: await operation(context) }
+  } catch (thrown) {
+    if (isAborted(signal)) return { kind: 'cancelled', awaited: true }
+    if (context.deadline !== null && clock.now() >= context.deadline) return { kind: 'thrown', thrown, afterDeadline: true }
+    return { kind: 'thrown', thrown }
+  } finally {
+    cancelDeadline?.()
+    signal?.removeEventListener('abort', onCancel)
+  }
 }
 
 /** Runs one attempt, racing it against its deadline and the caller's signal when there are any. */
@@ -215,6 +263,12 @@ function settleSynchronously<T>(context: RunningAttempt, settings: LoopSettings,
   return { kind: 'timed-out', reason }
 }
 
+/** Seconds to milliseconds, rounded to the microsecond so that 1.001 s is exactly 1001 ms rather than 1000.9999999999999. */
+function toMilliseconds(secs: number): number {
+  const rounded = Math.round(secs * 1_000_000) / 1000
+  return Number.isFinite(rounded) ? rounded : secs * 1000
+}
+
 /** Reads the flag afresh: it changes while the loop awaits, which narrowing cannot see. */
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true
@@ -277,8 +331,12 @@ export async function runWithRetry<T>(
   if (retryDeadline !== undefined && (typeof retryDeadline !== 'number' || Number.isNaN(retryDeadline))) {
     throw new RetryOptionsError('retryDeadline', `runWithRetry: retryDeadline must be a clock reading in milliseconds, got ${describeValue(retryDeadline)}`)
   }
+  const atDeadline: unknown = options.atDeadline ?? 'abandon'
+  if (atDeadline !== 'abandon' && atDeadline !== 'await') {
+    throw new RetryOptionsError('atDeadline', `runWithRetry: atDeadline must be 'abandon' or 'await', got ${describeValue(atDeadline)}`)
+  }
   const settings: LoopSettings = { clock, signal, timeoutSecs: policy.timeout_secs, onLateResult: options.onLateResult }
-  const timeoutMs = policy.timeout_secs === null ? null : policy.timeout_secs * 1000
+  const timeoutMs = policy.timeout_secs === null ? null : toMilliseconds(policy.timeout_secs)
   const attempts: AttemptRecord[] = []
 
   if (isAborted(signal)) {
@@ -289,7 +347,8 @@ export async function runWithRetry<T>(
     const startedAt = clock.now()
     const deadline = timeoutMs === null ? null : startedAt + timeoutMs
     onAttemptStart?.({ attempt, startedAt, deadline })
-    const running = runAttempt(operation, new RunningAttempt(attempt, deadline, signal), settings)
+    const context = new RunningAttempt(attempt, deadline, signal)
+    const running = atDeadline === 'await' ? runAwaitedAttempt(operation, context, settings) : runAttempt(operation, context, settings)
     let settlement: Settlement<T>
     if (running instanceof Promise) settlement = await running
     else if (running.kind !== 'pending') settlement = running
@@ -311,13 +370,15 @@ export async function runWithRetry<T>(
 
     if (settlement.kind === 'cancelled') {
       const failure = cancelledFailure(`during attempt ${attempt}`, signal)
-      const record: AttemptRecord = { attempt, startedAt, endedAt, deadline, outcome: 'cancelled', failure, lateResultDiscarded: true }
+      const record: AttemptRecord = settlement.awaited === true
+        ? { attempt, startedAt, endedAt, deadline, outcome: 'cancelled', failure }
+        : { attempt, startedAt, endedAt, deadline, outcome: 'cancelled', failure, lateResultDiscarded: true }
       attempts.push(record)
       onAttempt?.(record)
       return { ok: false, failure, attempts, reason: 'cancelled' }
     }
 
-    const timedOut = settlement.kind === 'timed-out'
+    const timedOut = settlement.kind === 'timed-out' || settlement.afterDeadline === true
     const failure: CallFailure = settlement.kind === 'timed-out'
       ? {
           error: `attempt ${attempt} did not finish within its ${String(policy.timeout_secs)} s timeout`,
@@ -326,9 +387,11 @@ export async function runWithRetry<T>(
           cause: settlement.reason,
         }
       : toCallFailure(settlement.thrown)
-    const ended: AttemptRecord = timedOut
-      ? { attempt, startedAt, endedAt, deadline, outcome: 'timed-out', failure, lateResultDiscarded: true }
-      : { attempt, startedAt, endedAt, deadline, outcome: 'failed', failure }
+    const ended: AttemptRecord = !timedOut
+      ? { attempt, startedAt, endedAt, deadline, outcome: 'failed', failure }
+      : settlement.kind === 'timed-out'
+        ? { attempt, startedAt, endedAt, deadline, outcome: 'timed-out', failure, lateResultDiscarded: true }
+        : { attempt, startedAt, endedAt, deadline, outcome: 'timed-out', failure }
 
     const wantsRetry = shouldRetry === undefined ? failure.retryable : shouldRetry(failure, ended)
     if (!wantsRetry || attempt >= policy.max_retries) {
