@@ -8,6 +8,8 @@ import {
   ResolveBodySchema,
   ErrorBodySchema,
   EventsQuerySchema,
+  EventsTokenQuerySchema,
+  EventsTokenSchema,
   HealthSchema,
   JournalQuerySchema,
   ListRunsQuerySchema,
@@ -21,6 +23,11 @@ import {
   RunResultResponseSchema,
   RunSchema,
   StartRunBodySchema,
+  WorkerActionsQuerySchema,
+  WorkerActionsReportSchema,
+  WorkerResponseSchema,
+  WorkerTriggersQuerySchema,
+  WorkerTriggersSchema,
   WorkflowListSchema,
 } from './schemas.js'
 
@@ -42,6 +49,10 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   RunPending: RunPendingSchema,
   Health: HealthSchema,
   Ready: ReadySchema,
+  EventsToken: EventsTokenSchema,
+  WorkerTriggers: WorkerTriggersSchema,
+  WorkerResponse: WorkerResponseSchema,
+  WorkerActionsReport: WorkerActionsReportSchema,
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` })
@@ -98,7 +109,8 @@ function parameters(query: z.ZodObject, path: readonly string[] = []): JsonObjec
   const queryParameters = Object.entries(query.shape).map(([name, schema]) => {
     const json = strip(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject)
     const { description, ...rest } = json
-    return { name, in: 'query', required: false, ...(description === undefined ? {} : { description }), schema: rest }
+    const required = !(schema as z.ZodType).safeParse(undefined).success
+    return { name, in: 'query', required, ...(description === undefined ? {} : { description }), schema: rest }
   })
   return [...pathParameters, ...queryParameters]
 }
@@ -137,11 +149,14 @@ export function openApiDocument(): JsonObject {
       version: '1',
       description:
         'Start, watch, cancel and resume Locus workflow runs. Every error answers `{ "error": { "code", "message", "issues"? } }`. ' +
-        `Scopes: ${API_SCOPES.join(', ')}. Deferred tools and workers over HTTP are not served yet.`,
+        `Scopes: ${API_SCOPES.join(', ')}. Workers reach the server over /v1/worker/* with the seed-001 trigger and action messages.`,
     },
     components: {
       schemas: componentSchemas(),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: `An API key from LOCUS_API_KEYS; scopes ${API_SCOPES.join(', ')}.` } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: `An API key from LOCUS_API_KEYS or LOCUS_API_KEYS_FILE; scopes ${API_SCOPES.join(', ')}.` },
+        eventsToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A token from POST /v1/runs/{id}/events-token: reads that run’s events until it expires.' },
+      },
     },
     paths: {
       '/v1/workflows': {
@@ -195,13 +210,43 @@ export function openApiDocument(): JsonObject {
       '/v1/runs/{id}/events': {
         get: operation('The journal as server-sent events, live', 'runs:read', {
           description:
-            '`id:` is the journal seq, `event:` the line type, `data:` the line. Honours `Last-Event-ID` (over `after`). A heartbeat comment every 15 s; the stream ends after run_end. 204 when the client already has run_end.',
-          parameters: [...parameters(EventsQuerySchema, runPath), { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+            '`id:` is the journal seq, `event:` the line type, `data:` the line. Honours `Last-Event-ID` (over `after`). A heartbeat comment every 15 s; the stream ends after run_end. 204 when the client already has run_end. ' +
+            'A client that cannot send headers (EventSource) passes `?token=` from POST /v1/runs/{id}/events-token instead of a key.',
+          security: [{ bearer: ['runs:read'] }, { eventsToken: [] }],
+          parameters: [
+            ...parameters(EventsQuerySchema, runPath),
+            ...parameters(EventsTokenQuerySchema),
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+          ],
           responses: {
             '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             '204': { description: 'The execution ended and the client has every line up to run_end' },
             ...errors('invalid_request', ...AUTH_ERRORS, 'not_found'),
           },
+        }),
+      },
+      '/v1/runs/{id}/events-token': {
+        post: operation("A short-lived token for this run's event stream, for clients that cannot send headers", 'runs:read', {
+          description: 'Signed by this server (HMAC-SHA256 of the run id and the expiry); good for GET /v1/runs/{id}/events?token= of this run only, until `expiresAt`.',
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': json('EventsToken', 'The token'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
+        }),
+      },
+      '/v1/worker/triggers': {
+        get: operation('Long-poll the triggers of the tools a worker serves', 'worker', {
+          description:
+            'Claims up to `max` queued `tool.execute` / `llm.execute` triggers (seed 001) for the worker, waiting up to `wait` seconds for the first. ' +
+            'A worker that neither polls nor answers for `claimTimeoutMs` loses its triggers: each attempt fails as a retryable provider_error.',
+          parameters: parameters(WorkerTriggersQuerySchema),
+          responses: { '200': json('WorkerTriggers', 'The triggers claimed (possibly none)'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'shutting_down') },
+        }),
+      },
+      '/v1/worker/actions': {
+        post: operation("Answer the triggers a worker holds with the seed's actions", 'worker', {
+          description: 'The body is a worker response, `{ "actions": [...] }`; each action names the trigger id it answers. Counts as contact, also with no actions.',
+          parameters: parameters(WorkerActionsQuerySchema),
+          requestBody: body('WorkerResponse', true),
+          responses: { '200': json('WorkerActionsReport', 'What was settled and what was ignored'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
         }),
       },
       '/v1/runs/{id}/cancel': {

@@ -444,11 +444,14 @@ describe('the rest', () => {
         '/v1/runs/{id}/deferred/{deferredId}/reject',
         '/v1/runs/{id}/deferred/{deferredId}/resolve',
         '/v1/runs/{id}/events',
+        '/v1/runs/{id}/events-token',
         '/v1/runs/{id}/journal',
         '/v1/runs/{id}/result',
         '/v1/runs/{id}/resume',
         '/v1/workflows',
         '/v1/workflows/{name}/runs',
+        '/v1/worker/actions',
+        '/v1/worker/triggers',
       ].sort(),
     )
     const refs = [...JSON.stringify(body).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]!)
@@ -460,5 +463,8 @@ describe('the rest', () => {
     expect(body.components.schemas.JournalLine).toBeDefined()
     expect(body.components.schemas.Error).toMatchObject({ properties: { error: { properties: { code: { enum: [...SERVER_ERROR_CODES] } } } } })
     expect(body.components.schemas.StartRunBody).toMatchObject({ properties: { launchMode: { enum: ['interactive', 'background'] } }, additionalProperties: false })
+    expect(body.paths['/v1/worker/triggers']?.get).toMatchObject({ 'x-locus-scope': 'worker', parameters: expect.arrayContaining([expect.objectContaining({ name: 'worker', required: true })]) })
+    expect(body.components.schemas.WorkerResponse).toMatchObject({ properties: { actions: { type: 'array' } }, additionalProperties: false })
+    expect(body.components.schemas.Run).toMatchObject({ properties: { deferred: { type: 'array' } } })
   })
 })
