@@ -4,6 +4,7 @@ import { PARTIAL_ERROR_CODES } from '@locus/partial'
 import { REPLAY_ERROR_CODES } from '@locus/replay'
 import {
   AgentCallError,
+  ChildWorkflowError,
   HostError,
   RUNTIME_ERROR_CODES,
   RunOwnershipError,
@@ -30,7 +31,7 @@ const OWNERS: readonly Owner[] = [
   { name: 'CliError', codes: CLI_ERROR_CODES, make: (code) => new CliError(code as CliErrorCode, 'x'), isInstance: (value) => CliError.isInstance(value) },
   {
     name: 'RuntimeInputError',
-    codes: ['UNKNOWN_TOOL', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'],
+    codes: ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'],
     make: (code) => new RuntimeInputError(code as RuntimeInputCode, 'x'),
     isInstance: (value) => RuntimeInputError.isInstance(value),
   },
@@ -63,6 +64,23 @@ const OWNERS: readonly Owner[] = [
     codes: ['TOOL_CALL_FAILED'],
     make: () => new ToolCallError({ tool: 't', toolCallId: 'tool-1', failure: { error: 'x', retryable: false }, attempts: [], stopReason: 'terminal' }),
     isInstance: (value) => ToolCallError.isInstance(value),
+  },
+  {
+    name: 'ChildWorkflowError',
+    codes: ['CHILD_WORKFLOW_FAILED'],
+    make: () =>
+      new ChildWorkflowError({
+        workflow: 'w',
+        childCallId: 'child-1',
+        childExecutionId: 'child-1-a1',
+        attempt: 1,
+        disposition: 'failed',
+        result: null,
+        childError: undefined,
+        failure: { error: 'x', retryable: false },
+        stopReason: 'terminal',
+      }),
+    isInstance: (value) => ChildWorkflowError.isInstance(value),
   },
   { name: 'HostError', codes: ['HOST_ERROR'], make: () => new HostError('unclassified', 'x'), isInstance: (value) => HostError.isInstance(value) },
   { name: 'RunIdError', codes: [RUN_ID_INVALID], make: () => new RunIdError('run id', '../x'), isInstance: (value) => RunIdError.isInstance(value) },

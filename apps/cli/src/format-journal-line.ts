@@ -69,6 +69,13 @@ function describe(line: JournalLine, style: Style): string {
       return `waiting on ${line.tool} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'`
     case 'deferred_settled':
       return `deferral ${line.deferredId} ${line.outcome === 'resolved' ? style.green(line.outcome) : style.red(line.outcome)}${line.error === undefined ? '' : `: ${line.error.error}`}`
+    case 'child_start':
+      return `child workflow ${style.bold(line.workflow)} ${line.childCallId} attempt ${line.attempt}/${line.maxAttempts} started in execution ${line.childExecutionId}${where(line)}`
+    case 'child_end': {
+      const ended = line.disposition === undefined ? line.status : line.disposition
+      const status = line.status === 'completed' ? style.green(ended) : style.red(ended)
+      return `child workflow ${line.workflow} ${line.childCallId} attempt ${line.attempt}/${line.maxAttempts} ${status} in ${formatDuration(line.durationMs)}${line.replayed === true ? ' [replayed]' : ''}`
+    }
   }
 }
 

@@ -57,6 +57,7 @@ describe('formatSummary', () => {
     runId: 'r1', executionId: 'r1', workflow: 'wf', standing: 'failed' as const, startedAt: undefined, durationMs: 5, source: undefined, host: undefined,
     agentCalls: 1, agentAttempts: 1, replayedCalls: 0, toolCalls: 0, toolAttempts: 0, retries: 0, retriedCalls: [], gaps: [], caveats: [], result: null,
     error: 'attempt 2 would exceed maxTotalAgentInvocations = 1', outputsReadme: '/tmp/x/README.md', journalProblems: [], llmAttempts: 3, llmRetries: 2, retriesRefused: 1,
+    childCalls: 0, childCompleted: 0, childFailed: 0, children: [],
   }
   it('shows the host’s LLM retries and refused retries apart from the calls’ retries, and errors in CLI words', () => {
     const text = formatSummary({ ...base, resultPath: '/tmp/x/result.json', nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })
@@ -65,5 +66,15 @@ describe('formatSummary', () => {
     expect(text).toContain('refused:  1 retry refused by the run')
     expect(text).toContain('--max-agents = 1')
     expect(text).not.toContain('maxTotalAgentInvocations')
+  })
+
+  it('lists the spawned child workflows with their dispositions, and says nothing of children when there are none', () => {
+    const children = [
+      { id: 'child-1', workflow: 'enrich', attempts: 1, childExecutionId: 'child-1-a1', disposition: 'completed' as const, replayed: true },
+      { id: 'child-2', workflow: 'score', attempts: 2, childExecutionId: 'child-2-a2', disposition: 'failed' as const, replayed: false },
+    ]
+    const text = formatSummary({ ...base, childCalls: 2, childCompleted: 1, childFailed: 1, children, resultPath: undefined, nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })
+    expect(text).toContain('children: 2 (1 completed, 1 failed): enrich child-1-a1 completed (replayed); score child-2-a2 failed')
+    expect(formatSummary({ ...base, resultPath: undefined, nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })).not.toContain('children:')
   })
 })

@@ -139,6 +139,10 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
   field('retries', summary.retries === 0 ? '0' : `${summary.retries} (${summary.retriedCalls.map((call) => `${call.kind} ${call.name}`).join(', ')})`)
   // The host's own LLM retries are counted apart from the calls' retries, so neither hides the other.
   if (summary.llmAttempts > 0) field('llm', `${plural(summary.llmAttempts, 'LLM request attempt')}, ${plural(summary.llmRetries, 'retry', 'retries')} by the model host's policy`)
+  if (summary.childCalls > 0) {
+    const listed = summary.children.map((child) => `${child.workflow} ${child.childExecutionId} ${child.disposition}${child.replayed ? ' (replayed)' : ''}`).join('; ')
+    field('children', `${summary.childCalls} (${summary.childCompleted} completed, ${summary.childFailed} failed): ${listed}`)
+  }
   if (summary.retriesRefused > 0) field('refused', `${plural(summary.retriesRefused, 'retry', 'retries')} refused by the run (budget, cap, deadline or cancellation)`)
   field(
     'gaps',

@@ -49,8 +49,8 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/store', 'not-found', ['RUN_NOT_FOUND']),
   ...entries('@locus/store', 'usage', ['ARTIFACT_KEY_INVALID', 'STORE_OPTIONS_INVALID']),
   ...entries('@locus/protocol', 'usage', ['PROTOCOL_MESSAGE_INVALID']),
-  ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'HOST_ERROR']),
-  ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID']),
+  ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'CHILD_WORKFLOW_FAILED', 'HOST_ERROR']),
+  ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID']),
   ...entries('@locus/runtime', 'conflict', ['RUN_ALREADY_EXISTS', 'RUN_OWNED']),
   ...entries('@locus/host-ai-sdk', 'usage', ['AI_SDK_HOST_OPTIONS_INVALID']),
   ...entries('@locus/cli', 'usage', [

@@ -222,6 +222,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const base = (runOptions: RuntimeRunOptions | undefined, hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }): RunOptions => ({
     ...options.defaults,
     ...(options.host === undefined ? {} : { host: options.host }),
+    // Scripts may spawn the runtime's workflows by name.
+    workflows,
     ...runOptions,
     runsDir,
     signal: hooks.signal,

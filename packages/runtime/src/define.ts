@@ -1,4 +1,5 @@
 import type { parallel, pipeline } from '@locus/groups'
+import type { JsonValue } from '@locus/outcome'
 import type { RetryPolicy } from '@locus/retry'
 import type { z } from 'zod'
 import type { AgentConfig, CallBudgets, Usage } from './host.js'
@@ -165,6 +166,29 @@ export interface ToolCallOptions {
   readonly label?: string
 }
 
+/** Options of one `spawn()`: the seed's `sub_agent.spawn` action. */
+export interface SpawnOptions {
+  /**
+   * Seed 001 retry policy of the spawn: a failed child is spawned again as a
+   * new attempt, in a new execution, while attempts remain; a timeout is
+   * always retryable; a cancelled child and a hard stop never retry.
+   * @default no retry, no timeout
+   */
+  readonly retry?: RetryPolicy
+  readonly label?: string
+}
+
+/**
+ * The `spawn()` of a workflow context: starts a saved workflow (a definition,
+ * or the name of one registered with the runtime) as a child run and resolves
+ * to its detached result once it completes.
+ */
+export type SpawnFunction = <TChildInput>(
+  workflow: WorkflowDefinition<TChildInput> | string,
+  input: NoInfer<TChildInput>,
+  options?: SpawnOptions,
+) => Promise<JsonValue>
+
 /** A line for the run's journal from the script itself. */
 export type LogFunction = (message: string, data?: unknown) => void
 
@@ -194,6 +218,15 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
   readonly input: TInput
   readonly agent: (prompt: string, options?: AgentCallOptions) => Promise<AgentAnswer>
   readonly tool: ToolFunction<TTools>
+  /**
+   * Starts a saved workflow as a child run (seed `sub_agent.spawn`): its
+   * journal and outputs live in a nested execution of this run, its agent
+   * calls count against this run's invocation cap and deadline, and it is
+   * judged like a root result: a child that does not complete, or returns
+   * `partial: true` or another failure value, throws `ChildWorkflowError`.
+   * A completed spawn is served from the journal on resume.
+   */
+  readonly spawn: SpawnFunction
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */

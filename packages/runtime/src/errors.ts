@@ -1,4 +1,5 @@
-import { type FailureCause, LocusError, hasLocusErrorCode } from '@locus/outcome'
+import { type FailureCause, type JsonValue, LocusError, type RunDisposition, hasLocusErrorCode } from '@locus/outcome'
+import type { SerializedError } from '@locus/journal'
 import type { AttemptRecord, CallFailure } from '@locus/retry'
 
 /** Stable codes of the errors the runtime throws. */
@@ -7,7 +8,9 @@ export const RUNTIME_ERROR_CODES = [
   'SCHEMA_VALIDATION',
   'TRANSPORT_RETRY_REFUSED',
   'TOOL_CALL_FAILED',
+  'CHILD_WORKFLOW_FAILED',
   'UNKNOWN_TOOL',
+  'UNKNOWN_WORKFLOW',
   'TOOL_INPUT_INVALID',
   'RUN_OPTIONS_INVALID',
   'WORKFLOW_INPUT_INVALID',
@@ -155,13 +158,73 @@ export class ToolCallError extends LocusError {
   }
 }
 
+/** What a {@link ChildWorkflowError} says about the spawn that failed. */
+export interface ChildWorkflowErrorDetails {
+  readonly workflow: string
+  readonly childCallId: string
+  /** The execution of the attempt that ended the spawn; its journal and outputs tell the rest. */
+  readonly childExecutionId: string
+  readonly attempt: number
+  /** The child run's disposition; `undefined` when it never ended (a timed-out attempt). */
+  readonly disposition: RunDisposition | undefined
+  /** The child's detached result (or failure envelope), when it ended. */
+  readonly result: JsonValue | undefined
+  /** What ended the child, when it failed by throwing. */
+  readonly childError: SerializedError | undefined
+  /** The seed-001 failure of the last attempt. */
+  readonly failure: CallFailure
+  readonly stopReason: 'terminal' | 'exhausted' | 'cancelled'
+}
+
+/**
+ * A `spawn()` whose child workflow did not complete: it failed, was
+ * cancelled, timed out, or returned a failure value (`ok: false`,
+ * `partial: true`, a failed status). Thrown after the spawn's lines and the
+ * child's own journal, `result.json` and outputs are written. Inside
+ * `parallel()` or `pipeline()` it fails its slot like any failed call.
+ */
+export class ChildWorkflowError extends LocusError {
+  declare readonly code: 'CHILD_WORKFLOW_FAILED'
+  readonly workflow: string
+  readonly childCallId: string
+  readonly childExecutionId: string
+  readonly attempt: number
+  readonly disposition: RunDisposition | undefined
+  readonly result: JsonValue | undefined
+  readonly childError: SerializedError | undefined
+  readonly failure: CallFailure
+  readonly stopReason: 'terminal' | 'exhausted' | 'cancelled'
+
+  constructor(details: ChildWorkflowErrorDetails) {
+    const ended = details.disposition === undefined ? details.failure.error : `the child run ended ${details.disposition}${details.childError === undefined ? '' : `: ${details.childError.message}`}`
+    super(`Child workflow "${details.workflow}" (${details.childCallId}, execution ${details.childExecutionId}) did not complete: ${ended}`, {
+      code: 'CHILD_WORKFLOW_FAILED',
+      cause: details.failure.cause,
+    })
+    this.name = 'ChildWorkflowError'
+    this.workflow = details.workflow
+    this.childCallId = details.childCallId
+    this.childExecutionId = details.childExecutionId
+    this.attempt = details.attempt
+    this.disposition = details.disposition
+    this.result = details.result
+    this.childError = details.childError
+    this.failure = details.failure
+    this.stopReason = details.stopReason
+  }
+
+  static override isInstance(value: unknown): value is ChildWorkflowError {
+    return hasLocusErrorCode(value, 'CHILD_WORKFLOW_FAILED')
+  }
+}
+
 /** The codes {@link RuntimeInputError} owns; no other error class, here or in another package, uses them. */
-const RUNTIME_INPUT_ERROR_CODES = ['UNKNOWN_TOOL', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'] as const
+const RUNTIME_INPUT_ERROR_CODES = ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'] as const
 
 /** Marks a {@link RuntimeInputError}; registered, so every installed copy of the package shares it. */
 const RUNTIME_INPUT_ERROR_BRAND = Symbol.for('@locus/runtime:RuntimeInputError')
 
-/** Input that a caller got wrong: options, workflow input, tool arguments, an unknown tool. */
+/** Input that a caller got wrong: options, workflow input, tool arguments, an unknown tool or workflow. */
 export class RuntimeInputError extends LocusError {
   declare readonly code: Extract<RuntimeErrorCode, (typeof RUNTIME_INPUT_ERROR_CODES)[number]>
   /** Each problem as `field: what is wrong`. */

@@ -15,6 +15,8 @@ export type {
   AgentAnswer,
   AgentCallOptions,
   DeclaredTool,
+  SpawnFunction,
+  SpawnOptions,
   RemoteToolDefinition,
   LogFunction,
   ToolCallContext,
@@ -49,6 +51,7 @@ export { createScriptedHost, parseScriptedFixtures } from './scripted-host.js'
 export type { ScriptedFixtures, ScriptedHost, ScriptedHostCall, ScriptedHostOptions, ScriptedMatch, ScriptedRule, ScriptedStep } from './scripted-host.js'
 export {
   AgentCallError,
+  ChildWorkflowError,
   RUNTIME_ERROR_CODES,
   RunOwnershipError,
   RuntimeInputError,
@@ -56,15 +59,16 @@ export {
   ToolCallError,
   TransportRetryRefusedError,
 } from './errors.js'
-export type { AgentCallErrorDetails, RunLockOwner, RuntimeErrorCode } from './errors.js'
+export type { AgentCallErrorDetails, ChildWorkflowErrorDetails, RunLockOwner, RuntimeErrorCode } from './errors.js'
 export { RUN_LOCK_FILE } from './run-lock.js'
 export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
 export { positionToken } from './ids.js'
+export { CHILD_EXECUTION_PREFIX, childExecutionIdOf } from './child-call.js'
 export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'
 export { NOTHING_RECORDED_PROBLEM, latestExecution, readStoredExecution, readStoredRun } from './read-run.js'
 export type { ReadStoredRunOptions, StoredExecution, StoredRun } from './read-run.js'
 export { summarizeRunView } from './run-summary.js'
-export type { RetriedAttempt, RetriedCall, RunStanding, RunSummary, SummaryExtras, SummaryGap } from './run-summary.js'
+export type { RetriedAttempt, RetriedCall, RunStanding, RunSummary, SummaryChild, SummaryExtras, SummaryGap } from './run-summary.js'
 export { RecordedRunOptionsSchema, recordedRunOptions, recordedStart } from './recorded-options.js'
 export type { RecordedExecutionOptions, RecordedRunOptions, RecordedStart } from './recorded-options.js'
 export { checkDeploy } from './check-deploy.js'

@@ -33,6 +33,8 @@ export interface StoredRun {
   /** The root and every resume, in order. */
   readonly executions: readonly StoredExecution[]
   readonly replays: readonly StoredExecution[]
+  /** Child runs its scripts spawned (each attempt its own execution), in creation order, grandchildren included. */
+  readonly children: readonly StoredExecution[]
   /** The last resume, or the root: the run as it stands now. */
   readonly latest: StoredExecution
   /**
@@ -112,6 +114,7 @@ export async function readStoredRun(store: RunStore, runId: string, options: Rea
     root,
     executions: resumes,
     replays: executions.filter((execution) => execution.info.kind === 'replay'),
+    children: executions.filter((execution) => execution.info.kind === 'child'),
     latest: resumes.at(-1) ?? root,
     nothingRecorded: resumes.every((execution) => execution.view.runStart === undefined),
   }

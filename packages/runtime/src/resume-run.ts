@@ -109,20 +109,27 @@ function recordingOf(run: RunOnDisk): Recording {
   return mergeRecordings(sources.filter((source) => existsSync(join(source, RUN_LAYOUT.journal))).map((source) => loadRecording(source)))
 }
 
-/** Deferrals an earlier execution opened and nobody settled: a resume waits on them under the same ids. */
-function openDeferralsOf(run: RunOnDisk): string[] {
+/**
+ * What a resume carries over from the journals of earlier executions:
+ * deferrals opened and never settled (it waits on them under the same ids),
+ * and the spawn attempts started at each ordinal (a spawn run again numbers
+ * its next attempt, and names its next child execution, after them).
+ */
+function carriedOver(run: RunOnDisk): { openDeferrals: string[]; priorChildAttempts: Map<string, number> } {
   const root = runPaths(run.runsDir, run.runId)
   const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
   const open = new Set<string>()
+  const priorChildAttempts = new Map<string, number>()
   for (const source of sources) {
     const path = join(source, RUN_LAYOUT.journal)
     if (!existsSync(path)) continue
     for (const line of readJournal(path).lines) {
       if (line.type === 'deferred_open') open.add(line.deferredId)
       else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+      else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
     }
   }
-  return [...open]
+  return { openDeferrals: [...open], priorChildAttempts }
 }
 
 /**
@@ -154,10 +161,12 @@ export async function resumeRun<TInput>(
     run = findRun(runId, options)
     executionId = claimExecutionDirectory(run.rootDir, RESUME_EXECUTION_PREFIX, run.claimed)
     lock.setExecutionId(executionId)
+    const carried = carriedOver(run)
     handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
       executionId,
       recording: recordingOf(run),
-      openDeferrals: openDeferralsOf(run),
+      openDeferrals: carried.openDeferrals,
+      priorChildAttempts: carried.priorChildAttempts,
       resumeOf: run.lastExecutionId,
       lock,
     })

@@ -6,6 +6,7 @@ import { JITTER_MODES, type JitterMode, type RetryClock } from '@locus/retry'
 import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
 import type { AgentHost } from './host.js'
+import type { WorkflowDefinition } from './define.js'
 import type { RunStore } from '@locus/store'
 import type { TriggerTransport } from '@locus/protocol'
 import { describeZodIssues } from './zod-issues.js'
@@ -65,6 +66,8 @@ export interface RunOptions {
    * @default 'none'
    */
   readonly jitter?: JitterMode
+  /** Workflows a script may `spawn()` by name; `createRuntime` passes its own. */
+  readonly workflows?: readonly WorkflowDefinition[] | ReadonlyMap<string, WorkflowDefinition>
 }
 
 const positiveInteger = (field: string) =>
@@ -135,6 +138,11 @@ const runOptionsSchema = z
       .min(0, 'retryBudget must be 0 or more')
       .optional(),
     jitter: z.enum(JITTER_MODES, { error: `jitter must be one of ${JITTER_MODES.join(', ')}` }).optional(),
+    workflows: z
+      .custom<readonly WorkflowDefinition[] | ReadonlyMap<string, WorkflowDefinition>>((value) => Array.isArray(value) || value instanceof Map, {
+        error: 'workflows must be an array of workflow definitions (or a Map of them by name)',
+      })
+      .optional(),
   })
   .strict()
 

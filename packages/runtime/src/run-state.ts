@@ -1,6 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { JournalLine, JournalLineInput, RetryRefuser } from '@locus/journal'
+import type { JournalLine, JournalLineInput, RetryRefuser, SerializedError } from '@locus/journal'
+import type { JsonValue } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
@@ -11,6 +12,13 @@ import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { AgentHost, HostTool } from './host.js'
+
+/** How a spawned child run ended, as its parent sees it. */
+export interface RunResultOfChild {
+  readonly disposition: 'completed' | 'failed' | 'cancelled'
+  readonly result: JsonValue
+  readonly error?: SerializedError | undefined
+}
 
 /** The run-wide retry settings of the run options (`retryBudget`, `jitter`). */
 export interface RunRetrySettings {
@@ -35,14 +43,31 @@ export interface RunProgress extends TurnProgress {
   readonly agent: string
 }
 
+/** What a parent asks for when its script spawns a child workflow. Internal. */
+export interface ChildSpawnRequest {
+  readonly definition: WorkflowDefinition
+  /** The child's input, as its schema parsed it. */
+  readonly input: unknown
+  readonly childCallId: string
+  readonly childExecutionId: string
+  /** Aborted when the attempt times out or the parent is cancelled: the child run is then cancelled. */
+  readonly signal: AbortSignal
+}
+
+/** The physical agent attempts a whole run tree has started: a child's count against its root's cap. */
+export interface InvocationLedger {
+  invocations: number
+}
+
 /** A budget that refuses every retry: `retryBudget: 0`. */
 const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
 
 /** Everything one executing run shares between its calls. Internal. */
 export class RunState {
-  invocations = 0
-  /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. */
-  readonly retryBudget: RetryBudget | undefined
+  /** Shared by a root run and every child it spawns, so their agent attempts count against one cap. */
+  ledger: InvocationLedger = { invocations: 0 }
+  /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. Shared with children. */
+  retryBudget: RetryBudget | undefined
   readonly jitter: JitterMode
   scope!: RunScope
   /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
@@ -61,6 +86,22 @@ export class RunState {
   worker: TriggerTransport | undefined
   /** Where streamed progress of agent calls goes; never the journal. */
   onProgress: ((progress: RunProgress) => void) | undefined
+  /** Prefixes the ids of deferrals this run opens: a child shares its root's deferrals, under ids of its own. */
+  deferredIdPrefix = ''
+  /** The run whose script spawned this one; a hard stop here stops its queued work too. */
+  parent: RunState | undefined
+  /** The hard stop (invocation cap, deadline) this run, or a child of it, latched first. */
+  hardStopError: Error | undefined
+  /** Workflows a `spawn()` may name, by name. */
+  workflows: ReadonlyMap<string, WorkflowDefinition> = new Map()
+  /** Spawn attempts earlier executions of this run started, by ordinal, so a resumed spawn numbers its next attempt after them. */
+  priorChildAttempts: ReadonlyMap<string, number> = new Map()
+  /** Runs a child workflow to its end in a nested execution of this run. Set by the runtime. */
+  spawnChild: ((request: ChildSpawnRequest) => Promise<RunResultOfChild>) | undefined
+
+  get invocations(): number {
+    return this.ledger.invocations
+  }
 
   constructor(
     readonly runId: string,
@@ -120,7 +161,7 @@ export class RunState {
   chargeInvocation(): void {
     const refusal = this.invocationRefusal()
     if (refusal !== undefined) this.refuse(refusal)
-    this.invocations += 1
+    this.ledger.invocations += 1
   }
 
   /**
@@ -134,7 +175,7 @@ export class RunState {
     const refusal = this.invocationRefusal()
     if (refusal !== undefined) return refusal
     if (this.retryBudget !== undefined && !this.retryBudget.tryWithdraw()) return { by: 'retry-budget' }
-    this.invocations += 1
+    this.ledger.invocations += 1
     return undefined
   }
 
@@ -148,8 +189,15 @@ export class RunState {
   /** Ends the run with a hard stop (the invocation cap, the deadline). */
   hardStop(error: Error): never {
     // Latch first, so queued branches anywhere in the group tree stop dispatching.
-    this.scope.latchHardStop(error)
+    this.latchHardStop(error)
     throw error
+  }
+
+  /** Latches a hard stop here and in every run up to the root: the cap and the deadline are the root's. */
+  latchHardStop(error: Error): void {
+    this.hardStopError ??= error
+    this.scope.latchHardStop(error)
+    this.parent?.latchHardStop(error)
   }
 }
 

@@ -25,6 +25,19 @@ export interface RetriedCall {
   readonly attempts: readonly RetriedAttempt[]
 }
 
+/** One spawned child workflow, as a summary lists it: its last attempt. */
+export interface SummaryChild {
+  /** The spawn's `childCallId`. */
+  readonly id: string
+  readonly workflow: string
+  readonly attempts: number
+  /** The execution of its last attempt, where the child's own journal and outputs are. */
+  readonly childExecutionId: string
+  /** The last attempt's child disposition; `unfinished` when it has none (still running, timed out, or its parent stopped). */
+  readonly disposition: RunStanding
+  readonly replayed: boolean
+}
+
 /** One gap of a partial answer, as a summary lists it. */
 export interface SummaryGap {
   readonly tool: string
@@ -59,6 +72,12 @@ export interface RunSummary {
   readonly llmRetries: number
   /** Retries a call's own rule allowed but the run refused (retry budget, invocation cap, deadline, cancellation); never counted in `retries`. */
   readonly retriesRefused: number
+  /** Child workflow spawns, and how many of them ended completed or not (failed, cancelled, partial, timed out). */
+  readonly childCalls: number
+  readonly childCompleted: number
+  readonly childFailed: number
+  /** Every spawn, in the order spawned. */
+  readonly children: readonly SummaryChild[]
   /** Calls with more than one attempt: agent calls first, then tool calls, each in the order they started. */
   readonly retriedCalls: readonly RetriedCall[]
   readonly gaps: readonly SummaryGap[]
@@ -168,6 +187,20 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     llmAttempts: counts.llmAttempts,
     llmRetries: counts.llmRetries,
     retriesRefused: counts.retriesRefused,
+    childCalls: counts.childCalls,
+    childCompleted: counts.childCompleted,
+    childFailed: counts.childFailed,
+    children: view.children().map((child) => {
+      const last = child.attempts.at(-1)
+      return {
+        id: child.id,
+        workflow: child.workflow,
+        attempts: child.attempts.length,
+        childExecutionId: last?.childExecutionId ?? '',
+        disposition: last?.end?.disposition ?? 'unfinished',
+        replayed: last?.end?.replayed === true,
+      }
+    }),
     retriedCalls: [...retried.filter((call) => call.kind === 'agent'), ...retried.filter((call) => call.kind === 'tool')].map(retriedCallOf),
     gaps: gaps.map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
     caveats: [...caveats],

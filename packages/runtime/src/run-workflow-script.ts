@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events'
-import { join, resolve } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import {
   type RunPaths,
   type JournalLine,
@@ -33,7 +34,8 @@ import { RuntimeInputError } from './errors.js'
 import { claimRunDirectory } from './run-directory.js'
 import { type RunLock, acquireRunLock } from './run-lock.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
-import { RunState } from './run-state.js'
+import { type ChildSpawnRequest, RunState, type RunResultOfChild } from './run-state.js'
+import { callSpawn } from './child-call.js'
 import { type ExecutionMedium, fileMedium, storeMedium } from './execution-medium.js'
 import { type DeferredAnswerOutcome, Deferrals } from './deferrals.js'
 import { createRunId } from './ids.js'
@@ -77,7 +79,14 @@ export interface LaunchInternals {
   readonly lock?: RunLock
   /** The id source of a fresh run without `runId` (tests inject one that clashes). @default createRunId */
   readonly newRunId?: (now: Date) => string
+  /** Spawn attempts earlier executions started, by ordinal: a resumed spawn numbers its next attempt after them. */
+  readonly priorChildAttempts?: ReadonlyMap<string, number>
+  /** Set on a child run: the run whose script spawned it, and the spawn's call id there. */
+  readonly parent?: { readonly run: RunState; readonly childCallId: string }
 }
+
+/** Opens a child execution of the same stored run, exclusively; resolves to the opener of its medium. */
+type OpenChildMedium = (childExecutionId: string) => Promise<(onLine: (line: JournalLine) => void) => ExecutionMedium>
 
 /** A started run: its identity, a way to cancel it, and its end. */
 export interface RunHandle {
@@ -186,10 +195,19 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   }
   try {
     const durability = options.durability ?? 'batch'
+    const rootPaths = paths
+    const openChildMedium: OpenChildMedium = (childExecutionId) => {
+      const childPaths = runPaths(rootPaths.runsDir, rootPaths.storageRootRunId, childExecutionId)
+      mkdirSync(dirname(childPaths.executionDir), { recursive: true })
+      // Exclusive: an execution directory is never shared by two runs.
+      mkdirSync(childPaths.executionDir)
+      return Promise.resolve((onLine) => fileMedium(childPaths, { durability, onLine }))
+    }
     return startExecution(definition, input, options, internals, {
       runId: paths.storageRootRunId,
       executionId: paths.executionId,
       openMedium: (onLine) => fileMedium(paths, { durability, onLine }),
+      openChildMedium,
       clock,
       lock,
     })
@@ -226,6 +244,16 @@ function launchInStore<TInput>(
   else hostSignal?.addEventListener('abort', forwardAbort, { once: true })
   let started: RunHandle | undefined
   let forward: (line: JournalLine) => void = () => undefined
+  const openChildMedium: OpenChildMedium = async (childExecutionId) => {
+    let forwardChild: (line: JournalLine) => void = () => undefined
+    const writer = await store.createExecution({ runId, kind: 'child', executionId: childExecutionId, durability: options.durability ?? 'batch', onLine: (line) => {
+      forwardChild(line)
+    } })
+    return (onLine) => {
+      forwardChild = onLine
+      return storeMedium(writer)
+    }
+  }
   const done = (async () => {
     const writer = await store.createExecution({ runId, kind, durability: options.durability ?? 'batch', onLine: (line) => {
       forward(line)
@@ -238,6 +266,7 @@ function launchInStore<TInput>(
           forward = onLine
           return storeMedium(writer)
         },
+        openChildMedium,
         clock,
         lock: undefined,
       })
@@ -273,6 +302,8 @@ function startExecution<TInput>(
     readonly executionId: string
     /** Opens where the execution writes; `onLine` sees every line once it is in the journal. */
     readonly openMedium: (onLine: (line: JournalLine) => void) => ExecutionMedium
+    /** Opens the execution a child run of this one writes to. */
+    readonly openChildMedium: OpenChildMedium
     readonly clock: NonNullable<RunOptions['clock']>
     readonly lock: RunLock | undefined
   },
@@ -287,8 +318,10 @@ function startExecution<TInput>(
   if (hostSignal?.aborted === true) onHostAbort()
   else hostSignal?.addEventListener('abort', onHostAbort, { once: true })
 
-  const launchMode = options.launchMode ?? 'interactive'
-  const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], options.budgets?.perCall)
+  const parent = internals.parent?.run
+  // A child inherits its root's launch mode and run-level per-call budgets, whatever its own options say.
+  const launchMode = parent?.launchMode ?? options.launchMode ?? 'interactive'
+  const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], parent?.perCallOverrides ?? options.budgets?.perCall)
   // The README is rendered from this fold at the end, so memory does not grow with the length of the run.
   const view = createRunView()
   const medium = claimed.openMedium((line) => {
@@ -301,21 +334,31 @@ function startExecution<TInput>(
     executionId,
     medium,
     definition,
-    options.host,
+    parent === undefined ? options.host : parent.host,
     clock,
     controller.signal,
-    startedAt,
-    options.budgets?.deadlineMs,
-    options.budgets?.maxTotalAgentInvocations,
+    // A child is bounded by its root's deadline and cap: measured from the root's start, counted on the root's ledger.
+    parent === undefined ? startedAt : parent.startedAt,
+    parent === undefined ? options.budgets?.deadlineMs : parent.deadlineMs,
+    parent === undefined ? options.budgets?.maxTotalAgentInvocations : parent.maxInvocations,
     callDefaults,
-    { retryBudget: options.retryBudget, jitter: options.jitter },
+    { retryBudget: options.retryBudget, jitter: parent?.jitter ?? options.jitter },
   )
   run.launchMode = launchMode
-  run.deferrals = new Deferrals(medium.deferredAnswersDir)
+  run.deferrals = parent?.deferrals ?? new Deferrals(medium.deferredAnswersDir)
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
-  run.worker = options.worker
-  run.onProgress = options.onProgress
-  run.perCallOverrides = options.budgets?.perCall
+  run.worker = parent === undefined ? options.worker : parent.worker
+  run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
+  run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
+  run.workflows = parent?.workflows ?? workflowMap(options.workflows)
+  run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
+  if (parent !== undefined) {
+    run.parent = parent
+    run.ledger = parent.ledger
+    run.retryBudget = parent.retryBudget
+    run.deferredIdPrefix = `${executionId}.`
+  }
+  run.spawnChild = (request) => runChild(run, options, claimed, request)
   run.scope = createRunScope({
     signal: controller.signal,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -355,6 +398,7 @@ function startExecution<TInput>(
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
+    ...(parent === undefined ? {} : { parentRunId: parent.runId, parentExecutionId: parent.executionId, parentCallId: internals.parent?.childCallId }),
   })
   if (lock?.tookOver !== undefined) {
     const from = lock.tookOver.from
@@ -376,6 +420,7 @@ function startExecution<TInput>(
     input,
     agent: (prompt, callOptions) => callAgent(run, prompt, callOptions),
     tool: (name, args, callOptions) => callTool(run, name, args, callOptions),
+    spawn: (workflow, childInput, spawnOptions) => callSpawn(run, workflow, childInput, spawnOptions),
     parallel,
     pipeline,
     signal: controller.signal,
@@ -406,7 +451,8 @@ function startExecution<TInput>(
     const settled = settle(outcome, controller.signal.aborted)
     const ok = settled.disposition === 'completed'
     const endedAt = clock.now()
-    if (options.metrics !== undefined) {
+    // A child's outcome is its parent's business; only a root run is a row in the metrics.
+    if (options.metrics !== undefined && parent === undefined) {
       try {
         await recordRunOutcome(options.metrics, { runId, workflow: definition.name, startedAt: new Date(startedAt), disposition: settled.disposition, result: settled.result })
       } catch (error) {
@@ -466,6 +512,42 @@ function startExecution<TInput>(
     pendingDeferrals: () => run.deferrals.pending(),
     done,
   }
+}
+
+function workflowMap(workflows: RunOptions['workflows']): ReadonlyMap<string, WorkflowDefinition> {
+  if (workflows === undefined) return new Map()
+  if (workflows instanceof Map) return workflows
+  return new Map((workflows as readonly WorkflowDefinition[]).map((workflow) => [workflow.name, workflow]))
+}
+
+/**
+ * Runs one spawn attempt: a child run of the same stored run in its own
+ * execution, started by this process under the root's ownership, sharing
+ * the root's host, cap, deadline, retry budget and deferrals. Its lines go to
+ * its own journal only.
+ */
+async function runChild(
+  parent: RunState,
+  options: RunOptions,
+  claimed: { readonly runId: string; readonly openChildMedium: OpenChildMedium; readonly clock: NonNullable<RunOptions['clock']> },
+  request: ChildSpawnRequest,
+): Promise<RunResultOfChild> {
+  const openMedium = await claimed.openChildMedium(request.childExecutionId)
+  const childOptions: RunOptions = {
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    signal: request.signal,
+  }
+  const handle = startExecution(request.definition, request.input, childOptions, { parent: { run: parent, childCallId: request.childCallId } }, {
+    runId: claimed.runId,
+    executionId: request.childExecutionId,
+    openMedium,
+    openChildMedium: claimed.openChildMedium,
+    clock: claimed.clock,
+    lock: undefined,
+  })
+  const result = await handle.done
+  return { disposition: result.disposition, result: result.result, ...(result.error === undefined ? {} : { error: result.error }) }
 }
 
 function safeJson(value: unknown): JsonValue {

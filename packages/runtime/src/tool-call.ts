@@ -250,7 +250,8 @@ async function waitForAnswer(
   run: RunState,
   call: { name: string; toolCallId: string; attempt: number; deadline: number | null; signal: AbortSignal; args: ReturnType<typeof detach>; output: z.ZodType | undefined },
 ): Promise<unknown> {
-  const deferredId = `${call.toolCallId}-a${call.attempt}`
+  // A child run shares its root's deferrals, so its ids carry its execution to stay apart from the parent's.
+  const deferredId = `${run.deferredIdPrefix}${call.toolCallId}-a${call.attempt}`
   // Registered first, so an answer given the moment the id becomes visible finds its deferral.
   const waiting = run.deferrals.wait(deferredId, call.output, call.signal)
   waiting.catch(() => undefined)
