@@ -79,6 +79,11 @@ function describe(line: JournalLine, style: Style): string {
   }
 }
 
+/** What one journal line says, without its time: the text `formatJournalLine` prints after the offset. */
+export function describeJournalLine(line: JournalLine, style: Style = PLAIN): string {
+  return describe(line, style)
+}
+
 /**
  * One journal line as one line of text: `+1.2s  agent analyst g1[0].1 attempt 1/2 started`.
  * The offset counts from `startedAt` (the run's start) when given.

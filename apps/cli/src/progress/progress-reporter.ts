@@ -1,6 +1,6 @@
 import { type JournalLine, createRunView, progressTree } from '@locus/journal'
 import type { OutputStream } from '../cli-io.js'
-import { formatJournalLine } from '../format-journal-line.js'
+import { describeJournalLine, formatJournalLine } from '../format-journal-line.js'
 import { type Style, stripAnsi } from '../style.js'
 import { renderProgressTree } from './render-progress-tree.js'
 import type { RunProgress } from '@locus/runtime'
@@ -18,7 +18,23 @@ export interface ProgressReporter {
 }
 
 /** Line types a plain progress log shows; the rest stay in the journal. */
-const PLAIN_TYPES = new Set<JournalLine['type']>(['run_start', 'run_end', 'group_start', 'group_end', 'agent_start', 'agent_end', 'error', 'retry', 'tool_end', 'replay_diverged', 'log'])
+const PLAIN_TYPES = new Set<JournalLine['type']>([
+  'run_start',
+  'run_end',
+  'group_start',
+  'group_end',
+  'agent_start',
+  'agent_end',
+  'error',
+  'retry',
+  'tool_end',
+  'replay_diverged',
+  'log',
+  'deferred_open',
+  'deferred_settled',
+  'child_start',
+  'child_end',
+])
 
 /** How often the tree is redrawn while calls run (its elapsed times move). */
 const REDRAW_MS = 250
@@ -36,7 +52,7 @@ export function chooseProgressMode(flags: { readonly json?: boolean | undefined;
 function createTreeReporter(stream: OutputStream, style: Style, now: () => number, rows: () => number): ProgressReporter {
   // The run's one fold, keeping every call for the tree; the reporter only renders it.
   const view = createRunView({ keep: 'all' })
-  /** `[workflow:retry]` messages not yet printed above the tree. */
+  /** `[workflow:retry]` messages, and what an open deferral waits for, not yet printed above the tree. */
   const boundaries: string[] = []
   let drawnLines = 0
   let timer: ReturnType<typeof setInterval> | undefined
@@ -65,7 +81,9 @@ function createTreeReporter(stream: OutputStream, style: Style, now: () => numbe
       view.apply(line)
       dirty = true
       if (line.type === 'retry') boundaries.push(line.message)
-      if (line.type === 'retry' || line.type === 'run_start' || line.type === 'run_end') draw()
+      // A run waiting on a deferral says so, with the command that answers it from another shell; it stays above the tree.
+      if (line.type === 'deferred_open') boundaries.push(describeJournalLine(line))
+      if (line.type === 'retry' || line.type === 'deferred_open' || line.type === 'run_start' || line.type === 'run_end') draw()
       timer ??= setInterval(() => {
         if (dirty || view.runEnd === undefined) draw()
       }, REDRAW_MS)
