@@ -1,0 +1,119 @@
+import type { AttemptContext } from '@locus/retry'
+import type { AgentCallOptions } from '../define.js'
+import { type AgentSession, type CountedBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from '../host.js'
+import type { RunState } from '../run-state.js'
+import { type AttemptEnd, addUsage, classifyTurn } from './attempt-end.js'
+import { judgeAnswer } from './choice.js'
+import { recordLlmAttempts } from './llm-attempts.js'
+
+/** What one physical attempt sends: the prompt, the call's options and the session it asks the host for. */
+export interface AttemptPlan {
+  readonly prompt: string
+  readonly options: AgentCallOptions
+  readonly attempts: number
+  readonly request: SessionRequest
+  readonly budgets: CountedBudgets
+}
+
+/**
+ * Runs one physical attempt: opens a child session, sends the prompt, judges
+ * the answer. The attempt ends early when the run is cancelled or when its
+ * deadline (the call's `timeoutMs` fuse, armed by the retry loop on
+ * `context.signal`) passes; the fuse is final, so an answer that arrives at
+ * or after the deadline is never accepted, whichever promise settled first.
+ * The opened session is left in `sessionRef` for the caller to close.
+ */
+export async function runAttempt(run: RunState, plan: AttemptPlan, context: AttemptContext, sessionRef: { session?: AgentSession }): Promise<AttemptEnd> {
+  const host = run.host
+  if (host === undefined) {
+    return {
+      kind: 'threw',
+      failureCause: 'sdk-unavailable',
+      error: new HostError('sdk-unavailable', 'No agent host is configured for this run; pass `host` to runWorkflowScript or --host to the CLI.'),
+    }
+  }
+  const controller = new AbortController()
+  let firedBy: 'call-timeout' | 'cancelled' | undefined
+  const fire = (by: 'call-timeout' | 'cancelled'): void => {
+    firedBy ??= by
+    controller.abort()
+  }
+  const onRunAbort = (): void => {
+    fire('cancelled')
+  }
+  const onFuse = (): void => {
+    fire('call-timeout')
+  }
+  if (run.signal.aborted) onRunAbort()
+  else run.signal.addEventListener('abort', onRunAbort, { once: true })
+  // The deadline is null without timeoutMs; only then is the attempt's signal never read.
+  const fuse = context.deadline === null ? undefined : context.signal
+  if (fuse?.aborted === true) onFuse()
+  else fuse?.addEventListener('abort', onFuse, { once: true })
+  const ended = (): boolean => {
+    if (firedBy === undefined && context.deadline !== null && run.clock.now() >= context.deadline) fire('call-timeout')
+    return firedBy !== undefined
+  }
+  const aborted = new Promise<'aborted'>((resolve) => {
+    if (controller.signal.aborted) resolve('aborted')
+    else controller.signal.addEventListener('abort', () => { resolve('aborted') }, { once: true })
+  })
+  let usage: Usage | undefined
+  let lastStop: string | undefined
+  const interrupted = (): AttemptEnd => ({
+    kind: 'failed',
+    failureCause: firedBy ?? 'cancelled',
+    reason: firedBy === 'call-timeout' ? `the call's timeoutMs fuse (${plan.options.timeoutMs ?? 0} ms) expired and the child was aborted` : 'the run was cancelled',
+    usage,
+    stopReason: 'aborted',
+  })
+  const request = plan.request
+  const onProgress = run.onProgress
+  const promptOptions =
+    onProgress === undefined
+      ? { signal: controller.signal }
+      : {
+          signal: controller.signal,
+          onProgress: (progress: { readonly kind: string }) => {
+            onProgress({ ...progress, callId: request.callId, logicalCallId: request.logicalCallId, attempt: request.attempt, agent: request.agent })
+          },
+        }
+  /** Sends one turn; undefined means our fuse or a cancellation ended it, whatever the host answered. */
+  const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
+    const pending = session.prompt(text, promptOptions)
+    const winner = await Promise.race([pending, aborted])
+    if (winner === 'aborted') {
+      // The host may ignore the abort; its late answer is discarded, never published.
+      pending.catch(() => undefined)
+      return undefined
+    }
+    usage = addUsage(usage, winner.usage)
+    recordLlmAttempts(run, request, plan.attempts, winner.llmAttempts)
+    // An answer (or a host's own "aborted") that settled after the fuse fired or the run was
+    // cancelled loses to them: the host saw our abort, and the cause is the one we fired.
+    if (ended()) return undefined
+    lastStop = winner.stopReason
+    return winner
+  }
+  try {
+    if (ended()) return interrupted()
+    const session = await host.openSession(plan.request)
+    sessionRef.session = session
+    // The fuse may fire while the session opens: the request is then never sent.
+    if (ended()) return interrupted()
+    const first = await turn(session, plan.prompt)
+    if (first === undefined) return interrupted()
+    const failure = classifyTurn(first)
+    if (failure !== undefined) return { kind: 'failed', ...failure, usage, stopReason: lastStop }
+    const verdict = await judgeAnswer(first, plan, (text) => turn(session, text))
+    if (verdict.kind === 'interrupted') return interrupted()
+    if (verdict.kind === 'failed') return { ...verdict, usage, stopReason: lastStop }
+    return { ...verdict, usage, stopReason: lastStop ?? 'end' }
+  } catch (error) {
+    if (ended()) return interrupted()
+    return { kind: 'threw', failureCause: failureCauseOf(error), error }
+  } finally {
+    fuse?.removeEventListener('abort', onFuse)
+    run.signal.removeEventListener('abort', onRunAbort)
+  }
+}

@@ -1,0 +1,111 @@
+import { AGENT_RESULT_SCHEMA, type AgentResultEnvelope } from '@locus/journal'
+import type { AttemptContext } from '@locus/retry'
+import type { AgentCallOptions } from '../define.js'
+import type { AgentSession, CountedBudgets, HostTool, SessionRequest } from '../host.js'
+import type { RunState } from '../run-state.js'
+import { type ToolCallParent, callTool } from '../tool-call.js'
+import { type AttemptEnd, messageOf, throwsWhenUnavailable } from './attempt-end.js'
+import { runAttempt } from './attempt.js'
+import { turnBudgetOf } from './options.js'
+import type { CallPlace } from './replayed-call.js'
+
+/** One live `agent()` call, as every attempt of it sees it. */
+export interface LiveCall {
+  readonly prompt: string
+  readonly options: AgentCallOptions
+  readonly attempts: number
+  readonly where: CallPlace & { readonly agent: string }
+  readonly ordinal: string
+  readonly logicalCallId: string
+  readonly key: string
+  readonly budgets: CountedBudgets
+}
+
+/** One attempt once it has run and its envelope is written. */
+export interface AttemptReport {
+  readonly attempt: number
+  readonly callId: string
+  readonly end: AttemptEnd
+  readonly durationMs: number
+}
+
+/**
+ * The workflow's tools as one attempt's child sees them: each call goes
+ * through tool(), journaled under this attempt's callId and numbered within
+ * it, never taking a position in the script's group tree.
+ */
+function toolsForAttempt(run: RunState, callId: string): HostTool[] {
+  let count = 0
+  const parent: ToolCallParent = { callId, next: () => (count += 1) }
+  return run.hostTools.map((tool) => ({ ...tool, invoke: (args: unknown) => callTool(run, tool.name, args, {}, parent) }))
+}
+
+/**
+ * Runs one physical attempt between its `agent_start` line and its envelope:
+ * the first attempt is charged against the invocation cap here (a later one
+ * was charged when its retry was claimed), the transcript is kept and the
+ * session closed whatever happened.
+ */
+export async function performAttempt(run: RunState, call: LiveCall, context: AttemptContext): Promise<AttemptReport> {
+  const { attempt } = context
+  const { where, options } = call
+  if (attempt === 1) run.chargeInvocation()
+  const callId = `${call.logicalCallId}-a${attempt}`
+  const outputs = run.medium.prepareCall(callId)
+  const trio = { attempt, attempts: call.attempts, logicalCallId: call.logicalCallId }
+  run.emit({
+    type: 'agent_start',
+    callId,
+    ...trio,
+    ...where,
+    ordinal: call.ordinal,
+    requestKey: call.key,
+    prompt: call.prompt,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  })
+  const startedAt = run.clock.now()
+  const sessionRef: { session?: AgentSession } = {}
+  const request: SessionRequest = {
+    runId: run.runId,
+    callId,
+    logicalCallId: call.logicalCallId,
+    attempt,
+    agent: where.agent,
+    agentConfig: run.workflow.agents?.[where.agent],
+    label: where.label,
+    phase: where.phase,
+    budgets: { ...call.budgets, ...turnBudgetOf(run.perCallOverrides), ...turnBudgetOf(options.budgets) },
+    tools: toolsForAttempt(run, callId),
+    ...(outputs.transcriptDir === undefined ? {} : { transcriptDir: outputs.transcriptDir }),
+    launchMode: run.launchMode,
+  }
+  const plan = { prompt: call.prompt, options, attempts: call.attempts, request, budgets: call.budgets }
+  const end = throwsWhenUnavailable(await runAttempt(run, plan, context, sessionRef))
+  const durationMs = run.clock.now() - startedAt
+  outputs.writeTranscript(JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
+  try {
+    await sessionRef.session?.close?.()
+  } catch {
+    // closing is best effort; the attempt's outcome is already decided
+  }
+  const common = {
+    schema: AGENT_RESULT_SCHEMA,
+    callId,
+    ...trio,
+    agent: where.agent,
+    ordinal: call.ordinal,
+    requestKey: call.key,
+    ...(end.kind !== 'threw' && end.stopReason !== undefined ? { stopReason: end.stopReason } : {}),
+    ...(end.kind !== 'threw' && end.usage !== undefined ? { usage: end.usage } : {}),
+    paths: outputs.envelopePaths,
+  } as const
+  const envelope: AgentResultEnvelope =
+    end.kind === 'answered'
+      ? { ...common, status: 'completed', answer: end.answer }
+      : { ...common, status: 'failed', failureCause: end.failureCause, reason: end.kind === 'failed' ? end.reason : messageOf(end.error) }
+  // Written once into a fresh directory; a crash mid-write leaves an envelope
+  // that replay reports as invalid and re-runs, so no rename is needed.
+  outputs.writeEnvelope(JSON.stringify(envelope, null, 2) + '\n')
+  return { attempt, callId, end, durationMs }
+}
+
