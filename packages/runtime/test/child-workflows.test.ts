@@ -8,12 +8,15 @@ import {
   type WorkflowDefinition,
   createRuntime,
   createScriptedHost,
+  defineDeferredTool,
   defineWorkflow,
   readStoredRun,
   resumeRun,
   runWorkflowScript,
+  startWorkflowRun,
 } from '@locus/runtime'
 import { createFileRunStore, createMemoryRunStore } from '@locus/store'
+import { createManualClock } from '@locus/retry'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -199,6 +202,64 @@ describe('spawn(): a saved workflow as a child run', () => {
     expect(linesOfType(readRun(run).lines, 'agent_start')).toHaveLength(1)
     expect(linesOfType(childLines, 'agent_start')).toHaveLength(1)
     expect(childLines.at(-1)).toMatchObject({ type: 'run_end', disposition: 'failed', error: { code: 'WORKFLOW_INVOCATION_CAP' } })
+  })
+
+  it("bounds a child by the root's deadline, measured from the root's start: the child's late call stops the whole run", async () => {
+    const clock = createManualClock()
+    const child = defineWorkflow({
+      name: 'slow',
+      async run({ agent }) {
+        await clock.advance(1_500)
+        await agent('too late')
+        return { ok: true }
+      },
+    })
+    const run = await runWorkflowScript(defineWorkflow({ name: 'hurried', run: async ({ spawn }) => spawn(child, null) }), {
+      runsDir: tempRunsDir(),
+      host,
+      clock,
+      budgets: { deadlineMs: 1_000 },
+    })
+    expect(run.error).toMatchObject({ code: 'WORKFLOW_RUN_DEADLINE' })
+    expect(host.calls.some((call) => call.prompt === 'too late')).toBe(false)
+  })
+
+  it('times a spawn attempt out under its policy: the child is cancelled, and a timeout is retried as a new attempt', async () => {
+    const clock = createManualClock()
+    const seen: string[] = []
+    const child = defineWorkflow({
+      name: 'hangs-once',
+      async run({ signal, runId }) {
+        seen.push(runId)
+        if (seen.length > 1) return { ok: true, attempt: seen.length }
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+        return { ok: true, attempt: 1 }
+      },
+    })
+    const retry = { timeout_secs: 5, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 }
+    const handle = startWorkflowRun(defineWorkflow({ name: 'patient', run: async ({ spawn }) => spawn(child, null, { retry }) }), { runsDir: tempRunsDir(), clock })
+    while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    await clock.advance(5_000)
+    const run = await handle.done
+    expect(run.result).toEqual({ ok: true, attempt: 2 })
+    const lines = readRun(run).lines
+    expect(linesOfType(lines, 'child_end').map((line) => [line.attempt, line.status, line.failure?.code])).toEqual([
+      [1, 'timed-out', 'deadline_exceeded'],
+      [2, 'completed', undefined],
+    ])
+    // The abandoned child still ends on its own, cancelled, in its own journal.
+    const abandoned = executionLines(childDir(run.runDir, 'child-1-a1'))
+    expect(abandoned.at(-1)).toMatchObject({ type: 'run_end', disposition: 'cancelled' })
+  })
+
+  it("opens a child's deferrals under ids of its own, answered through the root's handle", async () => {
+    const approve = defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) })
+    const child = defineWorkflow({ name: 'asks', tools: { approve }, run: async ({ tool }) => ({ ok: true, answer: await tool('approve', { amount: 5 }) }) })
+    const handle = startWorkflowRun(defineWorkflow({ name: 'waits', run: async ({ spawn }) => spawn(child, null) }), { runsDir: tempRunsDir() })
+    while (handle.pendingDeferrals().length === 0) await new Promise((resolve) => setImmediate(resolve))
+    expect(handle.pendingDeferrals()).toEqual(['child-1-a1.tool-1-a1'])
+    expect(handle.resolveDeferred('child-1-a1.tool-1-a1', { approved: true })).toMatchObject({ ok: true })
+    expect((await handle.done).result).toEqual({ ok: true, answer: { approved: true } })
   })
 
   it('runs in a memory store too: the child is an execution of kind child of the same run', async () => {
