@@ -232,7 +232,7 @@ describe('spawn(): a saved workflow as a child run', () => {
       async run({ signal, runId }) {
         seen.push(runId)
         if (seen.length > 1) return { ok: true, attempt: seen.length }
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+        await new Promise((resolve) => { signal.addEventListener('abort', resolve, { once: true }); })
         return { ok: true, attempt: 1 }
       },
     })
