@@ -55,7 +55,7 @@ export interface ChildSpawnRequest {
 }
 
 /** The physical agent attempts a whole run tree has started: a child's count against its root's cap. */
-export interface InvocationLedger {
+interface InvocationLedger {
   invocations: number
 }
 

@@ -11,6 +11,7 @@ import {
   defineDeferredTool,
   defineWorkflow,
   readStoredRun,
+  replayRun,
   resumeRun,
   runWorkflowScript,
   startWorkflowRun,
@@ -297,6 +298,19 @@ describe('spawn() on resume', () => {
     const lines = executionLines(resumed.executionDir)
     expect(linesOfType(lines, 'child_end')).toMatchObject([{ replayed: true, childExecutionId: 'child-1-a1', result: { ok: true, doubled: 10 } }])
     expect(readFileSync(join(resumed.executionDir, 'outputs', 'README.md'), 'utf8')).toContain('| `child-1` | `doubler` | 1/1 | completed (replayed) | `child-1-a1` |')
+  })
+
+  it('replays a finished run with children identically, without running a child, and names the input that changed', async () => {
+    const runsDir = tempRunsDir()
+    const counter = { runs: 0 }
+    const child = doubler(counter)
+    const parent = defineWorkflow({ name: 'fan', input: z.number(), run: async ({ spawn, input }) => ({ ok: true, value: await spawn(child, { n: input }) }) })
+    await runWorkflowScript(parent, { runsDir, runId: 'r3', input: 4 })
+    const same = await replayRun('r3', parent, { runsDir })
+    expect(same.ok).toBe(true)
+    expect(counter.runs).toBe(1)
+    const changed = await replayRun('r3', parent, { runsDir, input: 5 })
+    expect(changed.divergence).toMatchObject({ ordinal: '1', fields: ['input'] })
   })
 
   it('spawns a child that was still running when the parent stopped again, as its next attempt in a new execution', async () => {
