@@ -54,6 +54,11 @@ describe('child workflow lines', () => {
     expect(readme).toContain('| `child-1` | `enrich` | 2/2 | completed | `child-1-a2` |')
   })
 
+  it("names a child run's parent execution and spawn in its own README", () => {
+    const lines = stamp([{ type: 'run_start', workflow: 'leaf', input: null, options: {}, parentRunId: 'run-1', parentExecutionId: 'child-1-a1', parentCallId: 'child-2' }])
+    expect(renderOutputsReadme(lines)).toContain('- Parent run: `run-1` (execution `child-1-a1`, spawn `child-2`)')
+  })
+
   it('counts each spawn once by its last attempt, however its attempts end', () => {
     const outcome = fc.constantFrom('completed' as const, 'failed' as const, 'cancelled' as const, 'unfinished' as const)
     fc.assert(

@@ -86,7 +86,13 @@ function renderSummary(facts: RunView, runId: string): string[] {
   if (runStart !== undefined) out.push(`- Workflow: ${code(runStart.workflow)}`)
   out.push(`- Run: ${code(runId)}${runStart !== undefined && runStart.executionId !== runId ? `, execution ${code(runStart.executionId)}` : ''}`)
   if (runStart?.resumeOf !== undefined) out.push(`- Resumes: ${code(runStart.resumeOf)}`)
-  if (runStart?.parentRunId !== undefined) out.push(`- Parent run: ${code(runStart.parentRunId)}`)
+  if (runStart?.parentRunId !== undefined) {
+    const spawnedBy = [
+      runStart.parentExecutionId === undefined || runStart.parentExecutionId === runStart.parentRunId ? undefined : `execution ${code(runStart.parentExecutionId)}`,
+      runStart.parentCallId === undefined ? undefined : `spawn ${code(runStart.parentCallId)}`,
+    ].filter((part) => part !== undefined)
+    out.push(`- Parent run: ${code(runStart.parentRunId)}${spawnedBy.length === 0 ? '' : ` (${spawnedBy.join(', ')})`}`)
+  }
   out.push(`- Disposition: ${describeDisposition(runEnd)}`)
   if (runEnd !== undefined) out.push(`- Duration: ${formatDuration(runEnd.durationMs)}`)
 
