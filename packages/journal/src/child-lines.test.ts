@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ChildEndLine, ChildStartLine, JournalLine, JournalLineInput } from './journal-line-schema.js'
 import { parseJournalLine } from './parse-journal-line.js'
+import { progressTree } from './progress-tree.js'
 import { renderOutputsReadme } from './render-outputs-readme.js'
 import { createRunView } from './run-view.js'
 
@@ -52,6 +53,25 @@ describe('child workflow lines', () => {
     expect(readme).toContain('- Child workflows: 1 (2 attempts, 1 retry); 1 completed, 0 failed, 0 unfinished')
     expect(readme).toContain('| `child-1` | `enrich` | 1/2 | **failed** (partial result) | `child-1-a1` |')
     expect(readme).toContain('| `child-1` | `enrich` | 2/2 | completed | `child-1-a2` |')
+  })
+
+  it('shows a spawn in the live progress tree: running, then waiting to retry, then failed with the child disposition', () => {
+    const lines = stamp([
+      { type: 'run_start', workflow: 'parent', input: null, options: {} },
+      start(1),
+      end(1, 'cancelled', null),
+      { type: 'retry', kind: 'child', message: '[workflow:retry] child-1', callId: 'child-1', fromAttempt: 1, toAttempt: 2, attempts: 2, cause: 'child-failed' },
+      start(2),
+      end(2, 'failed', { ok: false }),
+    ])
+    const statusAfter = (count: number) => {
+      const view = createRunView({ keep: 'all' })
+      for (const line of lines.slice(0, count)) view.apply(line)
+      return progressTree(view).roots.map((node) => (node.kind === 'group' ? node.kind : [node.kind, node.name, node.status, node.attempt, node.detail]))
+    }
+    expect(statusAfter(2)).toEqual([['child', 'enrich', 'running', 1, undefined]])
+    expect(statusAfter(4)).toEqual([['child', 'enrich', 'retrying', 1, 'child-failed']])
+    expect(statusAfter(6)).toEqual([['child', 'enrich', 'failed', 2, 'failed']])
   })
 
   it("names a child run's parent execution and spawn in its own README", () => {

@@ -1,15 +1,15 @@
 import type { RunDisposition } from '@locus/outcome'
-import type { AgentCallView, CallView, GroupView, RunView, ToolCallView } from './run-view.js'
+import type { AgentCallView, CallView, ChildCallView, GroupView, RunView, ToolCallView } from './run-view.js'
 
 /** Where a node of the progress tree stands. */
 export type ProgressStatus = 'running' | 'completed' | 'failed' | 'retrying' | 'cancelled'
 
-/** One logical agent or tool call in the progress tree, as its latest attempt leaves it. */
+/** One logical agent or tool call, or child workflow spawn, in the progress tree, as its latest attempt leaves it. */
 export interface ProgressCallNode {
-  readonly kind: 'agent' | 'tool'
-  /** `logicalCallId` of an agent call, `toolCallId` of a tool call. */
+  readonly kind: 'agent' | 'tool' | 'child'
+  /** `logicalCallId` of an agent call, `toolCallId` of a tool call, `childCallId` of a spawn. */
   readonly id: string
-  /** The agent role or tool name. */
+  /** The agent role, tool name or spawned workflow. */
   readonly name: string
   readonly ordinal: string | undefined
   readonly label: string | undefined
@@ -101,6 +101,31 @@ function callNode(call: CallView): Mutable<ProgressCallNode> | undefined {
   return { ...base, attempts, status: 'failed', detail: call.kind === 'agent' ? agentDetail(call) : toolDetail(call), startedAt, endedAt }
 }
 
+function childNode(call: ChildCallView): Mutable<ProgressCallNode> | undefined {
+  const first = call.attempts[0]
+  const last = call.attempts.at(-1)
+  if (first === undefined || last === undefined) return undefined
+  const lastRetry = call.retries.at(-1)
+  const base = {
+    kind: 'child' as const,
+    id: call.id,
+    name: call.workflow,
+    ordinal: call.ordinal,
+    label: call.label,
+    attempt: last.attempt,
+    attempts: call.maxAttempts,
+    attemptsStarted: call.attempts.length,
+    replayed: last.end?.replayed === true,
+    startedAt: Date.parse(first.start?.ts ?? first.end?.ts ?? ''),
+  }
+  if (lastRetry !== undefined && lastRetry.seq > last.firstSeq) return { ...base, status: 'retrying', detail: lastRetry.cause, endedAt: undefined }
+  const end = last.end
+  if (end === undefined) return { ...base, status: 'running', detail: undefined, endedAt: undefined }
+  const endedAt = Date.parse(end.ts)
+  if (end.status === 'completed') return { ...base, status: 'completed', detail: undefined, endedAt }
+  return { ...base, status: 'failed', detail: end.disposition ?? end.status, endedAt }
+}
+
 function groupNode(group: GroupView): Mutable<ProgressGroupNode> | undefined {
   const start = group.start
   if (start === undefined) return undefined
@@ -151,6 +176,10 @@ export function progressTree(view: RunView): ProgressTree {
   for (const call of view.calls()) {
     const node = callNode(call)
     if (node !== undefined) placed.push({ node, seq: call.firstSeq, parent: call.groupId })
+  }
+  for (const child of view.children()) {
+    const node = childNode(child)
+    if (node !== undefined) placed.push({ node, seq: child.firstSeq, parent: child.groupId })
   }
   placed.sort((left, right) => left.seq - right.seq)
   const roots: ProgressNode[] = []
