@@ -164,6 +164,8 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
       shouldRetry: (failure) => failure.retryable && run.hardStopError === undefined,
       onAttemptStart: ({ attempt }) => {
         run.emit({ type: 'child_start', ...placeOf(attempt), ...identity })
+        // Durable before the child's execution exists: a resume after a crash then numbers its next attempt past this one.
+        run.medium.flush()
       },
       onAttempt: (record) => {
         const child = ended.get(record.attempt)
