@@ -109,6 +109,9 @@ export const RunStartLineSchema = z
     parentExecutionId: nonEmpty.optional().describe('Set on a child run: the execution of the parent whose journal holds the spawn.'),
     parentCallId: nonEmpty.optional().describe("Set on a child run: the spawn's childCallId in the parent's journal."),
     resumeOf: nonEmpty.optional().describe('The execution this one resumes.'),
+    workspaceMode: nonEmpty
+      .optional()
+      .describe('The filesystem isolation intent the workflow declares, for review; not authorization, a sandbox or a tool allowlist.'),
   })
   .meta({ id: 'RunStartLine' })
 

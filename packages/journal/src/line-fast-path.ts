@@ -177,6 +177,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     parentExecutionId: optional(isNonEmpty),
     parentCallId: optional(isNonEmpty),
     resumeOf: optional(isNonEmpty),
+    workspaceMode: optional(isNonEmpty),
   }),
   run_end: object(
     {

@@ -244,6 +244,13 @@ export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = T
   readonly input?: z.ZodType<TInput>
   readonly tools?: TTools
   readonly agents?: Readonly<Record<string, AgentConfig>>
+  /**
+   * The filesystem isolation intent of the workflow, for review (e.g.
+   * `read-only`, `worktree`): recorded in `run_start` and shown by the
+   * inspector. It is not authorization, a sandbox or a tool allowlist: nothing
+   * enforces it.
+   */
+  readonly workspaceMode?: string
   // A method, so that a workflow with typed tools is still a WorkflowDefinition.
   run(context: WorkflowContext<TInput, TTools>): unknown
 }

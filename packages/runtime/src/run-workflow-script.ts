@@ -398,6 +398,7 @@ function startExecution<TInput>(
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
+    ...(definition.workspaceMode === undefined ? {} : { workspaceMode: definition.workspaceMode }),
     ...(parent === undefined ? {} : { parentRunId: parent.runId, parentExecutionId: parent.executionId, parentCallId: internals.parent?.childCallId }),
   })
   if (lock?.tookOver !== undefined) {
