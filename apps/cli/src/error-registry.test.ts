@@ -5,7 +5,7 @@ import { PARTIAL_ERROR_CODES } from '@locus/partial'
 import { PROTOCOL_MESSAGE_INVALID } from '@locus/protocol'
 import { REPLAY_ERROR_CODES } from '@locus/replay'
 import { RETRY_ERROR_CODES } from '@locus/retry'
-import { RUNTIME_ERROR_CODES, RuntimeInputError } from '@locus/runtime'
+import { HOST_CONTRACT_ERROR_CODES, RUNTIME_ERROR_CODES, RuntimeInputError } from '@locus/runtime'
 import { RunNotFoundError, STORE_ERROR_CODES } from '@locus/store'
 import { describe, expect, it } from 'vitest'
 import { CLI_ERROR_CODES, CliError } from './cli-error.js'
@@ -19,7 +19,8 @@ const OWNED: Record<string, readonly string[]> = {
   '@locus/protocol': [PROTOCOL_MESSAGE_INVALID],
   '@locus/replay': REPLAY_ERROR_CODES,
   '@locus/retry': RETRY_ERROR_CODES,
-  '@locus/runtime': [...RUNTIME_ERROR_CODES, 'HOST_ERROR'],
+  '@locus/runtime': RUNTIME_ERROR_CODES,
+  '@locus/host-contract': HOST_CONTRACT_ERROR_CODES,
   '@locus/store': STORE_ERROR_CODES,
   '@locus/host-ai-sdk': ['AI_SDK_HOST_OPTIONS_INVALID'],
   '@locus/cli': CLI_ERROR_CODES,

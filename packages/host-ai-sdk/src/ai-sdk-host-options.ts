@@ -1,5 +1,5 @@
 import { type RetryClock, type RetryPolicy, RetryPolicySchema } from '@locus/retry'
-import { LAUNCH_MODES, type LaunchMode } from '@locus/runtime'
+import { LAUNCH_MODES, type LaunchMode } from '@locus/host-contract'
 import type { LanguageModel } from 'ai'
 import { z } from 'zod'
 import { AiSdkHostOptionsError } from './ai-sdk-host-error.js'

@@ -1,4 +1,4 @@
-import type { AgentHost, AgentSession } from '@locus/runtime'
+import type { AgentHost, AgentSession } from '@locus/host-contract'
 import { expectTypeOf, test } from 'vitest'
 import type { AiSdkAgentSession, AiSdkHostOptions, AiSdkHostSettings, AiSdkTurnResult, LlmAttempt, LlmProgress } from './index.js'
 import { createAiSdkHost } from './index.js'

@@ -1,5 +1,5 @@
 import { systemClock } from '@locus/retry'
-import { type AgentHost, type AgentSession, HostError, type SessionRequest } from '@locus/runtime'
+import { type AgentHost, type AgentSession, HostError, type SessionRequest } from '@locus/host-contract'
 import { type AiSdkHostOptions, type AiSdkLanguageModel, parseAiSdkHostOptions } from './ai-sdk-host-options.js'
 import { type AiSdkPromptOptions, AiSdkSession, type AiSdkTurnResult } from './ai-sdk-session.js'
 import { type AiSdkHostSettings, describeAiSdkHostSettings } from './host-settings.js'
@@ -109,6 +109,7 @@ export function createAiSdkHost(options: AiSdkHostOptions): AiSdkHost {
 
   return {
     name: parsed.name ?? 'ai-sdk',
+    specificationVersion: 'v1',
     settings: describeAiSdkHostSettings(parsed),
     resolveModelId: (request) => resolveAgentSettings(parsed, request as SessionRequest).modelId,
     async openSession(request: SessionRequest | AiSdkSessionRequest): Promise<AiSdkAgentSession> {

@@ -1,5 +1,5 @@
 import { RetryPolicySchema, type RetryPolicy } from '@locus/retry'
-import { LAUNCH_MODES, type LaunchMode } from '@locus/runtime'
+import { LAUNCH_MODES, type LaunchMode } from '@locus/host-contract'
 import { z } from 'zod'
 import { AiSdkHostOptionsError } from './ai-sdk-host-error.js'
 import { AI_SDK_HOST_APIS, type AiSdkAgentOverride, type AiSdkHostApi, type AiSdkHostOptions } from './ai-sdk-host-options.js'

@@ -1,4 +1,4 @@
-import { HostError } from '@locus/runtime'
+import { HostError } from '@locus/host-contract'
 import { describe, expect, it } from 'vitest'
 import { lazily, loadAi } from './load-sdk.js'
 

@@ -1,4 +1,4 @@
-import { HostError } from '@locus/runtime'
+import { HostError } from '@locus/host-contract'
 import type * as Ai from 'ai'
 import type * as OpenAiCompatible from '@ai-sdk/openai-compatible'
 import type * as OpenAi from '@ai-sdk/openai'

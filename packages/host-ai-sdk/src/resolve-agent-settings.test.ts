@@ -1,5 +1,5 @@
 import { DEFAULT_RETRY_POLICY, isRetryPolicyError } from '@locus/retry'
-import type { SessionRequest } from '@locus/runtime'
+import type { SessionRequest } from '@locus/host-contract'
 import { describe, expect, it } from 'vitest'
 import { resolveAgentSettings } from './resolve-agent-settings.js'
 

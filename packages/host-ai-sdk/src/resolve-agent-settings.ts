@@ -1,5 +1,5 @@
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, parseRetryPolicy } from '@locus/retry'
-import type { SessionRequest } from '@locus/runtime'
+import type { SessionRequest } from '@locus/host-contract'
 import type { AiSdkHostOptions } from './ai-sdk-host-options.js'
 import { type AiSdkSessionRequest, type ResolvedTurnBudget, resolveTurnBudget } from './turn-budget.js'
 

@@ -1,5 +1,5 @@
 import type { RetryClock } from '@locus/retry'
-import type { CallBudgets, LaunchMode, SessionRequest } from '@locus/runtime'
+import type { CallBudgets, LaunchMode, SessionRequest } from '@locus/host-contract'
 
 /**
  * How long one turn (one prompt of a child session, every LLM call and tool

@@ -1,1 +1,20 @@
-export {}
+export { HOST_SPECIFICATION_VERSION, LAUNCH_MODES } from './agent-host.js'
+export type {
+  AgentConfig,
+  AgentHost,
+  AgentSession,
+  CallBudgets,
+  CountedBudgets,
+  HostSpecificationVersion,
+  HostTool,
+  LaunchMode,
+  LlmAttemptRecord,
+  SessionRequest,
+  StopReason,
+  TranscriptEntry,
+  TurnProgress,
+  TurnResult,
+  Usage,
+} from './agent-host.js'
+export { HOST_CONTRACT_ERROR_CODES, HostError, failureCauseOf } from './host-error.js'
+export { hostSpecificationProblem } from './specification.js'

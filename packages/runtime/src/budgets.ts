@@ -1,8 +1,9 @@
+import type { LaunchMode } from '@locus/host-contract'
 import type { CallBudgets, CountedBudgets } from './host.js'
 
-/** How a run was launched; it selects the per-call budget defaults its calls share. */
-export const LAUNCH_MODES = ['interactive', 'background'] as const
-export type LaunchMode = (typeof LAUNCH_MODES)[number]
+// How a run was launched selects the per-call budget defaults its calls share; the modes are part of the host contract.
+export { LAUNCH_MODES } from '@locus/host-contract'
+export type { LaunchMode } from '@locus/host-contract'
 
 /**
  * Per-call defaults of each launch mode. An interactive run answers a person

@@ -31,13 +31,14 @@ export type {
 } from './define.js'
 export { LAUNCH_MODES, LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 export type { BudgetIncrease, LaunchMode, RunBudgets } from './budgets.js'
-export { HostError, failureCauseOf } from './host.js'
+export { HOST_CONTRACT_ERROR_CODES, HOST_SPECIFICATION_VERSION, HostError, failureCauseOf, hostSpecificationProblem } from './host.js'
 export type {
   AgentConfig,
   AgentHost,
   AgentSession,
   CallBudgets,
   CountedBudgets,
+  HostSpecificationVersion,
   LlmAttemptRecord,
   TurnProgress,
   HostTool,

@@ -5,7 +5,7 @@ import type { OutcomeStore } from '@locus/partial'
 import { JITTER_MODES, type JitterMode, type RetryClock } from '@locus/retry'
 import { LAUNCH_MODES, type LaunchMode, type RunBudgets } from './budgets.js'
 import { RuntimeInputError } from './errors.js'
-import type { AgentHost } from './host.js'
+import { type AgentHost, hostSpecificationProblem } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { RunStore } from '@locus/store'
 import type { TriggerTransport } from '@locus/protocol'
@@ -101,8 +101,8 @@ const runOptionsSchema = z
     cwd: z.string().min(1).optional(),
     input: z.unknown().optional(),
     host: z
-      .custom<AgentHost>((value) => typeof value === 'object' && value !== null && typeof (value as AgentHost).openSession === 'function', {
-        error: 'host must be an AgentHost (an object with openSession())',
+      .custom<AgentHost>((value) => hostSpecificationProblem(value) === undefined, {
+        error: (issue) => hostSpecificationProblem(issue.input) ?? 'host must be an AgentHost',
       })
       .optional(),
     budgets: z

@@ -136,6 +136,7 @@ export function createScriptedHost(options: ScriptedHostOptions): ScriptedHost {
 
   const host: ScriptedHost = {
     name: 'scripted',
+    specificationVersion: 'v1',
     get calls() {
       return calls
     },

@@ -1,0 +1,163 @@
+import type { ErrorCode, FailureCause } from '@locus/outcome'
+import type { RetryPolicy } from '@locus/retry'
+import type { z } from 'zod'
+
+/** The version of the host contract this package describes. */
+export const HOST_SPECIFICATION_VERSION = 'v1'
+
+/** A version of the host contract; only {@link HOST_SPECIFICATION_VERSION} exists so far. */
+export type HostSpecificationVersion = typeof HOST_SPECIFICATION_VERSION
+
+/** How a run was launched; a host picks its own defaults (such as its turn budget) from it. */
+export const LAUNCH_MODES = ['interactive', 'background'] as const
+
+/** One of {@link LAUNCH_MODES}. */
+export type LaunchMode = (typeof LAUNCH_MODES)[number]
+
+/** Identity of a catalog role: which prompt and model, never which capabilities. */
+export interface AgentConfig {
+  /** System prompt of the child session. */
+  readonly system?: string
+  /** Model identifier the host should use. */
+  readonly model?: string
+  /** Seed 001 retry policy applied by hosts to each LLM call of this agent. */
+  readonly retry?: RetryPolicy
+  readonly description?: string
+}
+
+/** Per-call spend controls. An explicit per-call value overrides the run-level one. */
+export interface CallBudgets {
+  /** Tool calls one child may make before it fails as `tool-call-budget`. */
+  readonly maxToolCalls?: number
+  /** Output tokens one child may produce. */
+  readonly maxOutputTokens?: number
+  /** Characters of answer accepted; a longer answer fails as `answer-too-long`. */
+  readonly maxAnswerChars?: number
+  /**
+   * The host's turn budget for this call: the longest a turn may take in
+   * total, and the longest it may go without a byte from the model; `null`
+   * turns a bound off. Unset, the host's own defaults for the launch mode
+   * apply. A turn that exceeds it fails as `host-turn-timeout`.
+   */
+  readonly turnTimeoutMs?: number | null
+  readonly turnIdleMs?: number | null
+}
+
+/** The budgets every call has a value for: the launch mode's defaults with overrides laid over them. */
+export type CountedBudgets = Required<Pick<CallBudgets, 'maxToolCalls' | 'maxOutputTokens' | 'maxAnswerChars'>>
+
+/** A tool as a host sees it: the full surface of the workflow, called through the runtime so it is journaled. */
+export interface HostTool {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly input: z.ZodType
+  invoke(args: unknown, signal: AbortSignal): Promise<unknown>
+}
+
+/** What a host needs to open one child session: one physical attempt of an `agent()` call. */
+export interface SessionRequest {
+  readonly runId: string
+  readonly callId: string
+  readonly logicalCallId: string
+  readonly attempt: number
+  readonly agent: string
+  readonly agentConfig: AgentConfig | undefined
+  readonly label: string | undefined
+  readonly phase: string | undefined
+  readonly budgets: CallBudgets
+  readonly tools: readonly HostTool[]
+  /** A directory the host may write its own files into (logs of LLM attempts); absent when the run is not stored on a disk. */
+  readonly transcriptDir?: string
+  /** How the run was launched; a host picks its own defaults (such as its turn budget) from it. */
+  readonly launchMode?: LaunchMode
+}
+
+/** Why a turn stopped, as the host observed it. */
+export type StopReason = 'end' | 'length' | 'aborted' | 'tool-call-budget' | 'content-filter' | 'error'
+
+/** Token usage of a turn or a call. */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * One physical attempt of one LLM request a host made during a turn, as the
+ * runtime journals it (`llm_attempt`). Hosts that retry requests under a
+ * role's policy report every attempt, so those retries are visible apart
+ * from the agent call's own.
+ */
+export interface LlmAttemptRecord {
+  readonly model: string
+  readonly turn: number
+  readonly step: number
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly outcome: 'succeeded' | 'failed' | 'timed-out' | 'cancelled'
+  readonly durationMs: number
+  readonly streamed: boolean
+  readonly code?: ErrorCode
+  readonly status?: number
+  readonly error?: string
+  readonly retryable?: boolean
+  readonly retryAfterMs?: number
+  readonly delayBeforeNextMs?: number
+  readonly timeToFirstTokenMs?: number
+  readonly turnBudget?: 'idle' | 'total'
+}
+
+/** Progress of a turn while the model streams: never journaled token by token. */
+export interface TurnProgress {
+  /** `first-token` once per LLM attempt, `tokens` while it streams, `step-end` with exact usage. */
+  readonly kind: string
+  readonly outputTokens?: number
+  readonly elapsedMs?: number
+  readonly timeToFirstTokenMs?: number
+}
+
+/** The result of one prompt in a child session. */
+export interface TurnResult {
+  readonly text: string
+  readonly stopReason: StopReason
+  readonly usage?: Usage
+  /** Set when the host itself classified the turn as a failure (for example `provider-error`). */
+  readonly failureCause?: FailureCause
+  readonly reason?: string
+  /** Every LLM request attempt the host made for this turn, when it reports them. */
+  readonly llmAttempts?: readonly LlmAttemptRecord[]
+}
+
+/** One message of a child session's transcript. */
+export interface TranscriptEntry {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool'
+  readonly content: string
+  readonly stopReason?: StopReason
+  readonly tool?: string
+}
+
+/** A child session: a message history that clarification turns continue. */
+export interface AgentSession {
+  prompt(text: string, options: { readonly signal: AbortSignal; readonly onProgress?: (progress: TurnProgress) => void }): Promise<TurnResult>
+  transcript(): readonly TranscriptEntry[]
+  close?(): void | Promise<void>
+}
+
+/**
+ * Where agent() calls run: a scripted host in tests and demos, a model
+ * provider in production, a worker in another process.
+ */
+export interface AgentHost {
+  readonly name: string
+  /**
+   * The version of this contract the host implements. A runtime refuses a
+   * host that declares a version it does not implement, rather than calling
+   * it with sessions it would misread. Omitted, the host is read as `v1`.
+   */
+  readonly specificationVersion?: HostSpecificationVersion
+  /**
+   * What a run records of the host in `run_start` so a resume can build it
+   * again: plain JSON, never a secret.
+   */
+  readonly settings?: unknown
+  openSession(request: SessionRequest): AgentSession | Promise<AgentSession>
+}
