@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
 import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
@@ -208,6 +209,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT
   const idempotency = createIdempotencyKeys<{ runId: string; executionId: string }>({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000 })
   const state: ServerState = { shuttingDown: false, shutdown: new AbortController(), runs: new Map(), cancelling: new Set(), openStreams: 0 }
+  // Every open event stream and worker poll listens to it; thousands at once are expected, not a leak.
+  setMaxListeners(0, state.shutdown.signal)
   let openApi: Record<string, unknown> | undefined
   const eventTokens = createEventTokens({ ttlMs: options.eventsTokenTtlMs ?? 300_000, now: options.now ?? Date.now })
 

@@ -25,6 +25,21 @@ export function sseFrame(line: JournalLine): string {
 }
 
 /**
+ * The encoded frame of a line, made once per line object: a live feed hands
+ * every subscriber the same object, so a thousand streams of one run share
+ * one serialisation instead of making a thousand.
+ */
+const encodedFrames = new WeakMap<JournalLine, Uint8Array>()
+function encodedFrame(line: JournalLine): Uint8Array {
+  let frame = encodedFrames.get(line)
+  if (frame === undefined) {
+    frame = encoder.encode(sseFrame(line))
+    encodedFrames.set(line, frame)
+  }
+  return frame
+}
+
+/**
  * A `text/event-stream` body of journal lines. It pulls one line at a time
  * (a slow client holds the reader back, not the server's memory), writes a
  * heartbeat comment every `heartbeatMs`, and ends after `run_end`. When the
@@ -82,7 +97,7 @@ export function journalEventStream(options: JournalEventStreamOptions): Readable
           controller.close()
           return
         }
-        controller.enqueue(encoder.encode(sseFrame(next.value)))
+        controller.enqueue(encodedFrame(next.value))
         if (next.value.type === 'run_end') {
           close()
           controller.close()

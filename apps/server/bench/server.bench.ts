@@ -1,0 +1,170 @@
+// Load on the HTTP server over loopback, each figure beside an in-process
+// floor measured in the same run:
+// 1. runs started concurrently over HTTP, against runtime.start() in-process;
+// 2. event-stream subscribers on one run: delivery latency from the journal
+//    append to the client reading the frame (clients in a child process),
+//    against RunHandle.subscribe in the server's process; every subscriber must
+//    receive every line; peak heap per subscriber;
+// 3. requests per second for GET /v1/runs/{id}, against runtime.get().
+// LOCUS_BENCH_SMOKE=1 runs every part at a small size in seconds.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { reportTarget } from '@locus/bench-kit'
+import { createRuntime, defineWorkflow } from '@locus/runtime'
+import { z } from 'zod'
+import { startServer } from '../src/index.js'
+
+const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
+const CONCURRENT_STARTS = smoke ? 20 : 200
+const SUBSCRIBERS = Number(process.env.LOCUS_BENCH_SUBSCRIBERS ?? (smoke ? 50 : 1_000))
+const LINES = Number(process.env.LOCUS_BENCH_LINES ?? (smoke ? 100 : 1_000))
+const PAUSE_MS = Number(process.env.LOCUS_BENCH_PAUSE_MS ?? 2)
+const GETS = smoke ? 300 : 5_000
+const GET_CONCURRENCY = 32
+
+const gc = (globalThis as { gc?: () => void }).gc
+if (gc === undefined) throw new Error('run with node --expose-gc (pnpm --filter @locus/server bench does)')
+const wallNow = (): number => performance.timeOrigin + performance.now()
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+const ms = (value: number): string => `${value.toFixed(2)} ms`
+
+let openGate: () => void = () => undefined
+const gate = new Promise<void>((resolve) => {
+  openGate = resolve
+})
+
+const quick = defineWorkflow({ name: 'quick', run: () => ({ ok: true }) })
+const broadcast = defineWorkflow({
+  name: 'broadcast',
+  input: z.object({ lines: z.number().int().min(1), pauseMs: z.number().min(0) }),
+  run: async ({ input, log }) => {
+    await gate
+    for (let index = 0; index < input.lines; index += 1) {
+      // `t` is taken just before the append; both the floor and the HTTP clients measure from it.
+      log('tick', { index, t: wallNow() })
+      await sleep(input.pauseMs)
+    }
+    return { ok: true }
+  },
+})
+
+const scratch = mkdtempSync(join(tmpdir(), 'locus-server-bench-'))
+const runtime = createRuntime({ workflows: [quick, broadcast], runsDir: scratch })
+const server = await startServer({ runtime, port: 0, env: {}, shutdownGraceMs: 1_000 })
+
+async function settle(runIds: readonly string[]): Promise<void> {
+  for (const runId of runIds) await runtime.live(runId)?.done.catch(() => undefined)
+}
+
+try {
+  console.log(`@locus/server load on loopback${smoke ? ' (smoke size)' : ''}; Node ${process.version}`)
+
+  // ---- 1. Concurrent starts.
+  const floorStart = performance.now()
+  const floorHandles = await Promise.all(Array.from({ length: CONCURRENT_STARTS }, () => runtime.start('quick')))
+  const floorMs = performance.now() - floorStart
+  await Promise.all(floorHandles.map((handle) => handle.done))
+  const latencies: number[] = []
+  const httpStart = performance.now()
+  const accepted = await Promise.all(
+    Array.from({ length: CONCURRENT_STARTS }, async () => {
+      const sent = performance.now()
+      const response = await fetch(`${server.url}/v1/workflows/quick/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      const body = (await response.json()) as { runId: string }
+      latencies.push(performance.now() - sent)
+      if (response.status !== 202) throw new Error(`start answered ${response.status}`)
+      return body.runId
+    }),
+  )
+  const httpMs = performance.now() - httpStart
+  await settle(accepted)
+  latencies.sort((left, right) => left - right)
+  console.log(`\n1. ${CONCURRENT_STARTS} runs started at once`)
+  console.log(`   floor: runtime.start() x${CONCURRENT_STARTS} in-process   ${ms(floorMs)} for all`)
+  console.log(`   POST /v1/workflows/quick/runs x${CONCURRENT_STARTS}        ${ms(httpMs)} for all (${(httpMs / floorMs).toFixed(2)}x the floor); per request p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`)
+
+  // ---- 2. Subscribers on one run.
+  const started = await fetch(`${server.url}/v1/workflows/broadcast/runs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { lines: LINES, pauseMs: PAUSE_MS } }),
+  })
+  const { runId } = (await started.json()) as { runId: string }
+  const live = runtime.live(runId)
+  if (live === undefined) throw new Error('the broadcast run is not live')
+  const floor: number[] = []
+  live.subscribe((line) => {
+    if (line.type === 'log') floor.push(wallNow() - (line.data as { t: number }).t)
+  })
+  gc()
+  const heapBase = process.memoryUsage().heapUsed
+  let heapPeak = heapBase
+  const sampler = setInterval(() => {
+    heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)
+  }, 5)
+  const script = fileURLToPath(new URL('./subscribers.mjs', import.meta.url))
+  const child = spawn(process.execPath, [script, `${server.url}/v1/runs/${runId}/events`, String(SUBSCRIBERS)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  const connected = new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk
+      if (output.includes('{"connected":true}')) resolve()
+    })
+    child.once('exit', (code) => {
+      reject(new Error(`the subscribers exited (${String(code)}) before all connected`))
+    })
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  await connected
+  const openStreams = (await (await fetch(`${server.url}/readyz`)).json()) as { openStreams: number }
+  const cpuBefore = process.cpuUsage()
+  openGate()
+  await live.done
+  if ((await exited) !== 0) throw new Error('the subscribers failed')
+  clearInterval(sampler)
+  const cpu = process.cpuUsage(cpuBefore)
+  const clients = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as { p50: number; p99: number; max: number; samples: number; minReceived: number; maxReceived: number }
+  floor.sort((left, right) => left - right)
+  console.log(`\n2. ${SUBSCRIBERS} event-stream subscribers on one run of ${LINES} log lines, one every ${PAUSE_MS} ms (${openStreams.openStreams} streams open at the start)`)
+  console.log(`   floor: RunHandle.subscribe in-process   p50 ${ms(percentile(floor, 50))}, p99 ${ms(percentile(floor, 99))} (${floor.length} lines)`)
+  console.log(`   GET /v1/runs/{id}/events over HTTP     p50 ${ms(clients.p50)}, p99 ${ms(clients.p99)}, max ${ms(clients.max)} (${clients.samples} deliveries)`)
+  console.log(`   server CPU while streaming: ${((cpu.user + cpu.system) / clients.samples).toFixed(2)} µs per delivery (user ${(cpu.user / 1000).toFixed(0)} ms, system ${(cpu.system / 1000).toFixed(0)} ms)`)
+  console.log(`   every subscriber received every line: ${clients.minReceived === LINES && clients.maxReceived === LINES ? 'yes' : `NO (between ${clients.minReceived} and ${clients.maxReceived} of ${LINES})`}`)
+  console.log(`   peak heap above the idle server: ${((heapPeak - heapBase) / 1024 / 1024).toFixed(1)} MiB, ${((heapPeak - heapBase) / SUBSCRIBERS / 1024).toFixed(1)} KiB per subscriber (uncollected garbage included)`)
+  reportTarget('event delivery p99 over HTTP', clients.p99, 10, ' ms')
+
+  // ---- 3. GET /v1/runs/{id}.
+  const target = accepted[0] as string
+  async function pool(total: number, task: () => Promise<unknown>): Promise<number> {
+    let next = 0
+    const begin = performance.now()
+    await Promise.all(
+      Array.from({ length: GET_CONCURRENCY }, async () => {
+        while (next < total) {
+          next += 1
+          await task()
+        }
+      }),
+    )
+    return (total / (performance.now() - begin)) * 1000
+  }
+  const floorRate = await pool(GETS, () => runtime.get(target))
+  const httpRate = await pool(GETS, async () => {
+    const response = await fetch(`${server.url}/v1/runs/${target}`)
+    if (response.status !== 200) throw new Error(`GET answered ${response.status}`)
+    await response.arrayBuffer()
+  })
+  console.log(`\n3. GET /v1/runs/{id} on a completed run, ${GET_CONCURRENCY} at a time, ${GETS} requests (client fetch in the same process)`)
+  console.log(`   floor: runtime.get() in-process   ${floorRate.toFixed(0)} /s`)
+  console.log(`   GET /v1/runs/{id} over HTTP       ${httpRate.toFixed(0)} requests/s (${(floorRate / httpRate).toFixed(2)}x slower than the floor)`)
+} finally {
+  await server.close()
+  rmSync(scratch, { recursive: true, force: true })
+}
