@@ -14,6 +14,7 @@ import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempo
 import { openApiDocument } from './openapi.js'
 import type { Env, RouteContext } from './route-context.js'
 import { mountWorkerRoutes } from './worker-routes.js'
+import { mountInspector } from './inspector/mount-inspector.js'
 import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
@@ -84,7 +85,7 @@ export interface ServerState {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken]
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken, mountInspector]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20

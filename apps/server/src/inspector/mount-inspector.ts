@@ -1,0 +1,276 @@
+import { RUN_LAYOUT, validateRunId } from '@locus/journal'
+import type { StoredExecution, StoredRun } from '@locus/runtime'
+import type { ExecutionInfo } from '@locus/store'
+import type { Context } from 'hono'
+import { ApiError, toApiError } from '../errors.js'
+import type { Env, RouteContext } from '../route-context.js'
+import { hasEnded, statusOfExecution } from '../run-resource.js'
+import { RUN_STATUSES } from '../schemas.js'
+import { type SafeHtml, html } from './html.js'
+import { INSPECTOR_SCRIPT, page } from './layout.js'
+import { type ExecutionModel, readExecutionModel } from './run-model.js'
+import { type RunPageInput, renderRunBody } from './render-run.js'
+import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, requireScope } from './session.js'
+import { answerWords, badge, dispositionWords, duration, when } from './words.js'
+
+const RUNS_PER_PAGE = 50
+const enc = encodeURIComponent
+
+function pageNumber(value: string | undefined): number {
+  const parsed = Number(value ?? '0')
+  return Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : 0
+}
+
+function errorPage(status: number, title: string, message: string, back?: string): Response {
+  const body = html`<h1>${title}</h1><p role="alert">${message}</p>${back === undefined ? '' : html`<p><a href="${back}">Go back</a></p>`}<p><a href="/">All runs</a></p>`
+  return new Response(page({ title }, body), { status, headers: { 'content-type': 'text/html; charset=utf-8' } })
+}
+
+/** A model of a stored execution for the status helpers (they read only `info`, `view` and `resultFile`). */
+function asStored(model: ExecutionModel): StoredExecution {
+  return { info: model.info, view: model.view, resultFile: model.resultFile } as StoredExecution
+}
+
+/**
+ * The run inspector: `GET /` lists recent runs, `GET /runs/{id}` shows one,
+ * server-rendered HTML with one small script that follows a live run's event
+ * stream. Forms answer pending deferred tools (CSRF-checked, scope
+ * `deferred:resolve`). See docs/inspector.md.
+ */
+export function mountInspector(routes: RouteContext): void {
+  const { app, runtime } = routes
+  const sessions = createInspectorSessions(routes.options.apiKeys, routes.options.now ?? Date.now)
+
+  /** Runs a page handler: the viewer must be signed in when keys are configured; errors become HTML pages. */
+  const pageRoute =
+    (handler: (c: Context<Env>, viewer: Viewer) => Promise<Response>) =>
+    async (c: Context<Env>): Promise<Response> => {
+      try {
+        const viewer = sessions.viewer(c)
+        if (viewer === undefined) return c.redirect(`/login?next=${enc(c.req.path + (new URL(c.req.url).search || ''))}`, 303)
+        return await handler(c, viewer)
+      } catch (error) {
+        const api = toApiError(error, routes.report)
+        const body = api.body()
+        return errorPage(api.status, api.status === 404 ? 'Not found' : api.status === 401 || api.status === 403 ? 'Not allowed' : 'Something went wrong', body.error.message, c.req.header('referer'))
+      }
+    }
+
+  const respond = (c: Context, markup: string, status = 200): Response => c.html(markup, status as 200)
+
+  const signedIn = (viewer: Viewer): { principal: string; csrf: string } | undefined => (viewer.viaCookie ? { principal: viewer.principal, csrf: sessions.csrf(viewer) } : undefined)
+
+  /** Rejects a form post from another origin or without the viewer's CSRF token. */
+  function checkForm(c: Context, viewer: Viewer, token: string | undefined): void {
+    const origin = c.req.header('origin')
+    if (origin !== undefined && origin !== 'null' && origin !== new URL(c.req.url).origin) {
+      throw new ApiError('forbidden', `This form was posted from ${origin}, another origin; post it from the inspector's own page.`)
+    }
+    if (!sessions.checkCsrf(viewer, token)) throw new ApiError('forbidden', 'The form is missing its CSRF token or the token is stale; reload the page and submit it again.')
+  }
+
+  app.get('/inspector.js', (c) => c.body(INSPECTOR_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }))
+
+  app.get('/login', (c) => {
+    const next = c.req.query('next') ?? '/'
+    if (!sessions.keysConfigured) return c.redirect(safeNext(next), 303)
+    return respond(c, loginPage(next, undefined))
+  })
+
+  app.post('/login', async (c) => {
+    const form = await c.req.parseBody()
+    const next = safeNext(typeof form.next === 'string' ? form.next : '/')
+    const origin = c.req.header('origin')
+    if (origin !== undefined && origin !== 'null' && origin !== new URL(c.req.url).origin) return respond(c, loginPage(next, 'Sign in from the inspector’s own page.'), 403)
+    try {
+      const cookie = sessions.signIn(typeof form.key === 'string' ? form.key : '')
+      const secure = new URL(c.req.url).protocol === 'https:' ? '; Secure' : ''
+      c.header('set-cookie', `${SESSION_COOKIE}=${cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}${secure}`)
+      return c.redirect(next, 303)
+    } catch (error) {
+      const message = error instanceof ApiError ? error.message : 'That key was not accepted.'
+      return respond(c, loginPage(next, message), 401)
+    }
+  })
+
+  app.post('/logout', pageRoute(async (c, viewer) => {
+    const form = await c.req.parseBody()
+    checkForm(c, viewer, typeof form._csrf === 'string' ? form._csrf : undefined)
+    c.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`)
+    return c.redirect('/login', 303)
+  }))
+
+  app.get('/', pageRoute(async (c, viewer) => {
+    const workflow = c.req.query('workflow') || undefined
+    const status = c.req.query('status') || undefined
+    if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status)) {
+      throw new ApiError('invalid_request', `Unknown status "${status}"; pick one of ${RUN_STATUSES.join(', ')}.`)
+    }
+    const offset = pageNumber(c.req.query('offset'))
+    const infos = await runtime.list()
+    const rows: SafeHtml[] = []
+    const workflows = new Set<string>(runtime.workflows.keys())
+    let matched = 0
+    let more = false
+    for (const info of infos) {
+      let stored: StoredRun
+      try {
+        stored = await routes.load(info.runId)
+      } catch {
+        continue
+      }
+      const summary = stored.latest.summary
+      workflows.add(summary.workflow)
+      const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length
+      const runStatus = statusOfExecution(stored.latest, routes.liveState(info.runId), pending)
+      if (workflow !== undefined && summary.workflow !== workflow) continue
+      if (status !== undefined && runStatus !== status) continue
+      matched += 1
+      if (matched <= offset) continue
+      if (rows.length === RUNS_PER_PAGE) {
+        more = true
+        break
+      }
+      rows.push(runRow(stored, runStatus))
+    }
+    const query = (next: number): string => `/?${[workflow === undefined ? '' : `workflow=${enc(workflow)}`, status === undefined ? '' : `status=${enc(status)}`, `offset=${next}`].filter((part) => part !== '').join('&')}`
+    const body = html`<h1>Recent runs</h1>
+<form method="get" action="/" class="filter" aria-label="Filter runs">
+<label for="f-workflow">Workflow</label><select id="f-workflow" name="workflow"><option value="">all workflows</option>${[...workflows].sort().map((name) => html`<option value="${name}"${name === workflow ? ' selected' : ''}>${name}</option>`)}</select>
+<label for="f-status">Status</label><select id="f-status" name="status"><option value="">all statuses</option>${RUN_STATUSES.map((name) => html`<option value="${name}"${name === status ? ' selected' : ''}>${name}</option>`)}</select>
+<button type="submit">Filter</button>
+</form>
+${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === undefined ? ' yet. Start one with <code>locus run</code> or POST /v1/workflows/{name}/runs' : ' match this filter'}.</p>` : html`<div class="scroll"><table class="runs" data-testid="runs"><thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Disposition</th><th scope="col">Answer</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Calls</th><th scope="col">Retries</th><th scope="col">Gaps</th></tr></thead><tbody>${rows}</tbody></table></div>`}
+<nav class="pager" aria-label="Run pages">${offset > 0 ? html`<a href="${query(Math.max(0, offset - RUNS_PER_PAGE))}">Newer runs</a> ` : ''}${more ? html`<a href="${query(offset + RUNS_PER_PAGE)}">Older runs</a>` : ''}</nav>`
+    return respond(c, page({ title: 'Runs', signedIn: signedIn(viewer) }, body))
+  }))
+
+  async function executionModel(runId: string, execution: string | undefined): Promise<{ infos: ExecutionInfo[]; info: ExecutionInfo; model: ExecutionModel }> {
+    const infos = await runtime.store.listExecutions(runId)
+    let info: ExecutionInfo | undefined
+    if (execution === undefined) info = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1) ?? infos[0]
+    else info = infos.find((candidate) => candidate.executionId === execution)
+    if (info === undefined) {
+      throw new ApiError('not_found', execution === undefined ? `Run "${runId}" has no execution yet.` : `Run "${runId}" has no execution "${execution}"; it has ${infos.map((candidate) => candidate.executionId).join(', ')}.`)
+    }
+    const live = runtime.live(runId)
+    if (live?.executionId === info.executionId) live.flush()
+    return { infos, info, model: await readExecutionModel(runtime.store, info) }
+  }
+
+  app.get('/runs/:id', pageRoute(async (c, viewer) => {
+    const runId = validateRunIdOr404(c.req.param('id') ?? '')
+    const execution = c.req.query('execution') || undefined
+    const { infos, info, model } = await executionModel(runId, execution)
+    const liveState = routes.liveState(runId)
+    const latestId = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1)?.executionId
+    const ended = hasEnded(asStored(model))
+    const pending = !ended && info.executionId === latestId ? await runtime.pendingDeferrals(runId) : []
+    const status = statusOfExecution(asStored(model), liveState, pending.length)
+    const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
+    const replays = await Promise.all(
+      replayInfos.map(async (replay) => {
+        const replayModel = await readExecutionModel(runtime.store, replay)
+        return { executionId: replay.executionId, divergences: replayModel.view.divergences, model: replayModel }
+      }),
+    )
+    const typeQuery = c.req.query('type') || undefined
+    let eventsUrl: string | undefined
+    if (!ended) {
+      const token = sessions.keysConfigured ? `&token=${enc(routes.eventTokens.issue(runId).token)}` : ''
+      eventsUrl = `/v1/runs/${enc(runId)}/events?execution=${enc(info.executionId)}&after=${model.view.lastSeq}${token}`
+    }
+    const input: RunPageInput = {
+      runId,
+      model,
+      executions: infos.map((candidate) => ({ executionId: candidate.executionId, kind: candidate.kind, status: candidate.executionId === info.executionId ? status : candidate.kind })),
+      status,
+      pending: pending.filter((deferral) => deferral.executionId === info.executionId || true),
+      replays,
+      csrf: sessions.csrf(viewer),
+      eventsUrl,
+      page: pageNumber(c.req.query('page')),
+      journalType: typeQuery,
+      journalPage: pageNumber(c.req.query('journalPage')),
+      execution,
+    }
+    return respond(c, page({ title: `Run ${runId}`, eventsUrl, signedIn: signedIn(viewer) }, renderRunBody(input)))
+  }))
+
+  const answerRoute = (kind: 'resolve' | 'reject') =>
+    pageRoute(async (c, viewer) => {
+      const form = await c.req.parseBody()
+      checkForm(c, viewer, typeof form._csrf === 'string' ? form._csrf : undefined)
+      requireScope(viewer, 'deferred:resolve')
+      const runId = validateRunIdOr404(c.req.param('id') ?? '')
+      const deferredId = c.req.param('deferredId') ?? ''
+      const back = `/runs/${enc(runId)}#deferred`
+      await routes.load(runId)
+      let outcome
+      if (kind === 'resolve') {
+        const text = typeof form.result === 'string' ? form.result : ''
+        let result: unknown
+        try {
+          result = JSON.parse(text)
+        } catch (error) {
+          return errorPage(400, 'The result is not JSON', `The result must be JSON (e.g. {"approved": true}): ${error instanceof Error ? error.message : String(error)}. Deferral ${deferredId} stays open.`, back)
+        }
+        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'resolved', result: result as never })
+      } else {
+        const error = typeof form.error === 'string' ? form.error.trim() : ''
+        if (error === '') return errorPage(400, 'A reason is needed', `Say why the call is rejected; deferral ${deferredId} stays open.`, back)
+        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'rejected', error, retryable: form.retryable === 'true' })
+      }
+      if (outcome.ok) return c.redirect(`/runs/${enc(runId)}?answered=${enc(deferredId)}`, 303)
+      if (outcome.status === 'invalid') return errorPage(400, 'The result does not fit', `The result does not fit the tool's output schema (${outcome.issues.join('; ')}); deferral ${deferredId} stays open.`, back)
+      return errorPage(outcome.status === 'conflict' ? 409 : 404, outcome.status === 'conflict' ? 'Already answered' : 'Not found', outcome.message, back)
+    })
+  app.post('/runs/:id/deferred/:deferredId/resolve', answerRoute('resolve'))
+  app.post('/runs/:id/deferred/:deferredId/reject', answerRoute('reject'))
+
+  const artifact = (name: 'transcript' | 'envelope') =>
+    pageRoute(async (c) => {
+      const runId = validateRunIdOr404(c.req.param('id') ?? '')
+      const executionId = c.req.param('execution') ?? ''
+      const callId = validateRunIdOr404(c.req.param('callId') ?? '')
+      const info = (await runtime.store.listExecutions(runId)).find((candidate) => candidate.executionId === executionId)
+      if (info === undefined) throw new ApiError('not_found', `Run "${runId}" has no execution "${executionId}".`)
+      const key = name === 'transcript' ? `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.transcript}/transcript.json` : `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.callResult}/result.json`
+      const text = await runtime.store.readArtifact(info, key)
+      if (text === undefined) {
+        throw new ApiError('not_found', `No ${name} was recorded for call ${callId}: an attempt that threw before its child answered, a replayed call or a tool call has none.`)
+      }
+      return c.body(text, 200, { 'content-type': 'application/json; charset=utf-8' })
+    })
+  app.get('/runs/:id/executions/:execution/calls/:callId/transcript', artifact('transcript'))
+  app.get('/runs/:id/executions/:execution/calls/:callId/envelope', artifact('envelope'))
+}
+
+function validateRunIdOr404(id: string): string {
+  try {
+    return validateRunId(id)
+  } catch {
+    throw new ApiError('not_found', `No run "${id}": run ids are letters, digits, ".", "_" and "-".`)
+  }
+}
+
+/** A sign-in redirect target on this server only. */
+function safeNext(next: string): string {
+  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
+}
+
+function loginPage(next: string, problem: string | undefined): string {
+  const body = html`<h1>Sign in</h1>
+<p>This server needs an API key. Paste a key with the <code>runs:read</code> scope (and <code>deferred:resolve</code> to answer deferred tools). The browser keeps a signed session cookie for 8 hours, never the key.</p>
+${problem === undefined ? '' : html`<p role="alert" class="error">${problem}</p>`}
+<form method="post" action="/login"><input type="hidden" name="next" value="${safeNext(next)}"><label for="key">API key</label><input id="key" name="key" type="password" autocomplete="current-password" required><button type="submit">Sign in</button></form>`
+  return page({ title: 'Sign in' }, body)
+}
+
+function runRow(stored: StoredRun, status: string): SafeHtml {
+  const summary = stored.latest.summary
+  const disposition = stored.latest.view.runEnd?.disposition ?? stored.latest.resultFile?.disposition
+  const d = dispositionWords(disposition, status)
+  const a = answerWords(summary.answerOutcome)
+  return html`<tr data-run-id="${stored.runId}"><td data-label="Run"><a href="/runs/${enc(stored.runId)}">${stored.runId}</a></td><td data-label="Workflow">${summary.workflow}</td><td data-label="Disposition">${badge(d.tone, d.words)}</td><td data-label="Answer">${summary.answerOutcome === undefined ? '—' : badge(a.tone, a.words)}</td><td data-label="Started">${when(summary.startedAt)}</td><td data-label="Duration">${duration(summary.durationMs)}</td><td data-label="Calls">${summary.agentCalls + summary.toolCalls}</td><td data-label="Retries">${summary.retries}</td><td data-label="Gaps">${summary.gaps.length === 0 ? '0' : summary.gaps.map((gap) => gap.tool).join(', ')}</td></tr>`
+}
