@@ -1,7 +1,6 @@
 import { RUN_ID_INVALID } from '@locus/journal'
-import { LocusError } from '@locus/outcome'
-import { RuntimeInputError, type RuntimeErrorCode } from '@locus/runtime'
-import type { StoreErrorCode } from '@locus/store'
+import { LocusError, type LocusErrorCode } from '@locus/outcome'
+import { RuntimeInputError } from '@locus/runtime'
 
 /**
  * The closed list of error codes the API answers with, in the body
@@ -42,9 +41,14 @@ export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 
 
 /**
  * The one table from the packages' error codes to the API's. Every error a
- * route lets through is looked up here; an unknown code is `internal_error`.
- * It belongs in a package error registry once there is one (the run-model
- * issue); until then it lives in this app, and only here.
+ * route lets through is looked up here; a code not listed is
+ * `internal_error`. The codes are those of `ERROR_CODE_REGISTRY` in
+ * @locus/outcome, and a client code's HTTP status is the one the registry
+ * gives the code's kind (a test holds them together). The table cannot be
+ * derived from the registry alone: a kind does not say which of the API's
+ * 409 codes a conflict is (`run_exists` or `run_owned`), and a `usage` code
+ * raised by the server's own configuration (a workflow definition, the
+ * store's options) is the server's fault here, not the client's.
  */
 export const PACKAGE_ERROR_TABLE = {
   // @locus/runtime: what a caller got wrong.
@@ -63,7 +67,7 @@ export const PACKAGE_ERROR_TABLE = {
   STORE_OPTIONS_INVALID: 'internal_error',
   // @locus/journal
   [RUN_ID_INVALID]: 'invalid_request',
-} as const satisfies Partial<Record<RuntimeErrorCode | StoreErrorCode | typeof RUN_ID_INVALID, ServerErrorCode>>
+} as const satisfies Partial<Record<LocusErrorCode, ServerErrorCode>>
 
 /** An error the API answers with: a code from {@link SERVER_ERROR_CODES}, a message for a person, and the problems one by one. */
 export class ApiError extends Error {
