@@ -51,7 +51,7 @@ describe('locus mcp, driven by the MCP SDK’s own Client over stdio', () => {
     await client.connect(transport)
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['locus_run_result', 'locus_run_status', 'research', 'summarise'])
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['locus_resolve_deferred', 'locus_run_result', 'locus_run_status', 'research', 'summarise'])
       const done = await client.callTool({ name: 'summarise', arguments: { ticket: 'T-1' } })
       expect(done.isError).toBe(false)
       expect(done.structuredContent).toMatchObject({ disposition: 'completed', result: { summary: 'the summary' } })

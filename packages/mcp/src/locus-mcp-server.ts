@@ -1,17 +1,23 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { JournalLine, RunEndLine } from '@locus/journal'
-import { type RunOptions, type RunSummary, type WorkflowDefinition, readStoredRun, startWorkflowRun } from '@locus/runtime'
-import { RunNotFoundError, createFileRunStore, type RunStore } from '@locus/store'
+import type { JournalLine } from '@locus/journal'
+import { type DeferredAnswer, type RunOptions, type RunSummary, type Runtime, type WorkflowDefinition, createRuntime, readStoredRun, resolveRunsDir } from '@locus/runtime'
+import { RunNotFoundError, type RunStore } from '@locus/store'
 import { z } from 'zod'
 
-/** Options of {@link createLocusMcpServer}. */
+/** Options of {@link createLocusMcpServer}: a runtime to share, or workflows and how to run them. */
 export interface LocusMcpServerOptions {
-  /** The workflows offered as tools, each under its name. */
-  readonly workflows: readonly WorkflowDefinition[]
-  /** How each run is started: host, runs directory, budgets... (`input`, `signal` and `onEvent` are the server's). */
+  /**
+   * The runtime runs start in, shared with whoever else uses it (`locus serve`
+   * passes its own, so runs started over MCP show in the HTTP API too).
+   * Without it the server makes one from `workflows` and `runOptions`.
+   */
+  readonly runtime?: Runtime | undefined
+  /** The workflows offered as tools, each under its name. @default every workflow of `runtime` */
+  readonly workflows?: readonly WorkflowDefinition[] | undefined
+  /** Without `runtime`: how each run is started: host, runs directory, budgets... (`input`, `signal` and `onEvent` are the server's). */
   readonly runOptions?: Omit<RunOptions, 'input' | 'signal' | 'onEvent'> | undefined
-  /** Where `locus_run_status` and `locus_run_result` read runs. @default the file store of `runOptions.runsDir` */
+  /** Where `locus_run_status` and `locus_run_result` read runs. @default the runtime's store */
   readonly store?: RunStore | undefined
   /** The server's name and version as MCP clients see them. */
   readonly name?: string | undefined
@@ -20,6 +26,32 @@ export interface LocusMcpServerOptions {
 
 const RUN_ID_INPUT = { type: 'object', properties: { runId: { type: 'string', description: 'The id a workflow tool returned.' } }, required: ['runId'], additionalProperties: false } as const
 const RunIdArgs = z.object({ runId: z.string().min(1) })
+const RESOLVE_INPUT = {
+  type: 'object',
+  properties: {
+    runId: { type: 'string', description: 'The run that waits.' },
+    deferredId: { type: 'string', description: 'The deferral to answer, as the progress message or locus_run_status names it.' },
+    result: { description: "Resolve the deferral with this result (checked against the tool's output schema)." },
+    error: { type: 'string', description: 'Reject the deferral with this error instead.' },
+    retryable: { type: 'boolean', description: 'With error: whether the call may be retried. Default false.' },
+    code: { type: 'string', description: 'With error: the seed error code, e.g. refused.' },
+  },
+  required: ['runId', 'deferredId'],
+  additionalProperties: false,
+} as const
+const ResolveArgs = z
+  .object({
+    runId: z.string().min(1),
+    deferredId: z.string().min(1),
+    result: z.unknown().optional(),
+    error: z.string().min(1).optional(),
+    retryable: z.boolean().optional(),
+    code: z.string().min(1).optional(),
+  })
+  .refine((args) => (args.result === undefined) !== (args.error === undefined), { error: 'give exactly one of "result" (to resolve) or "error" (to reject)' })
+/** How long an answer waits, after the run ended, for the feed to deliver the last progress lines. */
+const FEED_GRACE_MS = 2_000
+const RUN_TOOLS = ['locus_run_status', 'locus_run_result', 'locus_resolve_deferred'] as const
 
 /** What every tool result of a run carries as structured content. */
 function structured(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> {
@@ -66,6 +98,10 @@ function progressOf(line: JournalLine): string | undefined {
       return `tool ${line.tool} attempt ${line.attempt} started`
     case 'tool_end':
       return `tool ${line.tool} attempt ${line.attempt} ${line.status}`
+    case 'deferred_open':
+      return `tool ${line.tool} waits for an answer: run ${line.runId}, deferral ${line.deferredId}; answer it with locus_resolve_deferred`
+    case 'deferred_settled':
+      return `deferral ${line.deferredId} ${line.outcome}`
     default:
       return undefined
   }
@@ -80,7 +116,7 @@ function progressOf(line: JournalLine): string | undefined {
  * `isError: true`, with its disposition, answer outcome, gaps and caveats as
  * structured fields, never folded into prose. A client's cancellation
  * cancels the run. `locus_run_status` and `locus_run_result` read any run
- * by id.
+ * by id; `locus_resolve_deferred` answers a deferred tool a run waits on.
  *
  * Connect it to a transport: `await server.connect(new StdioServerTransport())`.
  */
@@ -88,75 +124,140 @@ function progressOf(line: JournalLine): string | undefined {
 // which McpServer.registerTool would want as a zod shape of the SDK's zod version.
 // eslint-disable-next-line @typescript-eslint/no-deprecated -- see above
 export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
-  const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]))
-  const store = options.store ?? createFileRunStore(options.runOptions?.runsDir ?? `${options.runOptions?.cwd ?? process.cwd()}/.locus-pi/runs`)
+  const runtime = options.runtime ?? ownRuntime(options)
+  const workflows = options.workflows ?? [...runtime.workflows.values()]
+  const byName = new Map(workflows.map((workflow) => [workflow.name, workflow]))
+  const store = options.store ?? runtime.store
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- see createLocusMcpServer
   const server = new Server({ name: options.name ?? 'locus', version: options.version ?? '0.0.0' }, { capabilities: { tools: {} } })
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
-      ...options.workflows.map((workflow) => ({
+      ...workflows.map((workflow) => ({
         name: workflow.name,
         description: workflow.description ?? `Runs the Locus workflow "${workflow.name}".`,
         inputSchema: (workflow.input === undefined ? { type: 'object' } : z.toJSONSchema(workflow.input, { io: 'input', unrepresentable: 'any' })) as { type: 'object' },
       })),
-      { name: 'locus_run_status', description: 'How a Locus run stands: disposition, answer outcome, counts, gaps and caveats.', inputSchema: RUN_ID_INPUT },
+      { name: 'locus_run_status', description: 'How a Locus run stands: disposition, answer outcome, counts, gaps, caveats and the deferrals it waits on.', inputSchema: RUN_ID_INPUT },
       { name: 'locus_run_result', description: 'The result of a finished Locus run, with its gaps and caveats.', inputSchema: RUN_ID_INPUT },
+      {
+        name: 'locus_resolve_deferred',
+        description: 'Answers a deferred tool a Locus run waits on: "result" resolves it, "error" rejects it. An answer is final.',
+        inputSchema: RESOLVE_INPUT,
+      },
     ],
   }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params
-    if (name === 'locus_run_status' || name === 'locus_run_result') {
-      const parsed = RunIdArgs.safeParse(args)
-      if (!parsed.success) return errorResult(`${name} needs { "runId": "<id>" }: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
-      try {
-        const summary = (await readStoredRun(store, parsed.data.runId)).latest.summary
-        if (name === 'locus_run_result' && summary.standing === 'unfinished') {
-          return { content: [{ type: 'text', text: `Run ${summary.runId} has not finished; ask again later.` }], structuredContent: structured(summary), isError: true }
-        }
-        const result = toolResult(summary)
-        return name === 'locus_run_status'
-          ? { ...result, structuredContent: { ...structured(summary), agentCalls: summary.agentCalls, toolCalls: summary.toolCalls, retries: summary.retries } }
-          : result
-      } catch (error) {
-        if (RunNotFoundError.isInstance(error)) return errorResult(error.message)
-        throw error
+  async function runTool(name: 'locus_run_status' | 'locus_run_result', args: unknown): Promise<CallToolResult> {
+    const parsed = RunIdArgs.safeParse(args)
+    if (!parsed.success) return errorResult(`${name} needs { "runId": "<id>" }: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
+    const { runId } = parsed.data
+    try {
+      runtime.live(runId)?.flush()
+      const summary = (await readStoredRun(store, runId)).latest.summary
+      if (name === 'locus_run_result' && summary.standing === 'unfinished') {
+        return { content: [{ type: 'text', text: `Run ${summary.runId} has not finished; ask again later.` }], structuredContent: structured(summary), isError: true }
+      }
+      const result = toolResult(summary)
+      if (name === 'locus_run_result') return result
+      const deferred = summary.standing === 'unfinished' ? await runtime.pendingDeferrals(runId) : []
+      const text = [result.content[0]?.type === 'text' ? result.content[0].text : '', ...deferred.map((open) => `Waits: deferral ${open.deferredId} of tool ${open.tool}`)].join('\n')
+      return {
+        ...result,
+        content: [{ type: 'text', text }],
+        structuredContent: { ...structured(summary), agentCalls: summary.agentCalls, toolCalls: summary.toolCalls, retries: summary.retries, deferred },
+      }
+    } catch (error) {
+      if (RunNotFoundError.isInstance(error)) return errorResult(error.message)
+      throw error
+    }
+  }
+
+  async function resolveTool(args: unknown): Promise<CallToolResult> {
+    const parsed = ResolveArgs.safeParse(args)
+    if (!parsed.success) {
+      return errorResult(
+        `locus_resolve_deferred needs { "runId", "deferredId" } and either "result" or "error": ${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; ')}`,
+      )
+    }
+    const { runId, deferredId } = parsed.data
+    const answer: DeferredAnswer =
+      parsed.data.error === undefined
+        ? { kind: 'resolved', result: JSON.parse(JSON.stringify(parsed.data.result ?? null)) as never }
+        : { kind: 'rejected', error: parsed.data.error, retryable: parsed.data.retryable === true, ...(parsed.data.code === undefined ? {} : { code: parsed.data.code }) }
+    try {
+      runtime.live(runId)?.flush()
+      await readStoredRun(store, runId)
+    } catch (error) {
+      if (RunNotFoundError.isInstance(error)) return errorResult(error.message)
+      throw error
+    }
+    const outcome = await runtime.answerDeferred(runId, deferredId, answer)
+    if (outcome.ok) {
+      return { content: [{ type: 'text', text: `Deferral ${deferredId} of run ${runId}: ${outcome.status}.` }], structuredContent: { runId, deferredId, status: outcome.status } }
+    }
+    if (outcome.status === 'invalid') {
+      return {
+        content: [{ type: 'text', text: `The result does not fit the tool's output schema; deferral ${deferredId} stays open: ${outcome.issues.join('; ')}` }],
+        structuredContent: { runId, deferredId, status: outcome.status, issues: [...outcome.issues] },
+        isError: true,
       }
     }
+    return { content: [{ type: 'text', text: outcome.message }], structuredContent: { runId, deferredId, status: outcome.status }, isError: true }
+  }
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params
+    if (name === 'locus_run_status' || name === 'locus_run_result') return runTool(name, args)
+    if (name === 'locus_resolve_deferred') return resolveTool(args)
     const workflow = byName.get(name)
-    if (workflow === undefined) return errorResult(`No tool "${name}". The tools are: ${[...byName.keys(), 'locus_run_status', 'locus_run_result'].join(', ')}.`)
+    if (workflow === undefined) return errorResult(`No tool "${name}". The tools are: ${[...byName.keys(), ...RUN_TOOLS].join(', ')}.`)
     const progressToken = request.params._meta?.progressToken
     let progress = 0
-    let end: RunEndLine | undefined
     let handle
     try {
-      handle = startWorkflowRun(workflow, {
-        ...options.runOptions,
-        input: args,
-        signal: extra.signal,
-        onEvent: (line) => {
-          if (line.type === 'run_end') end = line
-          const message = progressToken === undefined ? undefined : progressOf(line)
-          if (message !== undefined && progressToken !== undefined) {
-            progress += 1
-            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
-          }
-        },
-      })
+      handle = await runtime.start(workflow, { input: args })
     } catch (error) {
       return errorResult(error instanceof Error ? error.message : String(error))
     }
-    const run = await handle.done
-    return toolResult({
-      runId: run.runId,
-      standing: run.disposition,
-      ...(end?.answerOutcome === undefined ? {} : { answerOutcome: end.answerOutcome }),
-      gaps: (end?.gaps ?? []).map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
-      caveats: end?.caveats ?? [],
-      result: run.result,
-      error: run.error?.message,
+    const started = handle
+    const cancel = (): void => {
+      started.cancel(String(extra.signal.reason ?? 'the MCP client cancelled the call'))
+    }
+    if (extra.signal.aborted) cancel()
+    else extra.signal.addEventListener('abort', cancel, { once: true })
+    let sawEnd: () => void = () => undefined
+    const ended = new Promise<void>((resolve) => {
+      sawEnd = resolve
     })
+    // The feed delivers every line in order, the history first; the progress of a quick run still arrives before its answer.
+    const unsubscribe = handle.subscribe((line) => {
+      if (line.type === 'run_end') sawEnd()
+      const message = progressToken === undefined ? undefined : progressOf(line)
+      if (message !== undefined && progressToken !== undefined) {
+        progress += 1
+        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
+      }
+    })
+    try {
+      await handle.done
+      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, FEED_GRACE_MS).unref())])
+    } finally {
+      unsubscribe()
+      extra.signal.removeEventListener('abort', cancel)
+    }
+    // The stored summary: the same disposition, answer outcome, gaps and caveats locus_run_status reads later.
+    return toolResult((await runtime.get(handle.runId)).latest.summary)
   })
   return server
+}
+
+function ownRuntime(options: LocusMcpServerOptions): Runtime {
+  const { host, runsDir, cwd, runId: _runId, ...defaults } = options.runOptions ?? {}
+  return createRuntime({
+    workflows: options.workflows ?? [],
+    ...(host === undefined ? {} : { host }),
+    runsDir: resolveRunsDir({ ...(runsDir === undefined ? {} : { runsDir }), ...(cwd === undefined ? {} : { cwd }) }),
+    defaults: { ...defaults, ...(cwd === undefined ? {} : { cwd }) },
+  })
 }

@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { createScriptedHost, defineWorkflow, readStoredRun } from '@locus/runtime'
+import { createScriptedHost, defineDeferredTool, defineWorkflow, readStoredRun } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createLocusMcpServer } from '../src/index.js'
 
+const textOf = (result: { content?: unknown }): string => (result.content as { text?: string }[]).map((part) => part.text ?? '').join('\n')
 const dirs: string[] = []
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
@@ -28,12 +29,18 @@ const partial = defineWorkflow({
   },
 })
 const waits = defineWorkflow({ name: 'waits', run: async ({ agent }) => ({ ok: true, answer: (await agent('hang')).answer }) })
+const approval = defineWorkflow({
+  name: 'refund',
+  input: z.object({ amount: z.number() }),
+  tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },
+  run: async ({ input, tool }) => ({ ok: true, decision: await tool('sign_off', { amount: input.amount }) }),
+})
 
 async function connected() {
   const dir = mkdtempSync(join(tmpdir(), 'locus-mcp-server-'))
   dirs.push(dir)
   const host = createScriptedHost({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }, { steps: [{ text: 'the answer' }] }] })
-  const server = createLocusMcpServer({ workflows: [complete, partial, waits], runOptions: { host, runsDir: join(dir, 'runs') } })
+  const server = createLocusMcpServer({ workflows: [complete, partial, waits, approval], runOptions: { host, runsDir: join(dir, 'runs') } })
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
   await server.connect(serverTransport)
   const client = new Client({ name: 'test-client', version: '1.0.0' })
@@ -45,7 +52,7 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
   it('lists each workflow with its input JSON Schema, and the run tools', async () => {
     const { client, close } = await connected()
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['summarise', 'research', 'waits', 'locus_run_status', 'locus_run_result'])
+    expect(tools.map((tool) => tool.name)).toEqual(['summarise', 'research', 'waits', 'refund', 'locus_run_status', 'locus_run_result', 'locus_resolve_deferred'])
     expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { ticket: { type: 'string' } }, required: ['ticket'] })
     await close()
   })
@@ -106,6 +113,66 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
       if (standing === 'unfinished') await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(standing).toBe('cancelled')
+    await close()
+  })
+
+  it('resolves a deferred tool the run waits on through locus_resolve_deferred; a result that does not fit leaves it open', async () => {
+    const { client, close } = await connected()
+    let opened: (found: { runId: string; deferredId: string }) => void = () => undefined
+    const waiting = new Promise<{ runId: string; deferredId: string }>((resolve) => {
+      opened = resolve
+    })
+    const call = client.callTool({ name: 'refund', arguments: { amount: 40 } }, undefined, {
+      onprogress: (event) => {
+        const match = /run (\S+), deferral (\S+);/.exec(event.message ?? '')
+        if (match !== null) opened({ runId: match[1] ?? '', deferredId: match[2] ?? '' })
+      },
+    })
+    const { runId, deferredId } = await waiting
+    const status = await client.callTool({ name: 'locus_run_status', arguments: { runId } })
+    expect(status.structuredContent).toMatchObject({ disposition: 'unfinished', deferred: [{ deferredId, tool: 'sign_off', args: { amount: 40 } }] })
+    const neither = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId } })
+    expect(neither.isError).toBe(true)
+    expect(textOf(neither)).toMatch(/exactly one of "result".*or "error"/)
+    const invalid = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId, result: { approved: 'yes' } } })
+    expect(invalid).toMatchObject({ isError: true, structuredContent: { status: 'invalid' } })
+    const accepted = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId, result: { approved: true } } })
+    expect(accepted).toMatchObject({ structuredContent: { runId, deferredId, status: 'accepted' } })
+    expect(accepted.isError).not.toBe(true)
+    const result = await call
+    expect(result.isError).toBe(false)
+    expect(result.structuredContent).toMatchObject({ runId, disposition: 'completed', result: { ok: true, decision: { approved: true } } })
+    const again = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId, result: { approved: false } } })
+    expect(again).toMatchObject({ isError: true, structuredContent: { status: 'conflict' } })
+    await close()
+  })
+
+  it('rejects a deferral with an error, which fails the tool call terminally', async () => {
+    const { client, close } = await connected()
+    let opened: (found: { runId: string; deferredId: string }) => void = () => undefined
+    const waiting = new Promise<{ runId: string; deferredId: string }>((resolve) => {
+      opened = resolve
+    })
+    const call = client.callTool({ name: 'refund', arguments: { amount: 9000 } }, undefined, {
+      onprogress: (event) => {
+        const match = /run (\S+), deferral (\S+);/.exec(event.message ?? '')
+        if (match !== null) opened({ runId: match[1] ?? '', deferredId: match[2] ?? '' })
+      },
+    })
+    const { runId, deferredId } = await waiting
+    const rejected = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId, error: 'too much', code: 'refused' } })
+    expect(rejected.isError).not.toBe(true)
+    const result = await call
+    expect(result).toMatchObject({ isError: true, structuredContent: { disposition: 'failed' } })
+    expect(JSON.stringify(result.content)).toMatch(/too much/)
+    await close()
+  })
+
+  it('names an unknown run to locus_resolve_deferred', async () => {
+    const { client, close } = await connected()
+    const result = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId: 'no-such-run', deferredId: 'x', result: {} } })
+    expect(result.isError).toBe(true)
+    expect(JSON.stringify(result.content)).toMatch(/no-such-run/)
     await close()
   })
 })
