@@ -2,7 +2,7 @@ import { GROUP_INVALID_INPUT, GROUP_OBSERVER_FAILED, WORKFLOW_CANCELLED, WORKFLO
 import { AGENT_RESULT_INVALID, JOURNAL_FILE_ERROR_CODES, JOURNAL_LINE_INVALID, RUN_ID_INVALID, RunIdError } from '@locus/journal'
 import { ERROR_CODE_REGISTRY, EXIT_CODE_OF_KIND, LocusError, UNKNOWN_ERROR_CODE, exitCodeOfError, httpStatusOfError } from '@locus/outcome'
 import { PARTIAL_ERROR_CODES } from '@locus/partial'
-import { PROTOCOL_MESSAGE_INVALID } from '@locus/protocol'
+import { PROTOCOL_HOST_OPTIONS_INVALID, PROTOCOL_MESSAGE_INVALID } from '@locus/protocol'
 import { REPLAY_ERROR_CODES } from '@locus/replay'
 import { RETRY_ERROR_CODES } from '@locus/retry'
 import { HOST_CONTRACT_ERROR_CODES, RUNTIME_ERROR_CODES, RuntimeInputError } from '@locus/runtime'
@@ -16,7 +16,7 @@ const OWNED: Record<string, readonly string[]> = {
   '@locus/groups': [GROUP_INVALID_INPUT, GROUP_OBSERVER_FAILED, WORKFLOW_CANCELLED, WORKFLOW_GROUP_FAILURE, WORKFLOW_INVOCATION_CAP, WORKFLOW_RUN_DEADLINE],
   '@locus/journal': [...JOURNAL_FILE_ERROR_CODES, JOURNAL_LINE_INVALID, RUN_ID_INVALID, AGENT_RESULT_INVALID],
   '@locus/partial': PARTIAL_ERROR_CODES,
-  '@locus/protocol': [PROTOCOL_MESSAGE_INVALID],
+  '@locus/protocol': [PROTOCOL_MESSAGE_INVALID, PROTOCOL_HOST_OPTIONS_INVALID],
   '@locus/replay': REPLAY_ERROR_CODES,
   '@locus/retry': RETRY_ERROR_CODES,
   '@locus/runtime': RUNTIME_ERROR_CODES,

@@ -48,7 +48,7 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/store', 'conflict', ['RUN_EXISTS', 'EXECUTION_EXISTS', 'ARTIFACT_EXISTS']),
   ...entries('@locus/store', 'not-found', ['RUN_NOT_FOUND']),
   ...entries('@locus/store', 'usage', ['ARTIFACT_KEY_INVALID', 'STORE_OPTIONS_INVALID']),
-  ...entries('@locus/protocol', 'usage', ['PROTOCOL_MESSAGE_INVALID']),
+  ...entries('@locus/protocol', 'usage', ['PROTOCOL_MESSAGE_INVALID', 'PROTOCOL_HOST_OPTIONS_INVALID']),
   ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'CHILD_WORKFLOW_FAILED']),
   ...entries('@locus/host-contract', 'failure', ['HOST_ERROR']),
   ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID']),

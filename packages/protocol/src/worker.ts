@@ -1,4 +1,4 @@
-import type { Action, Trigger, WireJson, WorkerResponse } from './wire-schemas.js'
+import type { Action, LlmExecuteTrigger, LlmMessage, Trigger, WireJson, WorkerResponse } from './wire-schemas.js'
 import { ProtocolError, parseTrigger, parseWorkerResponse } from './parse-wire.js'
 
 /** What a tool handler of a worker receives besides its arguments. */
@@ -17,9 +17,36 @@ export type WorkerTool = {
   tool(args: WireJson, context: WorkerToolContext): WireJson | WorkerResponse | Promise<WireJson | WorkerResponse>
 }['tool']
 
+/** What a worker's `llm` handler is asked: the conversation so far, and the model and agent when the engine names them. */
+export interface WorkerLlmRequest {
+  readonly messages: readonly LlmMessage[]
+  readonly model: string | undefined
+  readonly agent: string | undefined
+}
+
+/** An `llm.result` as a handler may return it: the text, and optionally why the model stopped and what it used. */
+export interface WorkerLlmAnswer {
+  readonly text: string
+  readonly stop_reason?: 'end' | 'length' | 'content-filter'
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
+}
+
+/**
+ * A worker's model: answers an `llm.execute` trigger with the reply text, a
+ * {@link WorkerLlmAnswer}, or the seed's `{ actions: [...] }` as written. A
+ * thrown value carrying `retryable: true` (and optionally a seed `code`)
+ * answers a retryable `llm.error`; anything else thrown is terminal.
+ */
+export type WorkerLlm = (
+  request: WorkerLlmRequest,
+  context: { readonly trigger: LlmExecuteTrigger },
+) => string | WorkerLlmAnswer | WorkerResponse | Promise<string | WorkerLlmAnswer | WorkerResponse>
+
 /** Options of {@link createWorker}. */
 export interface WorkerOptions {
   readonly tools: Readonly<Record<string, WorkerTool>>
+  /** Answers `llm.execute` triggers; without it, they get a terminal `llm.error`. */
+  readonly llm?: WorkerLlm | undefined
 }
 
 /** Answers triggers with actions. */
@@ -32,22 +59,36 @@ function isWorkerResponse(value: unknown): value is WorkerResponse {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { actions?: unknown }).actions)
 }
 
-function errorAction(id: string, thrown: unknown): Action {
+function errorAction(id: string, thrown: unknown, type: 'tool.error' | 'llm.error' = 'tool.error'): Action {
   const fields = typeof thrown === 'object' && thrown !== null ? (thrown as { retryable?: unknown; code?: unknown; errorCode?: unknown; message?: unknown }) : {}
   const message = thrown instanceof Error ? thrown.message : typeof fields.message === 'string' ? fields.message : String(thrown)
   const code = typeof fields.errorCode === 'string' ? fields.errorCode : typeof fields.code === 'string' && /^[a-z_]+$/.test(fields.code) ? fields.code : undefined
-  const action = { type: 'tool.error', id, error: message, ...(fields.retryable === true ? { retryable: true } : {}), ...(code === undefined ? {} : { code }) }
+  const action = { type, id, error: message, ...(fields.retryable === true ? { retryable: true } : {}), ...(code === undefined ? {} : { code }) }
   // Validated like any worker answer: an unknown code is dropped rather than sent.
   try {
     return parseWorkerResponse({ actions: [action] }).actions[0] as Action
   } catch {
-    return { type: 'tool.error', id, error: message, ...(fields.retryable === true ? { retryable: true } : {}) }
+    return { type, id, error: message, ...(fields.retryable === true ? { retryable: true } : {}) }
+  }
+}
+
+async function answerLlm(llm: WorkerLlm | undefined, trigger: LlmExecuteTrigger): Promise<WorkerResponse> {
+  if (llm === undefined) return { actions: [{ type: 'llm.error', id: trigger.id, error: 'this worker serves no LLM calls' }] }
+  try {
+    const value = await llm({ messages: trigger.messages, model: trigger.model, agent: trigger.agent }, { trigger })
+    if (isWorkerResponse(value)) return parseWorkerResponse(value)
+    const answer = typeof value === 'string' ? { text: value } : value
+    return parseWorkerResponse({ actions: [{ type: 'llm.result', id: trigger.id, ...answer }] })
+  } catch (thrown) {
+    if (ProtocolError.isInstance(thrown)) throw thrown
+    return { actions: [errorAction(trigger.id, thrown, 'llm.error')] }
   }
 }
 
 /**
  * A worker in this process: it answers `tool.execute` triggers by calling
- * the named tool. The seed's `return { actions: [...] }` works as written.
+ * the named tool, and `llm.execute` triggers with its `llm` handler. The
+ * seed's `return { actions: [...] }` works as written.
  *
  * @example
  * ```ts
@@ -59,9 +100,7 @@ export function createWorker(options: WorkerOptions): Worker {
   return {
     async handle(raw) {
       const trigger = parseTrigger(raw)
-      if (trigger.type !== 'tool.execute') {
-        return { actions: [{ type: 'llm.error', id: trigger.id, error: 'this worker serves no LLM calls' }] }
-      }
+      if (trigger.type === 'llm.execute') return answerLlm(options.llm, trigger)
       const tool = Object.hasOwn(options.tools, trigger.name) ? options.tools[trigger.name] : undefined
       if (tool === undefined) {
         return { actions: [{ type: 'tool.error', id: trigger.id, error: `this worker has no tool "${trigger.name}" (it has ${Object.keys(options.tools).join(', ') || 'none'})` }] }
