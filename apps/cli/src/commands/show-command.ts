@@ -17,8 +17,10 @@ export async function showCommand(runId: string, flags: OutputFlags, io: CliIo):
   const summary = run.latest.summary
   const executions = run.executions.map((execution) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: execution.summary.standing }))
   const replays = run.replays.map((replay) => replay.info.executionId)
+  // Every child run the run's scripts spawned, grandchildren included, each in its own execution.
+  const childRuns = run.children.map((child) => ({ executionId: child.info.executionId, workflow: child.summary.workflow, standing: child.summary.standing }))
   if (flags.json === true) {
-    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, executions, replays })}\n`)
+    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, executions, replays, childRuns })}\n`)
     return EXIT_CODES.completed
   }
   const style = styleFor(io.stdout, io.env)
@@ -29,6 +31,10 @@ export async function showCommand(runId: string, flags: OutputFlags, io: CliIo):
     for (const execution of executions) out.push(`  ${execution.executionId.padEnd(16)} ${execution.kind.padEnd(7)} ${styleStanding(execution.standing, style)}`)
   }
   if (replays.length > 0) out.push(`  ${style.dim(`${replays.length} replay(s): ${replays.join(', ')}`)}`)
+  if (childRuns.length > 0) {
+    out.push('', style.bold('Child runs:'))
+    for (const child of childRuns) out.push(`  ${child.executionId.padEnd(24)} ${child.workflow} ${styleStanding(child.standing, style)}`)
+  }
   if (summary.retriedCalls.length > 0) {
     out.push('', style.bold('Retried calls:'))
     for (const call of summary.retriedCalls) {
