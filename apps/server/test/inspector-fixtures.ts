@@ -83,7 +83,55 @@ export const asks = (version: 1 | 2) =>
     },
   })
 
-export const INSPECTOR_WORKFLOWS = [research, retried, capped, approval, asks(1)]
+/** Releases the `stepper` workflow's steps one at a time, so a test decides when its next lines are written. */
+export interface Gate {
+  /** Lets the next waiting step run. */
+  open(): void
+  wait(): Promise<void>
+}
+
+export function createGate(): Gate {
+  let opened = 0
+  const waiting: (() => void)[] = []
+  return {
+    open() {
+      const next = waiting.shift()
+      if (next === undefined) opened += 1
+      else next()
+    },
+    wait() {
+      if (opened > 0) {
+        opened -= 1
+        return Promise.resolve()
+      }
+      return new Promise((resolve) => waiting.push(resolve))
+    },
+  }
+}
+
+/** A shared gate for the `stepper` workflow (one stepper run at a time). */
+export const stepperGate = createGate()
+
+/** Calls a tool `steps` times, each call waiting on {@link stepperGate}: a live run whose lines arrive when a test says. */
+export const stepper = defineWorkflow({
+  name: 'stepper',
+  input: z.object({ steps: z.number().int().min(1).default(3) }),
+  tools: {
+    step: defineTool({
+      input: z.object({ index: z.number() }),
+      run: async ({ index }: { index: number }) => {
+        await stepperGate.wait()
+        return { index }
+      },
+    }),
+  },
+  run: async ({ input, tool }) => {
+    for (let index = 0; index < input.steps; index += 1) await tool('step', { index })
+    return { ok: true, steps: input.steps }
+  },
+})
+
+export const INSPECTOR_WORKFLOWS = [research, retried, capped, approval, asks(1), stepper]
 
 /** A runtime with the inspector's workflows on the scripted host. */
 export function inspectorRuntime(runsDir: string): Runtime {
