@@ -5,7 +5,7 @@
  * at 1% size with one round and only prints.
  */
 import { setMaxListeners } from 'node:events'
-import { writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { printTable } from '@locus/bench-kit'
 import { canMeasureHeap } from './heap-probe.js'
@@ -63,7 +63,11 @@ const totalSeconds = (performance.now() - started) / 1000
 if (smoke) {
   console.log(`\nsmoke run done in ${totalSeconds.toFixed(1)} s; docs/benchmarks.md left as it was`)
 } else {
-  writeFileSync(reportPath, renderReport({ generatedAt: new Date(), machine, versions: packageVersions(), results, targets, totalSeconds }))
+  // Figures of other benchmarks (the server's load test) are recorded by hand below this marker; they are kept.
+  const marker = '<!-- Recorded by hand from other benchmarks; the generator keeps everything below this line. -->'
+  const previous = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : ''
+  const kept = previous.includes(marker) ? `\n${previous.slice(previous.indexOf(marker))}` : ''
+  writeFileSync(reportPath, renderReport({ generatedAt: new Date(), machine, versions: packageVersions(), results, targets, totalSeconds }) + kept)
   console.log(`\nwrote ${reportPath} after ${(totalSeconds / 60).toFixed(1)} minutes`)
 }
 if (disagreeing.length > 0) {
