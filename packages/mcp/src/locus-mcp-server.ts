@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { JournalLine } from '@locus/journal'
-import { type DeferredAnswer, type RunOptions, type RunSummary, type Runtime, type WorkflowDefinition, createRuntime, readStoredRun, resolveRunsDir } from '@locus/runtime'
+import { type DeferredAnswer, type RunHandle, type RunOptions, type RunSummary, type Runtime, type WorkflowDefinition, createRuntime, readStoredRun, resolveRunsDir } from '@locus/runtime'
 import { RunNotFoundError, type RunStore } from '@locus/store'
 import { z } from 'zod'
 
@@ -19,6 +19,10 @@ export interface LocusMcpServerOptions {
   readonly runOptions?: Omit<RunOptions, 'input' | 'signal' | 'onEvent'> | undefined
   /** Where `locus_run_status` and `locus_run_result` read runs. @default the runtime's store */
   readonly store?: RunStore | undefined
+  /** Offer `locus_resolve_deferred`; `/mcp` turns it off for a key without the `deferred:resolve` scope. @default true */
+  readonly resolveDeferred?: boolean | undefined
+  /** Told about each run a tool call starts, e.g. so a server's shutdown waits for it. */
+  readonly onRun?: ((handle: RunHandle) => void) | undefined
   /** The server's name and version as MCP clients see them. */
   readonly name?: string | undefined
   readonly version?: string | undefined
@@ -128,6 +132,8 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
   const workflows = options.workflows ?? [...runtime.workflows.values()]
   const byName = new Map(workflows.map((workflow) => [workflow.name, workflow]))
   const store = options.store ?? runtime.store
+  const offerResolve = options.resolveDeferred !== false
+  const runTools = RUN_TOOLS.filter((name) => offerResolve || name !== 'locus_resolve_deferred')
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- see createLocusMcpServer
   const server = new Server({ name: options.name ?? 'locus', version: options.version ?? '0.0.0' }, { capabilities: { tools: {} } })
 
@@ -140,11 +146,15 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
       })),
       { name: 'locus_run_status', description: 'How a Locus run stands: disposition, answer outcome, counts, gaps, caveats and the deferrals it waits on.', inputSchema: RUN_ID_INPUT },
       { name: 'locus_run_result', description: 'The result of a finished Locus run, with its gaps and caveats.', inputSchema: RUN_ID_INPUT },
-      {
-        name: 'locus_resolve_deferred',
-        description: 'Answers a deferred tool a Locus run waits on: "result" resolves it, "error" rejects it. An answer is final.',
-        inputSchema: RESOLVE_INPUT,
-      },
+      ...(offerResolve
+        ? [
+            {
+              name: 'locus_resolve_deferred',
+              description: 'Answers a deferred tool a Locus run waits on: "result" resolves it, "error" rejects it. An answer is final.',
+              inputSchema: RESOLVE_INPUT,
+            },
+          ]
+        : []),
     ],
   }))
 
@@ -209,9 +219,9 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params
     if (name === 'locus_run_status' || name === 'locus_run_result') return runTool(name, args)
-    if (name === 'locus_resolve_deferred') return resolveTool(args)
+    if (name === 'locus_resolve_deferred' && offerResolve) return resolveTool(args)
     const workflow = byName.get(name)
-    if (workflow === undefined) return errorResult(`No tool "${name}". The tools are: ${[...byName.keys(), ...RUN_TOOLS].join(', ')}.`)
+    if (workflow === undefined) return errorResult(`No tool "${name}". The tools are: ${[...byName.keys(), ...runTools].join(', ')}.`)
     const progressToken = request.params._meta?.progressToken
     let progress = 0
     let handle
@@ -221,6 +231,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
       return errorResult(error instanceof Error ? error.message : String(error))
     }
     const started = handle
+    options.onRun?.(handle)
     const cancel = (): void => {
       started.cancel(String(extra.signal.reason ?? 'the MCP client cancelled the call'))
     }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createLocusMcpServer } from '../src/index.js'
 
-const textOf = (result: { content?: unknown }): string => (result.content as { text?: string }[]).map((part) => part.text ?? '').join('\n')
+const textOf = (result: unknown): string => ((result as { content: { text?: string }[] }).content).map((part) => part.text ?? '').join('\n')
 const dirs: string[] = []
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
