@@ -65,6 +65,29 @@ export const capped = defineWorkflow({
   },
 })
 
+/** Three tickets through fetch then classify; classifying the second fails, so the pipeline fails at its second stage. */
+export const staged = defineWorkflow({
+  name: 'staged',
+  tools: {
+    fetch: defineTool({ input: z.object({ id: z.string() }), run: ({ id }: { id: string }) => ({ id, body: `ticket ${id}` }) }),
+    classify: defineTool({
+      input: z.object({ id: z.string() }),
+      run: ({ id }: { id: string }) => {
+        if (id === 'T-2') throw Object.assign(new Error('the classifier rejected T-2'), { retryable: false })
+        return { id, priority: 'P2' }
+      },
+    }),
+  },
+  run: async ({ tool, pipeline }) => {
+    await pipeline(
+      ['T-1', 'T-2', 'T-3'],
+      [async (id: string) => tool('fetch', { id }), async (ticket: { id: string }) => tool('classify', { id: ticket.id })],
+      { concurrency: 1, label: 'tickets' },
+    )
+    return { ok: true }
+  },
+})
+
 /** Waits on a person to approve a refund. */
 export const approval = defineWorkflow({
   name: 'approval',
@@ -131,7 +154,7 @@ export const stepper = defineWorkflow({
   },
 })
 
-export const INSPECTOR_WORKFLOWS = [research, retried, capped, approval, asks(1), stepper]
+export const INSPECTOR_WORKFLOWS = [research, retried, capped, approval, asks(1), stepper, staged]
 
 /** A runtime with the inspector's workflows on the scripted host. */
 export function inspectorRuntime(runsDir: string): Runtime {
@@ -154,6 +177,8 @@ export interface InspectorRuns {
   readonly deferredId: string
   /** The run whose replay diverged. */
   readonly asks: string
+  /** The pipeline that failed at its second stage. */
+  readonly staged: string
 }
 
 /** Waits for `check` to hold, polling every 10 ms; throws `what` after 10 s. */
@@ -176,10 +201,11 @@ export async function produceInspectorRuns(runtime: Runtime): Promise<InspectorR
   const researchId = await done('research', { input: { topic: 'refund policy' } })
   const retriedId = await done('retried')
   const cappedId = await done('capped', { budgets: { maxTotalAgentInvocations: 2 } })
+  const stagedId = await done('staged')
   const asksId = await done('asks')
   const replay = await runtime.replay(asksId, { workflow: asks(2) })
   await replay.done.catch(() => undefined)
   const approvalHandle = await runtime.start('approval')
   const deferral = await until(async () => (await runtime.pendingDeferrals(approvalHandle.runId))[0], 'the approval deferral')
-  return { research: researchId, retried: retriedId, capped: cappedId, approval: approvalHandle.runId, deferredId: deferral.deferredId, asks: asksId }
+  return { research: researchId, retried: retriedId, capped: cappedId, approval: approvalHandle.runId, deferredId: deferral.deferredId, asks: asksId, staged: stagedId }
 }

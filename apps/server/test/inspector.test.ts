@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseHTML } from 'linkedom'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AgentHost, createRuntime, defineWorkflow } from '@locus/runtime'
 import { createServer } from '../src/index.js'
 import { WORKSPACE_MODE_NOTE } from '../src/inspector/render-run.js'
 import { tempRunsDir } from './helpers.js'
@@ -173,6 +174,17 @@ describe('run inspector pages', () => {
     expect(textOf(budgets?.querySelector('[data-testid="budget-hits"]'))).toContain('Group hard-stopped')
   })
 
+  it('shows a pipeline() with its slots in order and its failure at its stage', async () => {
+    const { document } = await page(app, `/runs/${runs.staged}`)
+    const group = document.querySelector('#timeline .group-pipeline')
+    expect(textOf(group?.querySelector('.group-head'))).toContain('pipeline()')
+    expect(textOf(group?.querySelector('.group-head .stage'))).toBe('failed at stage 2')
+    const slots = [...(group?.querySelectorAll('.slot') ?? [])]
+    expect(slots.map((slot) => slot.getAttribute('data-state'))).toEqual(['completed', 'failed', 'completed'])
+    expect(textOf(slots[1]?.querySelector('.slot-head') ?? null)).toContain('slot 1 (stage 2)')
+    expect([...(slots[1]?.querySelectorAll('.call') ?? [])].map((call) => call.getAttribute('data-outcome'))).toEqual(['completed', 'failed'])
+  })
+
   it('shows budget increases', async () => {
     const { document } = await page(app, `/runs/${runs.research}`)
     const row = [...document.querySelectorAll('[data-testid="budget-changes"] tbody td')].map(textOf)
@@ -293,5 +305,37 @@ describe('run inspector with API keys', () => {
     })
     expect(bearer.status).toBe(303)
     await started.done.catch(() => undefined)
+  })
+})
+
+describe('LLM attempts inside an agent attempt', () => {
+  it("lists each LLM request a host reports for an agent attempt: try n of m, outcome, duration and the delay before the next", async () => {
+    // A host that reports its own retries, as a provider host does: one 429 then a success.
+    const host: AgentHost = {
+      name: 'reporting',
+      openSession: () => ({
+        prompt: () =>
+          Promise.resolve({
+            text: 'answered on the second request',
+            stopReason: 'end' as const,
+            llmAttempts: [
+              { model: 'm-1', turn: 1, step: 1, attempt: 1, maxAttempts: 3, outcome: 'failed' as const, code: 'rate_limited', status: 429, error: 'slow down', retryable: true, delayBeforeNextMs: 250, durationMs: 40, streamed: false },
+              { model: 'm-1', turn: 1, step: 1, attempt: 2, maxAttempts: 3, outcome: 'succeeded' as const, durationMs: 90, streamed: true },
+            ],
+          }),
+        transcript: () => [],
+      }),
+    }
+    const asked = defineWorkflow({ name: 'asked', run: async ({ agent }) => ({ ok: true, answer: (await agent('one question')).answer }) })
+    const runtime = createRuntime({ workflows: [asked], host, runsDir: tempRunsDir() })
+    const handle = await runtime.start('asked')
+    await handle.done
+    const app = createServer({ runtime })
+    const { document } = await page(app, `/runs/${handle.runId}`)
+    const rows = [...document.querySelectorAll('[data-call-id="call-1-a1"] table.llm tbody tr')].map((row) => [...row.querySelectorAll('td')].map(textOf))
+    expect(rows).toEqual([
+      ['1.1', '1 of 3', 'm-1', '✗ failed slow down', '40 ms', '250 ms'],
+      ['1.1', '2 of 3', 'm-1', '✓ succeeded', '90 ms', '—'],
+    ])
   })
 })
