@@ -37,7 +37,7 @@ const OWNERS: readonly Owner[] = [
   },
   {
     name: 'RunOwnershipError',
-    codes: ['RUN_ALREADY_EXISTS', 'RUN_OWNED'],
+    codes: ['RUN_EXISTS', 'RUN_OWNED'],
     make: (code) => new RunOwnershipError(code as OwnershipCode, 'x', { runId: 'r', runDir: '/runs/r' }),
     isInstance: (value) => RunOwnershipError.isInstance(value),
   },

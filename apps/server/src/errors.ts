@@ -58,8 +58,7 @@ export const PACKAGE_ERROR_TABLE = {
   UNKNOWN_TOOL: 'invalid_request',
   // @locus/runtime: the server's own workflow is wrong, not the request.
   WORKFLOW_DEFINITION_INVALID: 'internal_error',
-  // @locus/runtime: who owns a run.
-  RUN_ALREADY_EXISTS: 'run_exists',
+  // @locus/runtime: who owns a run (a taken run id is the store's RUN_EXISTS, below).
   RUN_OWNED: 'run_owned',
   // @locus/store
   RUN_EXISTS: 'run_exists',

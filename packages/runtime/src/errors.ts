@@ -1,6 +1,7 @@
 import { type FailureCause, type JsonValue, LocusError, type RunDisposition, hasLocusErrorCode } from '@locus/outcome'
 import type { SerializedError } from '@locus/journal'
 import type { AttemptRecord, CallFailure } from '@locus/retry'
+import { RUN_EXISTS } from '@locus/store'
 
 /** Stable codes of the errors the runtime throws. */
 export const RUNTIME_ERROR_CODES = [
@@ -15,7 +16,6 @@ export const RUNTIME_ERROR_CODES = [
   'RUN_OPTIONS_INVALID',
   'WORKFLOW_INPUT_INVALID',
   'WORKFLOW_DEFINITION_INVALID',
-  'RUN_ALREADY_EXISTS',
   'RUN_OWNED',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
@@ -278,12 +278,12 @@ const RUN_OWNERSHIP_ERROR_BRAND = Symbol.for('@locus/runtime:RunOwnershipError')
 
 /**
  * A run that cannot be started or continued because of who owns it:
- * `RUN_ALREADY_EXISTS` when a fresh run's id is taken (an existing run is
+ * `RUN_EXISTS` (the store's one code for a taken run id) when a fresh run's id is taken (an existing run is
  * never written to by a new run), `RUN_OWNED` when a live process holds the
  * run's ownership lock (a running run or resume). Nothing was written to the run.
  */
 export class RunOwnershipError extends LocusError {
-  declare readonly code: Extract<RuntimeErrorCode, 'RUN_ALREADY_EXISTS' | 'RUN_OWNED'>
+  declare readonly code: typeof RUN_EXISTS | Extract<RuntimeErrorCode, 'RUN_OWNED'>
   readonly runId: string
   /** The run's directory. */
   readonly runDir: string
@@ -304,7 +304,7 @@ export class RunOwnershipError extends LocusError {
     return (
       LocusError.isInstance(value) &&
       (value as unknown as Record<symbol, unknown>)[RUN_OWNERSHIP_ERROR_BRAND] === true &&
-      (value.code === 'RUN_ALREADY_EXISTS' || value.code === 'RUN_OWNED')
+      (value.code === RUN_EXISTS || value.code === 'RUN_OWNED')
     )
   }
 }

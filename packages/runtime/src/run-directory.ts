@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RUN_LAYOUT, type RunPaths, runPaths } from '@locus/journal'
+import { RUN_EXISTS } from '@locus/store'
 import { RunOwnershipError } from './errors.js'
 import { createRunId } from './ids.js'
 
@@ -24,7 +25,7 @@ export interface ClaimRunDirectoryOptions {
 /**
  * Creates a fresh run's directory exclusively: `mkdir` without `recursive` on
  * the run's own segment, so exactly one run ever gets it. An id the caller
- * chose that is already taken throws `RUN_ALREADY_EXISTS` with nothing written;
+ * chose that is already taken throws `RUN_EXISTS` with nothing written;
  * a generated id that clashes is replaced by a new one, up to
  * {@link RUN_ID_ATTEMPTS} tries.
  */
@@ -37,7 +38,7 @@ export function claimRunDirectory(runsDir: string, options: ClaimRunDirectoryOpt
     } catch (error) {
       if (!alreadyExists(error)) throw error
       throw new RunOwnershipError(
-        'RUN_ALREADY_EXISTS',
+        RUN_EXISTS,
         `Run "${options.runId}" already exists in ${paths.runsDir}; a new run never writes into an existing one. Continue it with resumeRun, check it with replayRun, or start the new run under another id.`,
         { runId: options.runId, runDir: paths.rootDir, cause: error },
       )
@@ -59,7 +60,7 @@ export function claimRunDirectory(runsDir: string, options: ClaimRunDirectoryOpt
   }
   const last = runPaths(runsDir, taken.at(-1) ?? 'run')
   throw new RunOwnershipError(
-    'RUN_ALREADY_EXISTS',
+    RUN_EXISTS,
     `Could not find a free run id in ${last.runsDir}: ${RUN_ID_ATTEMPTS} fresh ids were all taken (${taken.join(', ')}).`,
     { runId: last.storageRootRunId, runDir: last.rootDir },
   )

@@ -32,7 +32,7 @@ describe('createRuntime', () => {
     await expect(rt.start('nope')).rejects.toThrow(/No workflow named "nope"/)
     const first = await rt.start('fan-out', { runId: 'fixed-id' })
     await first.done
-    await expect(rt.start('fan-out', { runId: 'fixed-id' })).rejects.toMatchObject({ code: 'RUN_ALREADY_EXISTS' })
+    await expect(rt.start('fan-out', { runId: 'fixed-id' })).rejects.toMatchObject({ code: 'RUN_EXISTS' })
   })
 
   it('gives a subscriber that joins at any point every line after its cursor, once and in order (property)', async () => {

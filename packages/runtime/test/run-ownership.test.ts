@@ -127,17 +127,17 @@ describe('run ids', () => {
     expect(snapshot(join(runsDir, 'clash'))).toEqual(before)
   })
 
-  it(`gives up with RUN_ALREADY_EXISTS after ${RUN_ID_ATTEMPTS} generated ids that are all taken`, () => {
+  it(`gives up with RUN_EXISTS after ${RUN_ID_ATTEMPTS} generated ids that are all taken`, () => {
     const runsDir = tempRunsDir()
     mkdirSync(join(runsDir, 'always'))
     const newRunId = vi.fn(() => 'always')
-    expect(() => claimRunDirectory(runsDir, { now: new Date(), newRunId })).toThrow(expect.objectContaining({ code: 'RUN_ALREADY_EXISTS' }))
+    expect(() => claimRunDirectory(runsDir, { now: new Date(), newRunId })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
     expect(newRunId).toHaveBeenCalledTimes(RUN_ID_ATTEMPTS)
   })
 })
 
 describe('an existing run id', () => {
-  it('is refused with RUN_ALREADY_EXISTS, and nothing is written to the existing run', async () => {
+  it('is refused with RUN_EXISTS, and nothing is written to the existing run', async () => {
     const runsDir = tempRunsDir()
     const first = await runWorkflowScript(twoCalls, { runsDir, runId: 'taken', host: answering() })
     expect(first.ok).toBe(true)
@@ -145,11 +145,11 @@ describe('an existing run id', () => {
     const host = answering()
     await expect(runWorkflowScript(twoCalls, { runsDir, runId: 'taken', host })).rejects.toMatchObject({
       name: 'RunOwnershipError',
-      code: 'RUN_ALREADY_EXISTS',
+      code: 'RUN_EXISTS',
       runId: 'taken',
       message: expect.stringMatching(/Run "taken" already exists/),
     })
-    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host })).toThrow(expect.objectContaining({ code: 'RUN_ALREADY_EXISTS' }))
+    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
     expect(host.sessionCount).toBe(0)
     expect(snapshot(first.runDir)).toEqual(before)
   })
@@ -159,7 +159,7 @@ describe('an existing run id', () => {
     const handle = startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
     await settle()
     const journal = readFileSync(join(handle.runDir, 'journal.jsonl'))
-    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() })).toThrow(expect.objectContaining({ code: 'RUN_ALREADY_EXISTS' }))
+    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
     expect(readFileSync(join(handle.runDir, 'journal.jsonl'))).toEqual(journal)
     handle.cancel()
     await handle.done

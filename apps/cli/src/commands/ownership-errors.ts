@@ -3,7 +3,7 @@ import { RunOwnershipError } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 
 /**
- * The runtime's refusals to start or continue a run (`RUN_ALREADY_EXISTS`,
+ * The runtime's refusals to start or continue a run (`RUN_EXISTS`,
  * `RUN_OWNED`) as the CLI's exit-2 errors, saying which command to use
  * instead; `undefined` for any other error. `requestedRunId` is the
  * `--run-id` the person gave, if any.
@@ -11,7 +11,7 @@ import { CliError } from '../cli-error.js'
 export function asCliOwnershipError(error: unknown, requestedRunId?: string): CliError | undefined {
   if (!RunOwnershipError.isInstance(error)) return undefined
   const id = error.runId
-  if (error.code === 'RUN_ALREADY_EXISTS' && requestedRunId === id) {
+  if (error.code === 'RUN_EXISTS' && requestedRunId === id) {
     return new CliError(
       'CLI_USAGE',
       `Run ${id} already exists in ${dirname(error.runDir)}, and a new run never writes into an existing one. ` +
