@@ -121,6 +121,11 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
   } catch (error) {
     throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `spawn(): the input of child workflow "${name}" cannot travel as JSON: ${error instanceof Error ? error.message : String(error)}`, ['input: not JSON'])
   }
+  const unknown = Object.keys(options).filter((key) => key !== 'retry' && key !== 'label')
+  if (unknown.length > 0 || (options.label !== undefined && typeof options.label !== 'string')) {
+    const issues = [...unknown.map((key) => `${key}: not a spawn() option`), ...(options.label === undefined || typeof options.label === 'string' ? [] : ['label: must be a string'])]
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid spawn() options for child workflow "${name}": ${issues.join('; ')}. spawn() takes { retry, label }.`, issues)
+  }
   const policy = parseRetryPolicy(options.retry ?? DEFAULT_RETRY_POLICY)
   const spawnChild = run.spawnChild
   if (spawnChild === undefined) throw new Error('spawn(): this run cannot start child runs')

@@ -141,6 +141,17 @@ describe('spawn(): a saved workflow as a child run', () => {
     expect(linesOfType(readRun(run).lines, 'child_start')).toEqual([])
   })
 
+  it('refuses spawn() options it does not know, and a bad retry policy, naming the field', async () => {
+    const child = doubler({ runs: 0 })
+    const typo = await runWorkflowScript(defineWorkflow({ name: 'typo', run: async ({ spawn }) => spawn(child, { n: 1 }, { retries: 3 } as never) }), { runsDir: tempRunsDir() })
+    expect(typo.error).toMatchObject({ code: 'RUN_OPTIONS_INVALID' })
+    expect(typo.error?.message).toContain('retries: not a spawn() option')
+    const badPolicy = { timeout_secs: null, max_retries: 0, backoff_base_secs: 1, backoff_max_secs: 1 }
+    const policy = await runWorkflowScript(defineWorkflow({ name: 'bad-policy', run: async ({ spawn }) => spawn(child, { n: 1 }, { retry: badPolicy }) }), { runsDir: tempRunsDir() })
+    expect(policy.error).toMatchObject({ code: 'RETRY_POLICY_INVALID' })
+    expect(policy.error?.message).toContain('max_retries')
+  })
+
   it('retries a failed child only under a policy, each attempt a new child execution, with a child retry line', async () => {
     const flaky = { runs: 0 }
     const child = defineWorkflow({
