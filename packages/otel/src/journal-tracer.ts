@@ -1,5 +1,5 @@
 import { type Attributes, type Context, type Span, SpanStatusCode, type Tracer, context as otelContext, trace } from '@opentelemetry/api'
-import type { AgentEndLine, AgentStartLine, ErrorLine, JournalLine, ToolEndLine, ToolStartLine } from '@locus/journal'
+import type { AgentEndLine, AgentStartLine, ErrorLine, JournalLine, LlmAttemptLine, ToolEndLine, ToolStartLine } from '@locus/journal'
 
 /** The version of the (still developing) GenAI semantic conventions these spans follow. */
 export const GEN_AI_SEMCONV_VERSION = '1.41.0'
@@ -30,6 +30,8 @@ export interface JournalTracer {
 interface PendingAttempt {
   readonly start: AgentStartLine
   span: Span | undefined
+  /** Its LLM requests (`llm_attempt` lines), made into `chat` spans when the attempt ends. */
+  readonly llm: LlmAttemptLine[]
 }
 
 interface LogicalCall {
@@ -41,6 +43,9 @@ interface LogicalCall {
 interface PendingTool {
   readonly start: ToolStartLine
   span: Span | undefined
+  /** A deferred tool's span, ended when its wait opened; the resolution span links to it. */
+  waited?: { readonly span: Span; readonly deferredId: string }
+  parent?: Context
 }
 
 const at = (line: JournalLine): number => Date.parse(line.ts)
@@ -55,8 +60,11 @@ const at = (line: JournalLine): number => Date.parse(line.ts)
  * - a logical `agent()` call is `invoke_agent <agent>` with one child span
  *   per physical attempt (`locus.attempt`, `locus.failure_cause`, status
  *   error when it failed or threw, token usage when known);
+ * - each LLM request attempt (`llm_attempt`) is `chat <model>` under its
+ *   agent attempt, with `gen_ai.request.model` and, when known, token usage;
  * - each tool attempt is `execute_tool <tool>`, under the agent attempt that
- *   made it when a child agent called it;
+ *   made it when a child agent called it; a deferred tool's span ends when
+ *   the wait opens, and its answer is `resolve_deferred <tool>`, linked to it;
  * - a call answered from a recording makes no new span: an event
  *   `locus.replayed` on its parent says it was served.
  *
@@ -73,6 +81,8 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
   const attempts = new Map<string, PendingAttempt>()
   const logical = new Map<string, LogicalCall>()
   const tools = new Map<string, PendingTool>()
+  /** Open deferrals: the key of the tool attempt that waits. */
+  const deferrals = new Map<string, string>()
   let closed = false
 
   function parentOf(groupId: string | undefined): { span: Span | undefined; context: Context } {
@@ -138,6 +148,7 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
       span.setAttribute('error.type', line.failureCause ?? line.error.code)
       span.setStatus({ code: SpanStatusCode.ERROR, message: line.message })
     }
+    chatSpans(pending, span, line.type === 'agent_end' ? line.usage : undefined)
     span.end(at(line))
     attempts.delete(callId)
     if (call !== undefined) {
@@ -150,11 +161,64 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
     }
   }
 
-  function toolSpan(key: string): Span | undefined {
+  /**
+   * One `chat` span per LLM request attempt of an agent attempt. The journal
+   * keeps each request's duration, not its start, so the spans are laid end
+   * to end from the attempt's start (with the backoff between them). The
+   * turn's token usage goes on the request only when it was the attempt's one
+   * successful request; otherwise it stays on the attempt's span.
+   */
+  function chatSpans(pending: PendingAttempt, parent: Span, usage: { inputTokens: number; outputTokens: number } | undefined): void {
+    const parentContext = trace.setSpan(otelContext.active(), parent)
+    const succeeded = pending.llm.filter((line) => line.outcome === 'succeeded').length
+    let cursor = at(pending.start)
+    for (const line of pending.llm) {
+      const attributes: Attributes = {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': line.model,
+        'locus.turn': line.turn,
+        'locus.step': line.step,
+        'locus.llm_attempt': line.llmAttempt,
+        'locus.llm_attempts': line.llmMaxAttempts,
+        'locus.outcome': line.outcome,
+        'locus.streamed': line.streamed,
+      }
+      if (line.status !== undefined) attributes['http.response.status_code'] = line.status
+      if (line.timeToFirstTokenMs !== undefined) attributes['locus.time_to_first_token_ms'] = line.timeToFirstTokenMs
+      if (usage !== undefined && succeeded === 1 && line.outcome === 'succeeded') {
+        attributes['gen_ai.usage.input_tokens'] = usage.inputTokens
+        attributes['gen_ai.usage.output_tokens'] = usage.outputTokens
+      }
+      const span = tracer.startSpan(`chat ${line.model}`, { startTime: cursor, attributes }, parentContext)
+      if (line.outcome !== 'succeeded') {
+        span.setAttribute('error.type', line.code ?? line.outcome)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: line.error ?? line.outcome })
+      }
+      cursor += line.durationMs
+      span.end(cursor)
+      cursor += line.delayBeforeNextMs ?? 0
+    }
+    pending.llm.length = 0
+  }
+
+  function toolSpan(key: string, time?: number): Span | undefined {
     const pending = tools.get(key)
     if (pending === undefined) return undefined
     if (pending.span !== undefined) return pending.span
     const { start } = pending
+    if (pending.waited !== undefined) {
+      // The answer to a deferral: a span of its own from when it came, linked to the span that opened the wait.
+      pending.span = tracer.startSpan(
+        `resolve_deferred ${start.tool}`,
+        {
+          startTime: time ?? lastTime,
+          links: [{ context: pending.waited.span.spanContext() }],
+          attributes: { 'gen_ai.tool.name': start.tool, 'gen_ai.tool.call.id': start.toolCallId, 'locus.deferred_id': pending.waited.deferredId, 'locus.attempt': start.attempt },
+        },
+        pending.parent ?? parentOf(start.groupId).context,
+      )
+      return pending.span
+    }
     const parentAttempt = start.parentCallId === undefined ? undefined : attemptSpan(start.parentCallId)
     const parentContext = parentAttempt === undefined ? parentOf(start.groupId).context : trace.setSpan(otelContext.active(), parentAttempt)
     const attributes: Attributes = {
@@ -166,12 +230,13 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
     }
     if (captureContent && start.args !== undefined) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(start.args)
     pending.span = tracer.startSpan(`execute_tool ${start.tool}`, { startTime: at(start), attributes }, parentContext)
+    pending.parent = parentContext
     return pending.span
   }
 
   function endTool(line: ToolEndLine): void {
     const key = `${line.toolCallId}#${line.attempt}`
-    const span = toolSpan(key)
+    const span = toolSpan(key, at(line))
     if (span === undefined) return
     span.setAttribute('locus.status', line.status)
     if (line.status !== 'completed') {
@@ -196,6 +261,7 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
     }
     for (const [callId, pending] of attempts) {
       const span = attemptSpan(callId)
+      if (span !== undefined) chatSpans(pending, span, undefined)
       span?.setStatus({ code: SpanStatusCode.ERROR, message: 'no terminal record: the journal ends while this attempt was running' })
       span?.end(lastTime)
       const call = logical.get(pending.start.logicalCallId)
@@ -220,7 +286,13 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
           `invoke_workflow ${line.workflow}`,
           {
             startTime: at(line),
-            attributes: { 'gen_ai.operation.name': 'invoke_workflow', 'locus.workflow': line.workflow, 'locus.run_id': line.runId, 'locus.execution_id': line.executionId },
+            attributes: {
+              'gen_ai.operation.name': 'invoke_workflow',
+              'locus.workflow': line.workflow,
+              'locus.run_id': line.runId,
+              'locus.execution_id': line.executionId,
+              'locus.semconv_version': GEN_AI_SEMCONV_VERSION,
+            },
           },
           runContext,
         )
@@ -245,8 +317,32 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
         return
       }
       case 'agent_start':
-        attempts.set(line.callId, { start: line, span: undefined })
+        attempts.set(line.callId, { start: line, span: undefined, llm: [] })
         return
+      case 'llm_attempt':
+        attempts.get(line.callId)?.llm.push(line)
+        return
+      case 'deferred_open': {
+        const key = `${line.toolCallId}#${line.attempt}`
+        const span = toolSpan(key)
+        const pending = tools.get(key)
+        if (span === undefined || pending === undefined) return
+        // A wait may last days: the tool's span ends when the wait opens, and the answer gets a linked span.
+        span.setAttributes({ 'locus.deferred_id': line.deferredId, 'locus.status': 'waiting' })
+        if (captureContent && line.args !== undefined) span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(line.args))
+        span.end(at(line))
+        pending.span = undefined
+        pending.waited = { span, deferredId: line.deferredId }
+        deferrals.set(line.deferredId, key)
+        return
+      }
+      case 'deferred_settled': {
+        const key = deferrals.get(line.deferredId)
+        if (key === undefined) return
+        toolSpan(key, at(line))?.setAttribute('locus.deferred_outcome', line.outcome)
+        deferrals.delete(line.deferredId)
+        return
+      }
       case 'agent_end': {
         const pending = attempts.get(line.callId)
         if (line.replayed === true && pending?.span === undefined) {

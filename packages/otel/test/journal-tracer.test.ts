@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalLine } from '@locus/journal'
 import { CallError } from '@locus/retry'
-import { createScriptedHost, defineTool, defineWorkflow, resumeRun, runWorkflowScript } from '@locus/runtime'
+import { type AgentHost, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow, resumeRun, runWorkflowScript, startWorkflowRun } from '@locus/runtime'
+import { GEN_AI_SEMCONV_VERSION } from '../src/index.js'
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -66,8 +67,10 @@ describe('createJournalTracer', () => {
     const spans = exporter.getFinishedSpans()
     const [root] = named(spans, 'invoke_workflow traced')
     expect(root?.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_workflow', 'locus.disposition': 'completed' })
+    expect(root?.attributes['locus.semconv_version']).toBe(GEN_AI_SEMCONV_VERSION)
     const [group] = named(spans, 'parallel fan')
     expect(parentOf(group as ReadableSpan)).toBe(root?.spanContext().spanId)
+    expect(group?.attributes).toMatchObject({ 'locus.group_kind': 'parallel', 'locus.total': 2, 'locus.completed': 2, 'locus.failed': 0, 'locus.not_dispatched': 0 })
     const logical = spans.filter((span) => span.attributes['locus.logical_call_id'] !== undefined && span.attributes['locus.attempt'] === undefined)
     expect(logical).toHaveLength(2)
     for (const call of logical) expect(parentOf(call)).toBe(group?.spanContext().spanId)
@@ -110,5 +113,75 @@ describe('createJournalTracer', () => {
     const root = named(spans, 'invoke_workflow two')[0]
     expect(spans.filter((span) => span.name.startsWith('invoke_agent') && span.attributes['locus.attempt'] !== undefined)).toHaveLength(1)
     expect(root?.events.map((event) => [event.name, event.attributes?.['locus.status']])).toEqual([['locus.replayed', 'completed']])
+  })
+
+  it('gives each LLM request attempt a chat span under its agent attempt, with the model, and the usage when it was the one answer', async () => {
+    // A host that reports its LLM requests as a provider host does: one rate-limited attempt, then an answer.
+    const host: AgentHost = {
+      name: 'reporting',
+      openSession: () => ({
+        prompt: () =>
+          Promise.resolve({
+            text: 'done',
+            stopReason: 'end' as const,
+            usage: { inputTokens: 120, outputTokens: 7 },
+            llmAttempts: [
+              { model: 'm-small', turn: 1, step: 1, attempt: 1, maxAttempts: 3, outcome: 'failed' as const, code: 'rate_limited' as const, status: 429, durationMs: 40, delayBeforeNextMs: 100, streamed: false },
+              { model: 'm-small', turn: 1, step: 1, attempt: 2, maxAttempts: 3, outcome: 'succeeded' as const, durationMs: 250, streamed: true, timeToFirstTokenMs: 90 },
+            ],
+          }),
+        transcript: () => [],
+      }),
+    }
+    const { exporter, onEvent } = tracing()
+    await runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('secret prompt C')).answer }), { host, runsDir: runsDir(), onEvent })
+    const spans = exporter.getFinishedSpans()
+    const [attempt] = named(spans, 'invoke_agent default attempt 1')
+    const chats = named(spans, 'chat m-small')
+    expect(chats).toHaveLength(2)
+    for (const chat of chats) expect(parentOf(chat)).toBe(attempt?.spanContext().spanId)
+    const [failed, answered] = chats
+    expect(failed?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm-small', 'locus.llm_attempt': 1, 'error.type': 'rate_limited', 'http.response.status_code': 429 })
+    expect(failed?.status.code).toBe(SpanStatusCode.ERROR)
+    expect(failed?.attributes['gen_ai.usage.input_tokens']).toBeUndefined()
+    expect(answered?.attributes).toMatchObject({ 'locus.llm_attempt': 2, 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 7 })
+    expect(answered?.status.code).toBe(SpanStatusCode.UNSET)
+    // Laid end to end: the answer starts after the failed request and its backoff.
+    const ms = (time: readonly [number, number]): number => time[0] * 1000 + time[1] / 1e6
+    expect(ms((answered as ReadableSpan).startTime) - ms((failed as ReadableSpan).endTime)).toBeCloseTo(100, 0)
+    expect(ms((answered as ReadableSpan).endTime) - ms((answered as ReadableSpan).startTime)).toBeCloseTo(250, 0)
+    expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('secret prompt C')
+  })
+
+  it('ends a deferred tool’s span when the wait opens and gives the answer a span linked to it', async () => {
+    const { exporter, onEvent } = tracing()
+    const flow = defineWorkflow({
+      name: 'approval',
+      tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },
+      run: async ({ tool }) => ({ ok: true, decision: await tool('sign_off', { amount: 7 }) }),
+    })
+    const opened: string[] = []
+    const handle = startWorkflowRun(flow, {
+      runsDir: runsDir(),
+      onEvent: (line) => {
+        onEvent(line)
+        if (line.type === 'deferred_open') opened.push(line.deferredId)
+      },
+    })
+    for (let tries = 0; tries < 200 && opened.length === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 5))
+    // The wait is open: the tool's span has ended already, the run's has not.
+    const waiting = named(exporter.getFinishedSpans(), 'execute_tool sign_off')
+    expect(waiting).toHaveLength(1)
+    expect(waiting[0]?.attributes).toMatchObject({ 'locus.status': 'waiting', 'locus.deferred_id': opened[0] })
+    expect(named(exporter.getFinishedSpans(), 'invoke_workflow')).toHaveLength(0)
+    expect(handle.resolveDeferred(opened[0] ?? '', { approved: true }).ok).toBe(true)
+    expect((await handle.done).disposition).toBe('completed')
+    const spans = exporter.getFinishedSpans()
+    const [root] = named(spans, 'invoke_workflow approval')
+    const [resolved] = named(spans, 'resolve_deferred sign_off')
+    expect(resolved?.links.map((link) => link.context.spanId)).toEqual([waiting[0]?.spanContext().spanId])
+    expect(resolved?.attributes).toMatchObject({ 'locus.deferred_id': opened[0], 'locus.deferred_outcome': 'resolved', 'locus.status': 'completed' })
+    expect(parentOf(resolved as ReadableSpan)).toBe(root?.spanContext().spanId)
+    expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('"amount"')
   })
 })
