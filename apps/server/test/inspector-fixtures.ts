@@ -28,7 +28,7 @@ export const research = defineWorkflow({
     const results = await parallel(
       sources.map((source) => async () => {
         try {
-          const found: { hits: string[] } = await tool(source, { topic: input.topic })
+          const found: { hits: string[] } = await tool(source, { topic: input.topic }, { retry: { timeout_secs: 30, max_retries: 1, backoff_base_secs: 0, backoff_max_secs: 0 } })
           return { source, state: found.hits.length === 0 ? ('empty' as const) : ('found' as const) }
         } catch (error) {
           return { source, state: 'down' as const, reason: error instanceof Error ? error.message : String(error) }

@@ -130,7 +130,10 @@ describe('run inspector pages', () => {
     const billing = document.querySelector('[id="call-tool-1.2.1"]')
     expect(billing?.getAttribute('data-outcome')).toBe('failed')
     expect(textOf(billing)).toContain('billing is unreachable')
-    expect(textOf(billing)).toContain('deadline: none recorded')
+    expect(textOf(billing)).toMatch(/deadline: 30\.0 s after its start \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/)
+    // A tool attempt with no deadline says so.
+    const staged = (await page(app, `/runs/${runs.staged}`)).document
+    expect(textOf(staged.querySelector('[id="call-tool-1.0.1"]'))).toContain('deadline: none (it may take as long as it needs)')
   })
 
   it('shows every physical attempt of a retried call: callId, the discarded one that threw and its cause, the delay, durations and artifact links', async () => {

@@ -300,6 +300,7 @@ export const ToolStartLineSchema = z
     ...toolPlace,
     requestKey: z.string().optional().describe('Canonical request key of the call (tool name and detached arguments), used by replay.'),
     args: JsonValueSchema.optional().describe('The detached arguments, so a divergence can name what changed.'),
+    timeoutMs: z.number().positive().optional().describe("The attempt's deadline, in milliseconds after it started (the retry policy's timeout_secs); absent when it may take as long as it needs."),
   })
   .meta({ id: 'ToolStartLine' })
 

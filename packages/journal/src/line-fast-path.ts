@@ -289,7 +289,15 @@ const CHECKS: Readonly<Record<string, Check>> = {
     },
     [(line) => line.outcome !== 'completed' || (line.failed === 0 && line.notDispatched === 0)],
   ),
-  tool_start: object({ ...common, ...toolAttempt, ...callPlace, ...toolPlace, requestKey: optional(isString), args: optional(isJson) }),
+  tool_start: object({
+    ...common,
+    ...toolAttempt,
+    ...callPlace,
+    ...toolPlace,
+    requestKey: optional(isString),
+    args: optional(isJson),
+    timeoutMs: optional((value) => typeof value === 'number' && Number.isFinite(value) && value > 0),
+  }),
   tool_end: object({
     ...common,
     ...toolAttempt,

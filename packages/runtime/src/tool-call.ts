@@ -164,8 +164,8 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
         // A worker's answer that came after its attempt's deadline is ignored, and says so.
         run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered after its deadline; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
       },
-      onAttemptStart: ({ attempt }) => {
-        run.emit({ type: 'tool_start', ...where, ...identity, attempt })
+      onAttemptStart: ({ attempt, startedAt, deadline }) => {
+        run.emit({ type: 'tool_start', ...where, ...identity, attempt, ...(deadline === null || deadline <= startedAt ? {} : { timeoutMs: deadline - startedAt }) })
       },
       onAttempt: (record) => {
         run.emit({

@@ -156,7 +156,13 @@ function toolAttempts(input: RunPageInput, call: ToolCallView): SafeHtml[] {
     const retry = retryAfter(call.retries, attempt.attempt)
     const end = attempt.end
     const deferral = deferrals.find((candidate) => candidate.open.attempt === attempt.attempt)
-    const deadline = deferral === undefined ? html`none recorded` : deferral.open.expiresAt === null ? html`none (waits as long as it takes)` : when(deferral.open.expiresAt)
+    const timeoutMs = attempt.start?.timeoutMs
+    const deadline =
+      timeoutMs !== undefined && attempt.start !== undefined
+        ? html`${duration(timeoutMs)} after its start (${when(new Date(Date.parse(attempt.start.ts) + timeoutMs).toISOString())})`
+        : deferral?.open.expiresAt != null
+          ? when(deferral.open.expiresAt)
+          : html`none (it may take as long as it needs)`
     const words = end === undefined ? 'running' : end.status === 'completed' ? 'completed' : `${end.status}${end.failure === undefined ? '' : `: ${end.failure.code ?? end.failure.error}`}`
     return html`<li class="attempt${last ? '' : ' discarded'}">
 <div class="attempt-head">${badge(attemptTone(attempt.status), words, `attempt-${attempt.status}`)} attempt ${attempt.attempt} of ${call.maxAttempts} · ${duration(end?.durationMs)} · deadline: ${deadline}${last ? '' : html` · <strong>discarded</strong>`}</div>
