@@ -5,6 +5,7 @@ import {
   type AgentStartLine,
   type ChildEndLine,
   type ChildStartLine,
+  type JournalLine,
   type JournalReadResult,
   type ToolEndLine,
   type ToolStartLine,
@@ -332,6 +333,39 @@ export function loadRecording(dir: string): LoadedRecording {
   } catch (error) {
     throw new RecordingUnreadableError(dir, journalPath, error)
   }
+  return buildRecording(journal, executionDir, journalPath, (callId) => readEnvelope(executionDir, callId))
+}
+
+/**
+ * Builds the recording of one execution from its journal lines, as a
+ * `RunStore` returns them (`store.readLines(execution)`), for a run that is
+ * not in a runs directory. It reads no file: a completed call's answer comes
+ * from its `agent_end` line (which every current journal carries), and a call
+ * whose line lacks it is listed in `skipped` as `missing-envelope`, so it
+ * runs live again. `location` names the execution in those reports.
+ *
+ * @throws {DuplicateOrdinalError} when two logical calls share an ordinal.
+ * @example
+ * ```ts
+ * const lines = []
+ * for await (const line of store.readLines({ runId, executionId: runId })) lines.push(line)
+ * const recording = recordingFromLines(lines, `memory:${runId}`)
+ * ```
+ */
+export function recordingFromLines(lines: readonly JournalLine[], location = 'journal lines'): LoadedRecording {
+  const journal: JournalReadResult = { lines: [...lines], tornTail: null, invalid: [], outOfOrder: [] }
+  return buildRecording(journal, location, location, (callId) => ({
+    reason: 'missing-envelope',
+    detail: `the agent_end line of ${callId} holds no answer, and the envelopes of a run in a store are not read`,
+  }))
+}
+
+function buildRecording(
+  journal: JournalReadResult,
+  executionDir: string,
+  journalPath: string,
+  envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>,
+): LoadedRecording {
   const entries: RecordingEntry[] = []
   const skipped: SkippedCall[] = []
   for (const call of groupLogicalCalls(journal)) {
@@ -345,7 +379,7 @@ export function loadRecording(dir: string): LoadedRecording {
       continue
     }
     const fromJournal = final.end === undefined ? undefined : envelopeFromJournal(executionDir, final.start, final.end)
-    const read = fromJournal === undefined ? readEnvelope(executionDir, callId) : { envelope: fromJournal }
+    const read = fromJournal === undefined ? envelopeOf(callId) : { envelope: fromJournal }
     if ('reason' in read) {
       skip(read.reason, read.detail)
       continue

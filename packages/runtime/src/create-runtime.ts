@@ -58,6 +58,13 @@ export interface RuntimeOptions {
   readonly host?: AgentHost | undefined
   /** Where runs are stored. @default the file store in `<cwd>/.locus-pi/runs` */
   readonly runsDir?: string | undefined
+  /**
+   * Where runs are kept instead of a runs directory (`createMemoryRunStore()`,
+   * a PostgreSQL store): runs start in it, and `resume` and `replay` read their
+   * recordings from it and write their executions to it. A store has no
+   * ownership lock: resume one run from one process at a time.
+   */
+  readonly store?: RunStore | undefined
   /** Options every run starts with; each call's options override them. */
   readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir'> | undefined
 }
@@ -126,7 +133,7 @@ function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefi
 export function createRuntime(options: RuntimeOptions): Runtime {
   const workflows = toMap(options.workflows)
   const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
-  const store = createFileRunStore(runsDir)
+  const store = options.store ?? createFileRunStore(runsDir)
   const liveRuns = new Map<string, RunHandle>()
 
   function workflowOf(workflow: WorkflowDefinition | string | undefined, fallbackName?: string): WorkflowDefinition {
@@ -225,7 +232,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // Scripts may spawn the runtime's workflows by name.
     workflows,
     ...runOptions,
-    runsDir,
+    ...(options.store === undefined ? { runsDir } : { store: options.store }),
     signal: hooks.signal,
     onEvent: hooks.onEvent,
   })

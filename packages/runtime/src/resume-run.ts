@@ -6,6 +6,7 @@ import { type Recording, type ReplayDivergence, type ReplayReport, loadRecording
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { claimExecutionDirectory, nextExecutionId } from './run-directory.js'
+import { replayInStore, resumeInStore } from './resume-in-store.js'
 import { acquireRunLock } from './run-lock.js'
 import type { RunOptions } from './run-options.js'
 import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
@@ -150,6 +151,10 @@ export async function resumeRun<TInput>(
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,
   options: RunOptions = {},
 ): Promise<ResumeResult> {
+  if (options.store !== undefined) {
+    const { result, resumedFrom } = await resumeInStore(runId, workflow, { ...options, store: options.store })
+    return { ...result, resumedFrom, replayed: result.replay?.counts.replayed ?? 0, live: result.replay?.counts.live ?? 0, divergence: result.replay?.divergence ?? null }
+  }
   const seen = findRun(runId, options)
   // Owner first: while a live process holds the run (a run or another resume), this throws RUN_OWNED and writes nothing.
   const lock = acquireRunLock(seen.rootDir, { runId, executionId: nextExecutionId(RESUME_EXECUTION_PREFIX, seen.claimed) })
@@ -200,6 +205,11 @@ export async function replayRun<TInput>(
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,
   options: Omit<RunOptions, 'host'> = {},
 ): Promise<ReplayRunResult> {
+  if (options.store !== undefined) {
+    const result = await replayInStore(runId, workflow, { ...options, store: options.store })
+    if (result.replay === undefined) throw new Error('replayRun: the replay execution produced no report')
+    return { ok: result.replay.identical, runId, executionDir: result.executionDir, report: result.replay, divergence: result.replay.divergence, run: result }
+  }
   const run = findRun(runId, options)
   const executionsDir = join(run.rootDir, RUN_LAYOUT.executions)
   const replays = existsSync(executionsDir) ? readdirSync(executionsDir).filter((name) => name.startsWith(REPLAY_EXECUTION_PREFIX)) : []

@@ -73,7 +73,7 @@ describe('a run through a RunStore', () => {
     expect((await handle.done).disposition).toBe('cancelled')
   })
 
-  it('says plainly that resume reads a runs directory for now', async () => {
+  it('says which run a resume through a store cannot find', async () => {
     await expect(resumeRun('x', flow, { store: createMemoryRunStore() })).rejects.toThrow(/runs directory|No run/)
   })
 })
