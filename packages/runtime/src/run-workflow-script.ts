@@ -534,9 +534,16 @@ async function runChild(
   request: ChildSpawnRequest,
 ): Promise<RunResultOfChild> {
   const openMedium = await claimed.openChildMedium(request.childExecutionId)
+  // What the child's run_start records: the root's host and bounds, which the child runs under (from the parent's state, not these options).
+  const rootBounds = {
+    ...(parent.deadlineMs === undefined ? {} : { deadlineMs: parent.deadlineMs }),
+    ...(parent.maxInvocations === undefined ? {} : { maxTotalAgentInvocations: parent.maxInvocations }),
+  }
   const childOptions: RunOptions = {
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(parent.host === undefined ? {} : { host: parent.host }),
+    ...(Object.keys(rootBounds).length === 0 ? {} : { budgets: rootBounds }),
     signal: request.signal,
   }
   const handle = startExecution(request.definition, request.input, childOptions, { parent: { run: parent, childCallId: request.childCallId } }, {

@@ -214,6 +214,8 @@ describe('spawn(): a saved workflow as a child run', () => {
     expect(linesOfType(readRun(run).lines, 'agent_start')).toHaveLength(1)
     expect(linesOfType(childLines, 'agent_start')).toHaveLength(1)
     expect(childLines.at(-1)).toMatchObject({ type: 'run_end', disposition: 'failed', error: { code: 'WORKFLOW_INVOCATION_CAP' } })
+    // The child's run_start says what bounded it: the root's host and cap.
+    expect(childLines[0]).toMatchObject({ type: 'run_start', options: { host: 'scripted', budgets: { maxTotalAgentInvocations: 2 } } })
   })
 
   it("bounds a child by the root's deadline, measured from the root's start: the child's late call stops the whole run", async () => {
