@@ -14,6 +14,8 @@ import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, r
 import { answerWords, badge, dispositionWords, duration, when } from './words.js'
 
 const RUNS_PER_PAGE = 50
+/** Ended executions never change, so their folded models are kept between requests: this many, least recently used out first. */
+const CACHED_MODELS = 8
 const enc = encodeURIComponent
 
 function pageNumber(value: string | undefined): number {
@@ -57,6 +59,27 @@ export function mountInspector(routes: RouteContext): void {
     }
 
   const respond = (c: Context, markup: string, status = 200): Response => c.html(markup, status as 200)
+
+  const models = new Map<string, ExecutionModel>()
+  /** An execution's model; an ended one (its run_end and result.json both written) comes from the cache when it can. */
+  async function modelOf(info: ExecutionInfo): Promise<ExecutionModel> {
+    const key = `${info.runId}\n${info.executionId}`
+    const cached = models.get(key)
+    if (cached !== undefined) {
+      models.delete(key)
+      models.set(key, cached)
+      return cached
+    }
+    const model = await readExecutionModel(runtime.store, info)
+    if (model.view.runEnd !== undefined && model.resultFile !== undefined) {
+      models.set(key, model)
+      for (const oldest of models.keys()) {
+        if (models.size <= CACHED_MODELS) break
+        models.delete(oldest)
+      }
+    }
+    return model
+  }
 
   const signedIn = (viewer: Viewer): { principal: string; csrf: string } | undefined => (viewer.viaCookie ? { principal: viewer.principal, csrf: sessions.csrf(viewer) } : undefined)
 
@@ -155,7 +178,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     }
     const live = runtime.live(runId)
     if (live?.executionId === info.executionId) live.flush()
-    return { infos, info, model: await readExecutionModel(runtime.store, info) }
+    return { infos, info, model: await modelOf(info) }
   }
 
   app.get('/runs/:id', pageRoute(async (c, viewer) => {
@@ -170,7 +193,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
     const replays = await Promise.all(
       replayInfos.map(async (replay) => {
-        const replayModel = await readExecutionModel(runtime.store, replay)
+        const replayModel = await modelOf(replay)
         return { executionId: replay.executionId, divergences: replayModel.view.divergences, model: replayModel }
       }),
     )
