@@ -313,6 +313,24 @@ describe('spawn() on resume', () => {
     expect(readFileSync(join(resumed.executionDir, 'outputs', 'README.md'), 'utf8')).toContain('| `child-1` | `doubler` | 1/1 | completed (replayed) | `child-1-a1` |')
   })
 
+  it('resumes a run kept in a memory store the same way: the completed spawn replays, the child does not run again', async () => {
+    const store = createMemoryRunStore()
+    const counter = { runs: 0 }
+    const child = doubler(counter)
+    const parent = defineWorkflow({
+      name: 'then-ask-in-memory',
+      async run({ spawn, agent }) {
+        const value = await spawn(child, { n: 6 })
+        return { ok: true, value, answer: (await agent('summarise')).answer }
+      },
+    })
+    expect((await runWorkflowScript(parent, { store, runId: 'm2' })).disposition).toBe('failed')
+    const resumed = await resumeRun('m2', parent, { store, host })
+    expect(resumed.result).toEqual({ ok: true, value: { ok: true, doubled: 12 }, answer: 'an answer' })
+    expect(counter.runs).toBe(1)
+    expect((await store.listExecutions('m2')).filter((execution) => execution.kind === 'child').map((execution) => execution.executionId)).toEqual(['child-1-a1'])
+  })
+
   it('replays a finished run with children identically, without running a child, and names the input that changed', async () => {
     const runsDir = tempRunsDir()
     const counter = { runs: 0 }
