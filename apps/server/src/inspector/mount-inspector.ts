@@ -206,9 +206,9 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const input: RunPageInput = {
       runId,
       model,
-      executions: infos.map((candidate) => ({ executionId: candidate.executionId, kind: candidate.kind, status: candidate.executionId === info.executionId ? status : candidate.kind })),
+      executions: infos.map((candidate) => ({ executionId: candidate.executionId, kind: candidate.kind, status: candidate.executionId === info.executionId ? status : undefined })),
       status,
-      pending: pending.filter((deferral) => deferral.executionId === info.executionId || true),
+      pending,
       replays,
       csrf: sessions.csrf(viewer),
       eventsUrl,

@@ -18,7 +18,7 @@ export interface RunPageInput {
   readonly runId: string
   readonly model: ExecutionModel
   /** Every execution of the run: id, kind and status, for the execution switcher. */
-  readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string }[]
+  readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
   readonly pending: readonly PendingDeferral[]
   /** Replays of the run with their divergences (shown on the root's page). */
@@ -404,7 +404,7 @@ export function journalRow(line: JournalLine): SafeHtml {
 
 function executions(input: RunPageInput): SafeHtml {
   if (input.executions.length <= 1) return html``
-  return html`<nav aria-label="Executions" class="executions"><h2 class="visually-hidden">Executions</h2><ul>${input.executions.map((execution) => html`<li>${execution.executionId === input.model.info.executionId ? html`<strong aria-current="page">${execution.executionId}</strong>` : html`<a href="${runHref(input.runId, { execution: execution.executionId })}">${execution.executionId}</a>`} (${execution.kind}, ${execution.status})</li>`)}</ul></nav>`
+  return html`<nav aria-label="Executions" class="executions"><h2 class="visually-hidden">Executions</h2><ul>${input.executions.map((execution) => html`<li>${execution.executionId === input.model.info.executionId ? html`<strong aria-current="page">${execution.executionId}</strong>` : html`<a href="${runHref(input.runId, { execution: execution.executionId })}">${execution.executionId}</a>`} (${execution.kind}${execution.status === undefined ? '' : `, ${execution.status}`})</li>`)}</ul></nav>`
 }
 
 /** The body of `GET /runs/{id}`: everything the inspector shows about one execution. */
