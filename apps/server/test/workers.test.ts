@@ -144,6 +144,18 @@ describe('workers over HTTP', () => {
     expect(empty).toMatchObject({ status: 200, body: { triggers: [], claimTimeoutMs: 60_000 } })
   })
 
+  it('ends an open long poll when the server shuts down, without waiting out its wait', async () => {
+    const queue = createTriggerQueue()
+    const server = await workerServer(queue)
+    const polling = server.json('/v1/worker/triggers?worker=w1&tools=render_report&wait=30', { key: WORKER_KEY })
+    await waitForPolls(queue, 1)
+    const began = Date.now()
+    await server.close()
+    expect(await polling).toMatchObject({ status: 200, body: { triggers: [] } })
+    expect(Date.now() - began).toBeLessThan(10_000)
+    expect(queue.stats().polling).toBe(0)
+  })
+
   it('answers 404 with the setup when the server has no worker queue', async () => {
     const server = await testServer()
     const missing = await server.json<{ error: { code: string; message: string } }>('/v1/worker/triggers?worker=w1&tools=a')
