@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseHTML } from 'linkedom'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentHost, createRuntime, defineWorkflow } from '@locus/runtime'
+import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
 import { createServer } from '../src/index.js'
 import { WORKSPACE_MODE_NOTE } from '../src/inspector/render-run.js'
 import { tempRunsDir } from './helpers.js'
@@ -340,5 +340,26 @@ describe('LLM attempts inside an agent attempt', () => {
       ['1.1', '1 of 3', 'm-1', '✗ failed slow down', '40 ms', '250 ms'],
       ['1.1', '2 of 3', 'm-1', '✓ succeeded', '90 ms', '—'],
     ])
+  })
+})
+
+describe('a run that hit its deadline', () => {
+  it('says the deadline was hit, with the deadline the run had', async () => {
+    const slow = defineWorkflow({
+      name: 'slow',
+      run: async ({ agent }) => {
+        await agent('first, slowly')
+        return { ok: true, answer: (await agent('second')).answer }
+      },
+    })
+    const host = createScriptedHost({ rules: [{ match: { prompt: 'first, slowly' }, steps: [{ text: 'done', delayMs: 150 }] }, { steps: [{ text: 'fine' }] }] })
+    const runtime = createRuntime({ workflows: [slow], host, runsDir: tempRunsDir() })
+    const handle = await runtime.start('slow', { budgets: { deadlineMs: 50 } })
+    await handle.done.catch(() => undefined)
+    const { document } = await page(createServer({ runtime }), `/runs/${handle.runId}`)
+    const budgets = document.querySelector('#budgets')
+    expect(textOf(budgets)).toMatch(/Deadline\s*50 ms/)
+    expect(textOf(budgets?.querySelector('[data-testid="budget-hits"]') ?? null)).toContain('Deadline hit')
+    expect(textOf(document.querySelector('[data-testid="disposition"]'))).toContain('Failed')
   })
 })
