@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { JournalLine } from '@locus/journal'
+import type { JournalLine, RunEndLine } from '@locus/journal'
 import { type DeferredAnswer, type RunHandle, type RunOptions, type RunSummary, type Runtime, type WorkflowDefinition, createRuntime, readStoredRun, resolveRunsDir } from '@locus/runtime'
 import { RunNotFoundError, type RunStore } from '@locus/store'
 import { z } from 'zod'
@@ -237,28 +237,42 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     }
     if (extra.signal.aborted) cancel()
     else extra.signal.addEventListener('abort', cancel, { once: true })
+    let end: RunEndLine | undefined
     let sawEnd: () => void = () => undefined
     const ended = new Promise<void>((resolve) => {
       sawEnd = resolve
     })
     // The feed delivers every line in order, the history first; the progress of a quick run still arrives before its answer.
     const unsubscribe = handle.subscribe((line) => {
-      if (line.type === 'run_end') sawEnd()
+      if (line.type === 'run_end') {
+        end = line
+        sawEnd()
+      }
       const message = progressToken === undefined ? undefined : progressOf(line)
       if (message !== undefined && progressToken !== undefined) {
         progress += 1
         void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => undefined)
       }
     })
+    let run
     try {
-      await handle.done
+      run = await handle.done
       await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, FEED_GRACE_MS).unref())])
     } finally {
       unsubscribe()
       extra.signal.removeEventListener('abort', cancel)
     }
-    // The stored summary: the same disposition, answer outcome, gaps and caveats locus_run_status reads later.
-    return toolResult((await runtime.get(handle.runId)).latest.summary)
+    // The run_end line holds what locus_run_status reads later: disposition, answer outcome, gaps and caveats.
+    if (end === undefined) return toolResult((await runtime.get(handle.runId)).latest.summary)
+    return toolResult({
+      runId: run.runId,
+      standing: end.disposition,
+      ...(end.answerOutcome === undefined ? {} : { answerOutcome: end.answerOutcome }),
+      gaps: (end.gaps ?? []).map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
+      caveats: end.caveats ?? [],
+      result: run.result,
+      error: run.error?.message,
+    })
   })
   return server
 }
