@@ -97,6 +97,7 @@ Examples:
     .option('--json', 'print every journal line as JSON, then a JSON summary line')
     .option('--quiet', 'no progress, only the summary')
     .option('--worker <command>', 'a worker process for the remote tools, speaking NDJSON on stdin/stdout, such as "python3 tools.py"')
+    .option('--otel', 'export the run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
   addHostFlags(run)
   addExecutionFlags(run)
   addRunsDir(run)
@@ -195,6 +196,7 @@ Examples:
     .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')
     .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
     .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+    .option('--otel', 'export every run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
     setExitCode(await serveCommand(flags, io))

@@ -14,6 +14,7 @@ import { describeMetrics, openMetrics } from '../open-metrics.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
 import { createStdioTransport } from '@locus/protocol'
 import { readWorkflowInput } from '../read-workflow-input.js'
+import { startOtelExport } from '../otel-export.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import { createLiveSummary, finishRun } from './finish-run.js'
@@ -59,6 +60,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   // Remote tools reach their worker through a child process started by the shell on the first call.
   const worker = flags.worker === undefined ? undefined : createStdioTransport({ command: process.platform === 'win32' ? 'cmd' : 'sh', args: process.platform === 'win32' ? ['/c', flags.worker] : ['-c', `exec ${flags.worker}`], cwd: io.cwd })
   const metrics = await tryOpenMetrics(io, runsDir)
+  const otel = flags.otel === true ? startOtelExport(io.env) : undefined
+  const traceLine = otel?.tracerForExecution()
   try {
     let handle: ReturnType<typeof startWorkflowRun>
     try {
@@ -77,6 +80,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
           }
           live.apply(line)
           reporter.onEvent(line)
+          traceLine?.(line)
         },
         onProgress: (progress) => {
           reporter.onProgress?.(progress)
@@ -110,5 +114,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   } finally {
     await worker?.close()
     await metrics?.close()
+    await otel?.shutdown().catch((error: unknown) => {
+      io.stderr.write(`locus: warning: the run's traces could not be sent to ${otel.url}: ${error instanceof Error ? error.message : String(error)}\n`)
+    })
   }
 }

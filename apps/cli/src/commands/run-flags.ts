@@ -52,6 +52,8 @@ export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputF
   readonly runId?: string | undefined
   /** A shell command that starts the worker serving the run's remote tools. */
   readonly worker?: string | undefined
+  /** `--otel`: export the run's spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  readonly otel?: boolean | undefined
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }

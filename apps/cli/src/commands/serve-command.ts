@@ -5,6 +5,7 @@ import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { resolveRunsDir } from '../runs-dir.js'
+import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
 
 /** The flags of `locus serve`. */
@@ -16,6 +17,8 @@ export interface ServeFlags extends Omit<HostFlags, 'host'> {
   readonly modelHost?: string | undefined
   readonly workflows?: readonly string[] | undefined
   readonly runsDir?: string | undefined
+  /** `--otel`: export every run's spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  readonly otel?: boolean | undefined
 }
 
 /**
@@ -29,7 +32,9 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
   // Remote tools reach workers that poll this server (GET /v1/worker/triggers) through one queue.
   const workers = createTriggerQueue()
-  const runtime = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  const otel = flags.otel === true ? startOtelExport(io.env) : undefined
+  const plain = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  const runtime = otel === undefined ? plain : otel.traceRuntime(plain)
   const server = await startServer({ runtime, workers, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
   io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (host: ${chosen.description})\n`)
   await new Promise<void>((resolve) => {
@@ -45,5 +50,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   io.stdout.write('locus: shutting down; runs still going are cancelled after the grace period and can be resumed\n')
   await server.close()
   await workers.close()
+  await otel?.shutdown().catch((error: unknown) => {
+    io.stderr.write(`locus: warning: traces could not be sent to ${otel.url}: ${error instanceof Error ? error.message : String(error)}\n`)
+  })
   return EXIT_CODES.completed
 }

@@ -1,0 +1,61 @@
+// The cost of tracing a run: the same workflow of tool() and agent() calls run
+// untraced (the floor) and with every journal line turned into spans by
+// createJournalTracer, on the OTel SDK with a batch processor and the in-memory
+// exporter, emptied after each run (so the network is not measured), in one process run.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { measure, printTable, reportTarget } from '@locus/bench-kit'
+import { createScriptedHost, defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base'
+import { z } from 'zod'
+import { createJournalTracer } from '../src/index.js'
+
+const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
+const calls = smoke ? 50 : 1_000
+const rounds = smoke ? 1 : 7
+const scratch = mkdtempSync(join(tmpdir(), 'locus-otel-bench-'))
+
+const workflow = defineWorkflow({
+  name: 'bench-traced',
+  tools: { lookup: defineTool({ input: z.object({ id: z.string() }), run: ({ id }) => ({ id, found: true }) }) },
+  run: async ({ tool, agent }) => {
+    for (let index = 0; index < calls; index += 1) {
+      await tool('lookup', { id: `t-${index}` })
+      await agent('instant question')
+    }
+    return { ok: true }
+  },
+})
+const host = createScriptedHost({ rules: [{ steps: [{ text: 'fine', usage: { inputTokens: 10, outputTokens: 2 } }] }] })
+
+let exported = 0
+const memory = new InMemorySpanExporter()
+const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(memory, { maxQueueSize: 100_000, maxExportBatchSize: 2_048 })] })
+const tracer = provider.getTracer('locus-bench')
+
+try {
+  const results = await measure(
+    [
+      { name: 'untraced run', operations: calls * 2, run: () => runWorkflowScript(workflow, { host, runsDir: scratch }) },
+      {
+        name: 'traced run (createJournalTracer)',
+        operations: calls * 2,
+        run: async () => {
+          const journal = createJournalTracer({ tracer })
+          await runWorkflowScript(workflow, { host, runsDir: scratch, onEvent: (line) => { journal.apply(line) } })
+          await provider.forceFlush()
+          exported += memory.getFinishedSpans().length
+          memory.reset()
+        },
+      },
+    ],
+    { rounds, warmupRounds: smoke ? 0 : 1 },
+  )
+  const ratios = printTable(`@locus/otel: ${calls} tool() + ${calls} agent() calls per run`, results, 'untraced run')
+  if (exported === 0) throw new Error('no span was exported: the traced case measured nothing')
+  reportTarget('tracing on vs off, per call', ratios.get('traced run (createJournalTracer)') ?? Number.NaN, 1.15)
+} finally {
+  await provider.shutdown()
+  rmSync(scratch, { recursive: true, force: true })
+}
