@@ -1,4 +1,5 @@
-// The README's snippet runs against the source and prints what it says (the guide's need a workflow module or a server from npm).
+// The README's snippet and the MCP guide's in-process round trip run against the source and print what they say
+// (the guide's other snippets need a workflow module or a server from npm).
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,16 +7,16 @@ import { extractSnippets, runSnippet } from '@locus/vitest-config/docs-snippets'
 import { expect, it } from 'vitest'
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
-const documents = ['README.md']
+const documents = ['README.md', '../../docs/mcp.md']
 const snippets = (
   await Promise.all(
     documents.map(async (document) =>
-      extractSnippets(document, await readFile(join(packageDir, document), 'utf8'), { select: (code) => code.includes("from '@locus/mcp'"), maxLinesBetween: 3 }),
+      extractSnippets(document, await readFile(join(packageDir, document), 'utf8'), { select: (code) => code.includes("from '@locus/mcp'") && (document === 'README.md' || code.includes('InMemoryTransport')), maxLinesBetween: 3 }),
     ),
   )
 ).flat()
 
-it('finds the snippets of the README', () => {
+it('finds the snippets of the README and the MCP guide', () => {
   for (const document of documents) expect(snippets.some((snippet) => snippet.document === document)).toBe(true)
 })
 
