@@ -7,9 +7,6 @@ import { chromiumAvailable, launchChromium } from './chromium.js'
 import { tempRunsDir, testServer } from './helpers.js'
 import { inspectorRuntime, produceInspectorRuns, stepperGate, until } from './inspector-fixtures.js'
 
-/** In the page: the disposition reads Completed (a string, as the server's tsconfig has no DOM lib). */
-const COMPLETED = "document.querySelector('[data-testid=\"disposition\"]')?.textContent?.includes('Completed') === true"
-
 const IMAGES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images')
 
 describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () => {
@@ -33,12 +30,12 @@ describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () =
     await expect.poll(() => page.locator('#live-status').textContent()).toContain('Live')
     // Lines arrive while the page is open: each step's end and the next step's start.
     stepperGate.open()
-    await page.waitForFunction("document.querySelectorAll('#timeline .call-tool').length === 2")
+    await expect.poll(() => page.locator('#timeline .call-tool').count(), { timeout: 10_000 }).toBe(2)
     expect(await page.locator('#journal-lines tr[data-type="tool_end"]').count()).toBe(1)
     stepperGate.open()
     stepperGate.open()
     await handle.done
-    await page.waitForFunction(COMPLETED)
+    await expect.poll(() => page.locator('[data-testid="disposition"]').textContent(), { timeout: 10_000 }).toContain('Completed')
     expect(await page.locator('#timeline .call-tool').count()).toBe(3)
     await expect.poll(() => page.locator('#live-status').textContent()).toContain('The run ended')
     await page.close()
@@ -55,7 +52,7 @@ describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () =
     // Keyboard only: the button is reachable and pressing Enter on it submits.
     await article.locator('form.resolve button').focus()
     await Promise.all([page.waitForURL(/answered=/), page.keyboard.press('Enter')])
-    await page.waitForFunction(COMPLETED, undefined, { timeout: 10_000 })
+    await expect.poll(() => page.locator('[data-testid="disposition"]').textContent(), { timeout: 10_000 }).toContain('Completed')
     expect(await page.locator('form.resolve').count()).toBe(0)
     const result = (await runtime.get(runs.approval)).latest.view.result
     expect(result).toEqual({ ok: true, approval: { approved: true } })

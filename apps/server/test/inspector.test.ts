@@ -253,6 +253,9 @@ describe('run inspector pages', () => {
   })
 
   it('escapes journal text, answers unknown runs with an HTML 404, and is keyboard reachable (skip link, labelled controls)', async () => {
+    const headers = (await app.request(`/runs/${runs.research}`)).headers
+    expect(headers.get('content-security-policy')).toContain("default-src 'self'")
+    expect(headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
     const missing = await page(app, '/runs/no-such-run')
     expect(missing.status).toBe(404)
     expect(missing.text).toContain('<!doctype html>')

@@ -14,6 +14,12 @@ import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, r
 import { answerWords, badge, dispositionWords, duration, when } from './words.js'
 
 const RUNS_PER_PAGE = 50
+/** Pages run only the inspector's own script, post forms only to this server, and are never framed. */
+const PAGE_HEADERS = {
+  'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+}
 /** Ended executions never change, so their folded models are kept between requests: this many, least recently used out first. */
 const CACHED_MODELS = 8
 const enc = encodeURIComponent
@@ -25,7 +31,7 @@ function pageNumber(value: string | undefined): number {
 
 function errorPage(status: number, title: string, message: string, back?: string): Response {
   const body = html`<h1>${title}</h1><p role="alert">${message}</p>${back === undefined ? '' : html`<p><a href="${back}">Go back</a></p>`}<p><a href="/">All runs</a></p>`
-  return new Response(page({ title }, body), { status, headers: { 'content-type': 'text/html; charset=utf-8' } })
+  return new Response(page({ title }, body), { status, headers: { 'content-type': 'text/html; charset=utf-8', ...PAGE_HEADERS } })
 }
 
 /** A model of a stored execution for the status helpers (they read only `info`, `view` and `resultFile`). */
@@ -58,7 +64,7 @@ export function mountInspector(routes: RouteContext): void {
       }
     }
 
-  const respond = (c: Context, markup: string, status = 200): Response => c.html(markup, status as 200)
+  const respond = (c: Context, markup: string, status = 200): Response => c.html(markup, status as 200, PAGE_HEADERS)
 
   const models = new Map<string, ExecutionModel>()
   /** An execution's model; an ended one (its run_end and result.json both written) comes from the cache when it can. */
