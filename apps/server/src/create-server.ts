@@ -2,13 +2,14 @@ import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
 import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, Runtime, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { TriggerQueue } from '@locus/protocol'
 import type { ExecutionInfo } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
 import { ApiError, toApiError } from './errors.js'
-import { journalEventStream } from './event-stream.js'
+import { type EventSink, type JournalEventStreamOptions, journalEventStream, writeJournalEvents } from './event-stream.js'
 import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
@@ -277,7 +278,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.use('*', async (c, next) => {
     await next()
-    c.header('Cache-Control', 'no-store')
+    // A response written straight to the socket (the event stream under node-server) has no headers left to set.
+    if (!c.res.headers.has('x-hono-already-sent')) c.header('Cache-Control', 'no-store')
   })
   app.use('*', async (c, next) => {
     const body = c.req.raw.body
@@ -456,7 +458,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       lines = runtime.store.tail(ref, { afterSeq, signal: stop.signal })[Symbol.asyncIterator]()
     }
     state.openStreams += 1
-    const body = journalEventStream({
+    const streamOptions: JournalEventStreamOptions = {
       lines,
       heartbeatMs,
       retryMs: sseRetryMs,
@@ -466,13 +468,21 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
         stop.abort()
       },
       onError: report,
-    })
-    return c.body(body, 200, {
+    }
+    const headers = {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
       'Locus-Execution-Id': ref.executionId,
-    })
+    }
+    // Under @hono/node-server, frames go straight to the socket (one write each, no stream reader between); elsewhere
+    // (app.request, other runtimes) as a stream body.
+    const outgoing = (c.env as { outgoing?: EventSink } | undefined)?.outgoing
+    if (outgoing !== undefined) {
+      writeJournalEvents(outgoing, headers, streamOptions)
+      return RESPONSE_ALREADY_SENT
+    }
+    return c.body(journalEventStream(streamOptions), 200, headers)
   })
 
   /** True when the stored execution ended at or before `afterSeq`: the client has everything, so it gets 204 and stops reconnecting. */

@@ -110,3 +110,83 @@ export function journalEventStream(options: JournalEventStreamOptions): Readable
     { highWaterMark: 16 },
   )
 }
+
+/** The part of Node's `ServerResponse` {@link writeJournalEvents} uses. */
+export interface EventSink {
+  writeHead(status: number, headers: Record<string, string>): unknown
+  write(chunk: Uint8Array | string): boolean
+  end(): unknown
+  once(event: 'drain' | 'close', listener: () => void): unknown
+  off(event: 'drain' | 'close', listener: () => void): unknown
+  readonly destroyed: boolean
+}
+
+/**
+ * The stream of {@link journalEventStream}, written straight to a Node
+ * response (`c.env.outgoing` under @hono/node-server) instead of through a
+ * `ReadableStream` body: each frame is one `write`, with no stream reader in
+ * between, which counts when one line goes to a thousand subscribers. The
+ * socket's backpressure holds the reader back: after a `write` that returns
+ * false the next line waits for `drain`.
+ */
+export function writeJournalEvents(sink: EventSink, headers: Record<string, string>, options: JournalEventStreamOptions): void {
+  // Read through a function, so that a check after an await sees a close made meanwhile.
+  const state = { closed: false }
+  const isClosed = (): boolean => state.closed
+  let wake: (() => void) | undefined
+  const close = (): void => {
+    if (state.closed) return
+    state.closed = true
+    clearInterval(heartbeat)
+    options.signal.removeEventListener('abort', onAbort)
+    sink.off('close', onClientGone)
+    wake?.()
+    // Unsubscribes a live feed; wakes and ends a store tail.
+    void options.lines.return?.().catch(() => undefined)
+    options.onClose()
+  }
+  const onClientGone = (): void => {
+    close()
+  }
+  const onAbort = (): void => {
+    close()
+    sink.end()
+  }
+  sink.writeHead(200, headers)
+  sink.write(`retry: ${options.retryMs}\n\n`)
+  const heartbeat = setInterval(() => {
+    if (!state.closed) sink.write(': heartbeat\n\n')
+  }, options.heartbeatMs)
+  heartbeat.unref()
+  sink.once('close', onClientGone)
+  if (options.signal.aborted) {
+    onAbort()
+    return
+  }
+  options.signal.addEventListener('abort', onAbort, { once: true })
+  void (async () => {
+    for (;;) {
+      let next: IteratorResult<JournalLine>
+      try {
+        next = await options.lines.next()
+      } catch (error) {
+        if (!isClosed()) options.onError(error)
+        break
+      }
+      if (isClosed() || next.done === true) break
+      const flowing = sink.write(encodedFrame(next.value))
+      if (next.value.type === 'run_end') break
+      if (!flowing && !sink.destroyed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          sink.once('drain', resolve)
+        })
+        wake = undefined
+      }
+    }
+    if (!isClosed()) {
+      close()
+      sink.end()
+    }
+  })()
+}
