@@ -138,6 +138,7 @@ async function main(): Promise<number> {
   console.log(
     `\nDemo finished. Some runs above ended failed on purpose: that is Locus telling the truth about them.` +
       `\nLook around, from the repository root: npm run locus -- show <runId> --runs-dir ${shown(runsDir)} (or journal, ls, report).` +
+      `\nOr in a browser: npm run locus -- serve --workflows docs/examples/research --runs-dir ${shown(runsDir)}, then open the URL it prints (docs/inspector.md).` +
       '\nStart your own: npm run locus -- init my-workflow, then npm run locus -- run my-workflow.ts --host scripted (README: "Run your own workflow").',
   )
   if (surprises.length > 0) {
