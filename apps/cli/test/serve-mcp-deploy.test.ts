@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -58,6 +58,75 @@ describe('locus mcp, driven by the MCP SDK’s own Client over stdio', () => {
       const partial = await client.callTool({ name: 'research', arguments: {} })
       expect(partial.isError).toBe(true)
       expect(partial.structuredContent).toMatchObject({ answerOutcome: 'partial', caveats: ['Payments were not checked.'] })
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+describe('locus mcp over stdio: deferrals and cancellation', () => {
+  it('resolves a deferral through locus_resolve_deferred, and cancels a run when the client cancels its call', async () => {
+    const dir = await tempDir()
+    await writeFile(
+      join(dir, 'refund.mts'),
+      [
+        `import { defineDeferredTool, defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'refund',",
+        "  tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },",
+        "  run: async ({ tool }) => ({ ok: true, decision: await tool('sign_off', { amount: 40 }) }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(
+      join(dir, 'waits.mts'),
+      [`import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`, "export default defineWorkflow({ name: 'waits', run: async ({ agent }) => ({ ok: true, answer: (await agent('hang')).answer }) })"].join('\n'),
+    )
+    await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }] }))
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath, 'mcp', '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--runs-dir', join(dir, 'runs')],
+      cwd: dir,
+      env: cleanEnv() as Record<string, string>,
+      stderr: 'ignore',
+    })
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      let opened: (found: { runId: string; deferredId: string }) => void = () => undefined
+      const waiting = new Promise<{ runId: string; deferredId: string }>((resolve) => {
+        opened = resolve
+      })
+      const call = client.callTool({ name: 'refund', arguments: {} }, undefined, {
+        onprogress: (event) => {
+          const match = /run (\S+), deferral (\S+);/.exec(event.message ?? '')
+          if (match !== null) opened({ runId: match[1] ?? '', deferredId: match[2] ?? '' })
+        },
+      })
+      const { runId, deferredId } = await waiting
+      const answered = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId, deferredId, result: { approved: true } } })
+      expect(answered.structuredContent).toMatchObject({ status: 'accepted' })
+      expect(await call).toMatchObject({ isError: false, structuredContent: { runId, disposition: 'completed', result: { decision: { approved: true } } } })
+
+      const controller = new AbortController()
+      let started: () => void = () => undefined
+      const running = new Promise<void>((resolve) => {
+        started = resolve
+      })
+      const hanging = client.callTool({ name: 'waits', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => { started() } })
+      await running
+      controller.abort('changed my mind')
+      await expect(hanging).rejects.toThrow()
+      const other = (await readdir(join(dir, 'runs'))).find((name) => name !== runId && !name.startsWith('.'))
+      expect(other).toBeDefined()
+      let standing = 'unfinished'
+      for (let tries = 0; tries < 100 && standing === 'unfinished'; tries += 1) {
+        const status = await client.callTool({ name: 'locus_run_status', arguments: { runId: other } })
+        standing = (status.structuredContent as { disposition: string }).disposition
+        if (standing === 'unfinished') await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(standing).toBe('cancelled')
     } finally {
       await client.close()
     }
