@@ -133,6 +133,7 @@ export function writeJournalEvents(sink: EventSink, headers: Record<string, stri
   // Read through a function, so that a check after an await sees a close made meanwhile.
   const state = { closed: false }
   const isClosed = (): boolean => state.closed
+  const gone = (): boolean => sink.destroyed
   let wake: (() => void) | undefined
   const close = (): void => {
     if (state.closed) return
@@ -155,7 +156,7 @@ export function writeJournalEvents(sink: EventSink, headers: Record<string, stri
   sink.writeHead(200, headers)
   sink.write(`retry: ${options.retryMs}\n\n`)
   const heartbeat = setInterval(() => {
-    if (!state.closed) sink.write(': heartbeat\n\n')
+    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
   }, options.heartbeatMs)
   heartbeat.unref()
   sink.once('close', onClientGone)
@@ -173,10 +174,10 @@ export function writeJournalEvents(sink: EventSink, headers: Record<string, stri
         if (!isClosed()) options.onError(error)
         break
       }
-      if (isClosed() || next.done === true) break
+      if (isClosed() || next.done === true || gone()) break
       const flowing = sink.write(encodedFrame(next.value))
       if (next.value.type === 'run_end') break
-      if (!flowing && !sink.destroyed) {
+      if (!flowing && !gone()) {
         await new Promise<void>((resolve) => {
           wake = resolve
           sink.once('drain', resolve)
