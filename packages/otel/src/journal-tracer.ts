@@ -1,5 +1,5 @@
 import { type Attributes, type Context, type Span, SpanStatusCode, type Tracer, context as otelContext, trace } from '@opentelemetry/api'
-import type { AgentEndLine, AgentStartLine, ErrorLine, JournalLine, LlmAttemptLine, ToolEndLine, ToolStartLine } from '@locus/journal'
+import type { AgentEndLine, AgentStartLine, ChildStartLine, ErrorLine, JournalLine, LlmAttemptLine, ToolEndLine, ToolStartLine } from '@locus/journal'
 
 /** The version of the (still developing) GenAI semantic conventions these spans follow. */
 export const GEN_AI_SEMCONV_VERSION = '1.41.0'
@@ -65,6 +65,9 @@ const at = (line: JournalLine): number => Date.parse(line.ts)
  * - each tool attempt is `execute_tool <tool>`, under the agent attempt that
  *   made it when a child agent called it; a deferred tool's span ends when
  *   the wait opens, and its answer is `resolve_deferred <tool>`, linked to it;
+ * - each `spawn()` attempt is `invoke_workflow <child>` with the child's
+ *   execution id (the child's own lines are in its own journal: trace them
+ *   with a tracer of their own);
  * - a call answered from a recording makes no new span: an event
  *   `locus.replayed` on its parent says it was served.
  *
@@ -81,6 +84,8 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
   const attempts = new Map<string, PendingAttempt>()
   const logical = new Map<string, LogicalCall>()
   const tools = new Map<string, PendingTool>()
+  /** Spawn attempts whose child has not ended, by `childCallId#attempt`. */
+  const children = new Map<string, { readonly start: ChildStartLine; readonly span: Span }>()
   /** Open deferrals: the key of the tool attempt that waits. */
   const deferrals = new Map<string, string>()
   let closed = false
@@ -273,6 +278,10 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
       call.span.setStatus({ code: SpanStatusCode.ERROR, message: 'the call did not complete' })
       call.span.end(call.lastEnd)
     }
+    for (const child of children.values()) {
+      child.span.setStatus({ code: SpanStatusCode.ERROR, message: 'no terminal record: the journal ends while this child was running' })
+      child.span.end(lastTime)
+    }
     for (const group of groups.values()) group.span.end(lastTime)
     runSpan?.end(lastTime)
   }
@@ -319,6 +328,38 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
       case 'agent_start':
         attempts.set(line.callId, { start: line, span: undefined, llm: [] })
         return
+      case 'child_start': {
+        const attributes: Attributes = {
+          'gen_ai.operation.name': 'invoke_workflow',
+          'locus.workflow': line.workflow,
+          'locus.child_call_id': line.childCallId,
+          'locus.child_execution_id': line.childExecutionId,
+          'locus.attempt': line.attempt,
+          'locus.attempts': line.maxAttempts,
+        }
+        if (line.label !== undefined) attributes['locus.label'] = line.label
+        if (captureContent && line.input !== undefined) attributes['locus.child_input'] = JSON.stringify(line.input)
+        const span = tracer.startSpan(`invoke_workflow ${line.workflow}`, { startTime: at(line), attributes }, parentOf(line.groupId).context)
+        children.set(`${line.childCallId}#${line.attempt}`, { start: line, span })
+        return
+      }
+      case 'child_end': {
+        const key = `${line.childCallId}#${line.attempt}`
+        const child = children.get(key)
+        if (child === undefined) {
+          if (line.replayed === true) replayedEvent(line.groupId, { 'locus.workflow': line.workflow, 'locus.child_call_id': line.childCallId, 'locus.status': line.status }, at(line))
+          return
+        }
+        child.span.setAttribute('locus.status', line.status)
+        if (line.disposition !== undefined) child.span.setAttribute('locus.disposition', line.disposition)
+        if (line.status !== 'completed') {
+          child.span.setAttribute('error.type', line.failure?.code ?? line.status)
+          child.span.setStatus({ code: SpanStatusCode.ERROR, message: line.failure?.error ?? line.status })
+        }
+        child.span.end(at(line))
+        children.delete(key)
+        return
+      }
       case 'llm_attempt':
         attempts.get(line.callId)?.llm.push(line)
         return

@@ -184,4 +184,27 @@ describe('createJournalTracer', () => {
     expect(parentOf(resolved as ReadableSpan)).toBe(root?.spanContext().spanId)
     expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('"amount"')
   })
+
+  it('gives each spawn() attempt a span under its group, with the child’s execution and disposition, and an error when the child failed', async () => {
+    const { exporter, onEvent } = tracing()
+    const child = defineWorkflow({ name: 'child', input: z.object({ fail: z.boolean() }), run: ({ input }) => (input.fail ? { ok: false, reason: 'no' } : { ok: true }) })
+    const parent = defineWorkflow({
+      name: 'parent',
+      run: async ({ spawn, parallel }) => {
+        const settled = await parallel([() => spawn(child, { fail: false }), () => spawn(child, { fail: true })], { label: 'kids' }).catch(() => 'failed')
+        return { ok: true, settled }
+      },
+    })
+    await runWorkflowScript(parent, { runsDir: runsDir(), onEvent })
+    const spans = exporter.getFinishedSpans()
+    const [group] = named(spans, 'parallel kids')
+    const children = named(spans, 'invoke_workflow child')
+    expect(children).toHaveLength(2)
+    for (const span of children) expect(parentOf(span)).toBe(group?.spanContext().spanId)
+    expect(children.map((span) => [span.attributes['locus.status'], span.status.code]).sort()).toEqual([
+      ['completed', SpanStatusCode.UNSET],
+      ['failed', SpanStatusCode.ERROR],
+    ])
+    expect(children.every((span) => typeof span.attributes['locus.child_execution_id'] === 'string')).toBe(true)
+  })
 })
