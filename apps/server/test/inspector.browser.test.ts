@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser } from 'playwright-core'
@@ -7,7 +8,9 @@ import { chromiumAvailable, launchChromium } from './chromium.js'
 import { tempRunsDir, testServer } from './helpers.js'
 import { inspectorRuntime, produceInspectorRuns, stepperGate, until } from './inspector-fixtures.js'
 
-const IMAGES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images')
+/** docs/images with LOCUS_UPDATE_SCREENSHOTS=1 (how the guide's screenshots are made); a scratch directory otherwise, so a test run leaves the tree clean. */
+const IMAGES =
+  process.env.LOCUS_UPDATE_SCREENSHOTS === '1' ? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images') : mkdtempSync(join(tmpdir(), 'locus-inspector-shots-'))
 
 describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () => {
   let browser: Browser
@@ -70,6 +73,9 @@ describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () =
     expect(await narrow.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
     await page.goto(`${server.url}/`)
     await page.screenshot({ path: join(IMAGES, 'inspector-runs-1280.png') })
+    for (const name of ['inspector-run-1280.png', 'inspector-run-390.png', 'inspector-runs-1280.png']) {
+      expect(readFileSync(join(IMAGES, name)).subarray(1, 4).toString('latin1')).toBe('PNG')
+    }
     await narrow.close()
     await page.close()
   })
