@@ -1,1 +1,40 @@
-export {}
+export { createLocusClient } from './locus-client.js'
+export type {
+  JournalOptions,
+  ListRunsOptions,
+  LocusClient,
+  LocusClientOptions,
+  RejectOptions,
+  StartRunOptions,
+  StartedRun,
+  WorkerPollOptions,
+} from './locus-client.js'
+export { API_ERROR_CODES, LocusApiError } from './api-error.js'
+export type { ApiErrorCode, ClientErrorCode } from './api-error.js'
+export { sleepFor } from './journal-events.js'
+export type { EventsOptions, Sleep } from './journal-events.js'
+export { RUN_STATUSES } from './types.js'
+export type {
+  DeferredAnswerAccepted,
+  EventsToken,
+  JournalLine,
+  LaunchMode,
+  PendingDeferral,
+  Readiness,
+  ResultAnswer,
+  RunAccepted,
+  RunBudgets,
+  RunDisposition,
+  RunGap,
+  RunInfo,
+  RunLinks,
+  RunList,
+  RunListItem,
+  RunResult,
+  RunStatus,
+  WorkerAction,
+  WorkerActionsReport,
+  WorkerTrigger,
+  WorkerTriggers,
+  WorkflowInfo,
+} from './types.js'

@@ -1,0 +1,165 @@
+import type { JournalLine } from '@locus/journal'
+
+// The client declares the shapes the Locus HTTP API answers with, instead of
+// importing the private server app; test/api-shapes.test.ts holds them to the
+// server's own schemas.
+
+/** Where a run is: `waiting` has not ended and waits on an open deferred tool. */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
+
+/** How an ended execution ended. */
+export type RunDisposition = 'completed' | 'failed' | 'cancelled'
+
+/** Which per-call budget defaults a run starts with. */
+export type LaunchMode = 'interactive' | 'background'
+
+/** Run-level budgets, as `RunBudgets` of @locus/runtime. */
+export interface RunBudgets {
+  readonly maxTotalAgentInvocations?: number
+  readonly deadlineMs?: number
+  readonly perCall?: { readonly maxToolCalls?: number; readonly maxOutputTokens?: number; readonly maxAnswerChars?: number }
+}
+
+export interface RunLinks {
+  readonly self: string
+  readonly result: string
+  readonly journal: string
+  readonly events: string
+  readonly cancel: string
+  readonly resume: string
+}
+
+/** What starting, resuming and cancelling a run answer, and `result` while the run has not ended. */
+export interface RunAccepted {
+  readonly runId: string
+  readonly executionId: string
+  readonly status: RunStatus
+  readonly links: RunLinks
+}
+
+export interface WorkflowInfo {
+  readonly name: string
+  readonly description?: string
+  /** JSON Schema (draft 2020-12) of the workflow's input. */
+  readonly inputSchema: Record<string, unknown>
+}
+
+export interface PendingDeferral {
+  readonly deferredId: string
+  readonly tool: string
+  readonly args?: unknown
+  /** When the deferral lapses; null waits indefinitely. */
+  readonly expiresAt: string | null
+  readonly executionId: string
+}
+
+export interface RunGap {
+  readonly tool: string
+  readonly criticality: string
+  readonly reason?: string
+}
+
+/** `GET /v1/runs/{id}`. */
+export interface RunInfo {
+  readonly runId: string
+  readonly workflow: string
+  readonly status: RunStatus
+  /** True while the server executes the run. */
+  readonly live: boolean
+  readonly executionId: string
+  readonly executions: readonly { readonly executionId: string; readonly kind: 'root' | 'resume' | 'replay' | 'child'; readonly status: RunStatus }[]
+  readonly disposition: RunDisposition | null
+  readonly answerOutcome: string | null
+  readonly startedAt: string | null
+  readonly durationMs: number | null
+  readonly error: string | null
+  readonly gaps: readonly RunGap[]
+  readonly caveats: readonly string[]
+  readonly counts: Readonly<Record<string, number>>
+  /** `seq` of the last journal line of the latest execution; -1 before any. */
+  readonly lastSeq: number
+  readonly deferred: readonly PendingDeferral[]
+  readonly links: RunLinks
+}
+
+export interface RunListItem {
+  readonly runId: string
+  readonly workflow: string
+  readonly status: RunStatus
+  readonly createdAt: string | null
+  readonly startedAt: string | null
+  readonly links: { readonly self: string }
+}
+
+export interface RunList {
+  readonly runs: readonly RunListItem[]
+  /** Pass as `cursor` for the next page; null on the last one. */
+  readonly nextCursor: string | null
+}
+
+/** The `result.json` of an ended execution; `ok` is true only for a completed run with a complete answer. */
+export interface RunResult {
+  readonly schema: string
+  readonly runId: string
+  readonly executionId: string
+  readonly workflow: string
+  readonly disposition: RunDisposition
+  readonly ok: boolean
+  readonly result: unknown
+  readonly error?: { readonly name?: string; readonly code?: string; readonly message: string }
+  readonly startedAt: string
+  readonly endedAt: string
+  readonly answerOutcome?: string
+  readonly gaps?: readonly RunGap[]
+  readonly caveats?: readonly string[]
+}
+
+/** `GET /v1/runs/{id}/result`: the result once the run ended, else where it is. */
+export type ResultAnswer = { readonly ended: true; readonly result: RunResult } | { readonly ended: false; readonly pending: RunAccepted }
+
+export interface DeferredAnswerAccepted {
+  readonly runId: string
+  readonly deferredId: string
+  readonly status: string
+}
+
+export interface EventsToken {
+  readonly runId: string
+  readonly token: string
+  readonly expiresAt: string
+  /** The event stream path with the token. */
+  readonly events: string
+}
+
+/** A `tool.execute` or `llm.execute` trigger a worker claimed (the seed's wire format). */
+export interface WorkerTrigger {
+  readonly type: string
+  readonly id: string
+  readonly [field: string]: unknown
+}
+
+export interface WorkerTriggers {
+  readonly triggers: readonly WorkerTrigger[]
+  readonly claimTimeoutMs: number
+}
+
+/** A worker's answer to a trigger: a `tool.result` or `tool.error` naming the trigger's `id`. */
+export interface WorkerAction {
+  readonly type: string
+  readonly id: string
+  readonly [field: string]: unknown
+}
+
+export interface WorkerActionsReport {
+  readonly accepted: readonly string[]
+  readonly ignored: readonly { readonly id: string | null; readonly reason: string }[]
+}
+
+export interface Readiness {
+  readonly ready: true
+  readonly activeRuns: number
+  readonly openStreams: number
+}
+
+export type { JournalLine }
