@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,8 +9,8 @@ import { tempRunsDir, testServer } from './helpers.js'
 import { inspectorRuntime, produceInspectorRuns, stepperGate, until } from './inspector-fixtures.js'
 
 /** docs/images with LOCUS_UPDATE_SCREENSHOTS=1 (how the guide's screenshots are made); a scratch directory otherwise, so a test run leaves the tree clean. */
-const IMAGES =
-  process.env.LOCUS_UPDATE_SCREENSHOTS === '1' ? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images') : mkdtempSync(join(tmpdir(), 'locus-inspector-shots-'))
+const UPDATE = process.env.LOCUS_UPDATE_SCREENSHOTS === '1'
+const IMAGES = UPDATE ? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'images') : mkdtempSync(join(tmpdir(), 'locus-inspector-shots-'))
 
 describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () => {
   let browser: Browser
@@ -20,6 +20,7 @@ describe.skipIf(!chromiumAvailable())('run inspector in headless Chromium', () =
   })
   afterAll(async () => {
     await browser.close()
+    if (!UPDATE) rmSync(IMAGES, { recursive: true, force: true })
   })
 
   it("updates a live run's page in place as journal lines arrive, and stops following when it ends", async () => {
