@@ -60,6 +60,12 @@ function describe(line: JournalLine, style: Style): string {
       return style.yellow(`replay diverged at ${line.ordinal}${line.fields.length === 0 ? '' : ` (${line.fields.join(', ')} differ)`}: later calls run live`)
     case 'log':
       return `${line.level === 'info' ? 'log' : line.level === 'warn' ? style.yellow('warn') : style.red('error')}: ${line.message}`
+    case 'lease_acquired':
+      return `worker ${line.owner} took the lease (epoch ${line.epoch})`
+    case 'lease_lost':
+      return style.yellow(`worker ${line.owner} lost the lease (epoch ${line.epoch}, ${line.reason})`)
+    case 'worker_takeover':
+      return style.yellow(`worker ${line.owner} took over from ${line.previousOwner} (epoch ${line.previousEpoch} → ${line.epoch})`)
     case 'llm_attempt': {
       const outcome = line.outcome === 'succeeded' ? style.green(line.outcome) : style.red(line.outcome)
       const failure = line.error === undefined ? '' : `: ${line.error}${line.retryable === true ? ' (retryable)' : ''}`

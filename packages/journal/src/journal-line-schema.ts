@@ -26,6 +26,9 @@ export const JOURNAL_LINE_TYPES = [
   'deferred_settled',
   'child_start',
   'child_end',
+  'lease_acquired',
+  'lease_lost',
+  'worker_takeover',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -487,6 +490,32 @@ export const ChildEndLineSchema = z
   })
   .meta({ id: 'ChildEndLine', description: 'One spawn attempt settled. Rule: status completed needs disposition completed.' })
 
+const leaseFields = {
+  owner: nonEmpty.describe('The worker that holds (or held) the lease.'),
+  epoch: z.int().min(1).describe('The lease epoch: one more at every acquisition, and every append is fenced by it.'),
+}
+
+/** `lease_acquired`: a worker took the run's lease at `epoch` and is now its only writer. */
+export const LeaseAcquiredLineSchema = z
+  .object({ ...common, type: z.literal('lease_acquired'), ...leaseFields, leaseMs: duration.describe('How long the lease lasts without a heartbeat.') })
+  .meta({ id: 'LeaseAcquiredLine' })
+
+/** `lease_lost`: the writer at `epoch` learned that the lease moved on; it writes nothing more to the run. */
+export const LeaseLostLineSchema = z
+  .object({ ...common, type: z.literal('lease_lost'), ...leaseFields, reason: z.enum(['expired', 'taken', 'released']) })
+  .meta({ id: 'LeaseLostLine' })
+
+/** `worker_takeover`: a worker resumed a run whose previous owner's lease expired. */
+export const WorkerTakeoverLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('worker_takeover'),
+    ...leaseFields,
+    previousOwner: nonEmpty,
+    previousEpoch: z.int().min(1),
+  })
+  .meta({ id: 'WorkerTakeoverLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -508,6 +537,9 @@ export const JournalLineSchema = z
     DeferredSettledLineSchema,
     ChildStartLineSchema,
     ChildEndLineSchema,
+    LeaseAcquiredLineSchema,
+    LeaseLostLineSchema,
+    WorkerTakeoverLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -531,6 +563,9 @@ export type DeferredOpenLine = z.output<typeof DeferredOpenLineSchema>
 export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>
 export type ChildStartLine = z.output<typeof ChildStartLineSchema>
 export type ChildEndLine = z.output<typeof ChildEndLineSchema>
+export type LeaseAcquiredLine = z.output<typeof LeaseAcquiredLineSchema>
+export type LeaseLostLine = z.output<typeof LeaseLostLineSchema>
+export type WorkerTakeoverLine = z.output<typeof WorkerTakeoverLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -552,6 +587,9 @@ export type JournalLine =
   | DeferredSettledLine
   | ChildStartLine
   | ChildEndLine
+  | LeaseAcquiredLine
+  | LeaseLostLine
+  | WorkerTakeoverLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

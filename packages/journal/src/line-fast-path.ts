@@ -379,6 +379,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
     },
     [(line) => line.status !== 'completed' || line.disposition === 'completed'],
   ),
+  lease_acquired: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), leaseMs: isDuration }),
+  lease_lost: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), reason: oneOf(['expired', 'taken', 'released']) }),
+  worker_takeover: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), previousOwner: isNonEmpty, previousEpoch: intAtLeast(1) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

@@ -224,6 +224,9 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   budget_change: { type: 'budget_change', budget: 'timeoutMs', scope: 'call', from: 30_000, to: 60_000, callId: 'call-1', reason: 'per-call override' },
   replay_diverged: { type: 'replay_diverged', ordinal: 'g1[1].1', expectedKey: 'sha256:a', actualKey: 'sha256:b', fields: ['prompt'] },
   log: { type: 'log', level: 'warn', message: 'slow upstream', data: { ms: 900 }, label: 'facts', phase: 'gather' },
+  lease_acquired: { type: 'lease_acquired', owner: 'worker-a', epoch: 2, leaseMs: 5000 },
+  lease_lost: { type: 'lease_lost', owner: 'worker-a', epoch: 2, reason: 'taken' },
+  worker_takeover: { type: 'worker_takeover', owner: 'worker-b', epoch: 3, previousOwner: 'worker-a', previousEpoch: 2 },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -339,6 +342,9 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     .map(({ status, disposition, ...rest }) => ({ type: 'child_end' as const, ...rest, status, disposition: status === 'completed' ? ('completed' as const) : disposition })),
   fc.record({ type: fc.constant('budget_change' as const), budget: id, scope: fc.constantFrom('run', 'call' as const), from: fc.option(count, { nil: null }), to: fc.option(count, { nil: null }) }),
   fc.record({ type: fc.constant('replay_diverged' as const), ordinal: id, expectedKey: text, actualKey: text, fields: fc.array(id, { maxLength: 3 }) }),
+  fc.record({ type: fc.constant('lease_acquired' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), leaseMs: duration }),
+  fc.record({ type: fc.constant('lease_lost' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), reason: fc.constantFrom('expired', 'taken', 'released' as const) }),
+  fc.record({ type: fc.constant('worker_takeover' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), previousOwner: id, previousEpoch: fc.integer({ min: 1, max: 1000 }) }),
   fc.record({ type: fc.constant('log' as const), level: fc.constantFrom('info', 'warn', 'error' as const), message: text, data: fc.option(json, { nil: undefined }) }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 
