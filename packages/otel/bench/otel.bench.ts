@@ -9,6 +9,7 @@ import { measure, printTable, reportTarget } from '@locus/bench-kit'
 import { createScriptedHost, defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
 import { createMemoryRunStore } from '@locus/store'
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base'
+import { trace } from '@opentelemetry/api'
 import { z } from 'zod'
 import { createJournalTracer } from '../src/index.js'
 
@@ -51,6 +52,15 @@ try {
       { name: 'traced run, file store', operations: calls * 2, run: () => traced({ runsDir: scratch }) },
       { name: 'untraced run, memory store', operations: calls * 2, run: () => runWorkflowScript(workflow, { host, store: createMemoryRunStore() }) },
       { name: 'traced run, memory store', operations: calls * 2, run: () => traced({ store: createMemoryRunStore() }) },
+      // No SDK registered: the API's tracer makes non-recording spans, so this is the tracer's own work.
+      {
+        name: 'tracer only (no-op SDK), memory store',
+        operations: calls * 2,
+        run: async () => {
+          const journal = createJournalTracer({ tracer: trace.getTracer('locus-bench-noop') })
+          await runWorkflowScript(workflow, { host, store: createMemoryRunStore(), onEvent: (line) => { journal.apply(line) } })
+        },
+      },
     ],
     { rounds, warmupRounds: smoke ? 0 : 1 },
   )
