@@ -162,6 +162,8 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
         call.span.setAttribute('locus.attempts_made', pending.start.attempt)
         call.span.end(at(line))
         call.ended = true
+        // Nothing refers to a completed call again; a long run keeps no span of it.
+        logical.delete(pending.start.logicalCallId)
       }
     }
   }
