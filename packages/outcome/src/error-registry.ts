@@ -47,6 +47,7 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/replay', 'unavailable', ['REPLAY_RECORDING_UNREADABLE']),
   ...entries('@locus/store', 'conflict', ['RUN_EXISTS', 'EXECUTION_EXISTS', 'ARTIFACT_EXISTS']),
   ...entries('@locus/store', 'not-found', ['RUN_NOT_FOUND']),
+  ...entries('@locus/store', 'conflict', ['LEASE_LOST']),
   ...entries('@locus/store', 'usage', ['ARTIFACT_KEY_INVALID', 'STORE_OPTIONS_INVALID']),
   ...entries('@locus/protocol', 'usage', ['PROTOCOL_MESSAGE_INVALID', 'PROTOCOL_HOST_OPTIONS_INVALID']),
   ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'CHILD_WORKFLOW_FAILED']),

@@ -50,6 +50,21 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'run leases with epoch fencing, and a cancel request on the run row',
+    sql: `
+      create table if not exists $schema.locus_leases (
+        run_id text primary key,
+        owner text,
+        epoch bigint not null default 0,
+        expires_at timestamptz not null default '-infinity',
+        updated_at timestamptz not null default clock_timestamp()
+      );
+      create index if not exists locus_leases_expires_at on $schema.locus_leases (expires_at) where owner is not null;
+      alter table $schema.locus_runs add column if not exists cancel_requested_at timestamptz;
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

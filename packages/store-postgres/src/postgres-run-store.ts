@@ -12,6 +12,7 @@ import {
   type CreateExecutionOptions,
   ExecutionExistsError,
   type ExecutionInfo,
+  LeaseLostError,
   type ExecutionKind,
   type ExecutionRef,
   type ExecutionWriter,
@@ -51,8 +52,51 @@ export interface StoreMigrationResult {
   readonly version: number
 }
 
+/** A worker's hold on one run: while `epoch` is the run's current epoch, only this holder's writers can append. */
+export interface RunLease {
+  readonly runId: string
+  readonly owner: string
+  readonly epoch: number
+  /** When the lease lapses without a heartbeat, in ms since the epoch, by the database's clock. */
+  readonly expiresAt: number
+  /** The owner whose expired lease this one replaced (a takeover), if any. */
+  readonly previousOwner?: string | undefined
+  readonly previousEpoch?: number | undefined
+}
+
+/** A run's lease as the database holds it now. */
+export interface LeaseState {
+  readonly runId: string
+  /** Undefined when the lease was released. */
+  readonly owner: string | undefined
+  readonly epoch: number
+  readonly expired: boolean
+}
+
 /** The PostgreSQL {@link RunStore}, plus what only a database store has. */
 export interface PostgresRunStore extends RunStore {
+  /**
+   * Takes the run's lease for `owner` when nobody holds it or the holder's
+   * lease expired, with the epoch one higher than before; undefined when a
+   * live lease is held (by anyone, this owner included). Expiry is judged by
+   * the database's clock, so workers' clocks do not matter.
+   */
+  acquireLease(runId: string, owner: string, leaseMs: number): Promise<RunLease | undefined>
+  /** Extends the lease while its epoch is current; throws {@link LeaseLostError} once it moved on. */
+  heartbeatLease(lease: RunLease, leaseMs: number): Promise<RunLease>
+  /** Gives the lease up (the epoch stays, so the next holder gets a higher one); false when it was lost already. */
+  releaseLease(lease: RunLease): Promise<boolean>
+  /** The run's lease now, or undefined when none was ever taken. */
+  readLease(runId: string): Promise<LeaseState | undefined>
+  /** Leases whose holder stopped heartbeating: the runs a sweeper may take over. */
+  expiredLeases(limit?: number): Promise<LeaseState[]>
+  /**
+   * This store, but every execution it creates and every line it commits is
+   * fenced by the lease: in the same transaction as the insert, the run's
+   * epoch must still be `lease.epoch`, or nothing commits and the writer's
+   * next `append`, `flush` or `close` throws {@link LeaseLostError}.
+   */
+  fenced(lease: RunLease): PostgresRunStore
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<StoreMigrationResult>
   /** Stops tails and ends the store's own pool (not a pool it was given). */
@@ -60,6 +104,10 @@ export interface PostgresRunStore extends RunStore {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+
+function checkLeaseMs(where: string, leaseMs: number): void {
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new StoreOptionsError(`${where}: leaseMs must be a whole number of milliseconds of at least 1, not ${String(leaseMs)}.`)
+}
 const READ_PAGE = 1000
 
 /**
@@ -85,6 +133,10 @@ const READ_PAGE = 1000
  * ```
  */
 export function createPostgresRunStore(options: PostgresRunStoreOptions): PostgresRunStore {
+  return buildStore(options, undefined)
+}
+
+function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefined): PostgresRunStore {
   const schema = options.schema ?? 'public'
   if (!SCHEMA_NAME.test(schema)) {
     throw new StoreOptionsError(`createPostgresRunStore: schema "${schema}" is not a plain identifier; use letters, digits and _ only.`)
@@ -100,6 +152,7 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
   const executions = table('locus_executions')
   const journal = table('locus_journal')
   const artifactsTable = table('locus_artifacts')
+  const leases = table('locus_leases')
 
   let migrated: Promise<StoreMigrationResult> | undefined
   const ready = (): Promise<unknown> => (options.migrate === false ? Promise.resolve() : (migrated ??= migrate()))
@@ -137,6 +190,88 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
     } finally {
       client.release()
     }
+  }
+
+  /** Throws {@link LeaseLostError} unless the fence's epoch holds the run (a no-op without a fence). */
+  async function checkFence(client: pg.PoolClient, runId: string): Promise<void> {
+    if (fence === undefined) return
+    if (runId !== fence.runId) throw new StoreOptionsError(`A store fenced by the lease of run "${fence.runId}" cannot write run "${runId}".`)
+    const { rows } = await client.query<{ epoch: string; owner: string | null }>(`select epoch, owner from ${leases} where run_id = $1 for share`, [runId])
+    const row = rows[0]
+    if (row === undefined || Number(row.epoch) !== fence.epoch || row.owner === null) {
+      throw new LeaseLostError(runId, fence.epoch, row === undefined || row.owner === null ? undefined : Number(row.epoch))
+    }
+  }
+
+  async function acquireLease(runId: string, owner: string, leaseMs: number): Promise<RunLease | undefined> {
+    validateRunId(runId, 'runId')
+    if (typeof owner !== 'string' || owner.length === 0) throw new StoreOptionsError('acquireLease: owner must be a non-empty string naming the worker.')
+    checkLeaseMs('acquireLease', leaseMs)
+    await ready()
+    return transaction(async (client) => {
+      await client.query(`insert into ${leases} (run_id) values ($1) on conflict do nothing`, [runId])
+      const { rows } = await client.query<{ owner: string | null; epoch: string; expired: boolean }>(
+        `select owner, epoch, expires_at <= clock_timestamp() as expired from ${leases} where run_id = $1 for update`,
+        [runId],
+      )
+      const before = rows[0]
+      if (before === undefined || (before.owner !== null && !before.expired)) return undefined
+      const updated = await client.query<{ epoch: string; expires_ms: string }>(
+        `update ${leases} set owner = $2, epoch = epoch + 1, expires_at = clock_timestamp() + $3 * interval '1 millisecond', updated_at = clock_timestamp()
+         where run_id = $1 returning epoch, floor(extract(epoch from expires_at) * 1000)::bigint as expires_ms`,
+        [runId, owner, leaseMs],
+      )
+      const row = updated.rows[0]
+      if (row === undefined) return undefined
+      return {
+        runId,
+        owner,
+        epoch: Number(row.epoch),
+        expiresAt: Number(row.expires_ms),
+        ...(before.owner === null ? {} : { previousOwner: before.owner, previousEpoch: Number(before.epoch) }),
+      }
+    })
+  }
+
+  async function heartbeatLease(lease: RunLease, leaseMs: number): Promise<RunLease> {
+    checkLeaseMs('heartbeatLease', leaseMs)
+    await ready()
+    const { rows } = await pool.query<{ expires_ms: string }>(
+      `update ${leases} set expires_at = clock_timestamp() + $4 * interval '1 millisecond', updated_at = clock_timestamp()
+       where run_id = $1 and epoch = $2 and owner = $3 returning floor(extract(epoch from expires_at) * 1000)::bigint as expires_ms`,
+      [lease.runId, lease.epoch, lease.owner, leaseMs],
+    )
+    const row = rows[0]
+    if (row === undefined) throw new LeaseLostError(lease.runId, lease.epoch, (await readLease(lease.runId))?.epoch)
+    return { ...lease, expiresAt: Number(row.expires_ms) }
+  }
+
+  async function releaseLease(lease: RunLease): Promise<boolean> {
+    await ready()
+    const { rowCount } = await pool.query(
+      `update ${leases} set owner = null, expires_at = '-infinity', updated_at = clock_timestamp() where run_id = $1 and epoch = $2 and owner = $3`,
+      [lease.runId, lease.epoch, lease.owner],
+    )
+    return rowCount === 1
+  }
+
+  async function readLease(runId: string): Promise<LeaseState | undefined> {
+    await ready()
+    const { rows } = await pool.query<{ owner: string | null; epoch: string; expired: boolean }>(
+      `select owner, epoch, expires_at <= clock_timestamp() as expired from ${leases} where run_id = $1`,
+      [runId],
+    )
+    const row = rows[0]
+    return row === undefined ? undefined : { runId, owner: row.owner ?? undefined, epoch: Number(row.epoch), expired: row.expired }
+  }
+
+  async function expiredLeases(limit = 100): Promise<LeaseState[]> {
+    await ready()
+    const { rows } = await pool.query<{ run_id: string; owner: string; epoch: string }>(
+      `select run_id, owner, epoch from ${leases} where owner is not null and expires_at <= clock_timestamp() order by expires_at limit $1`,
+      [limit],
+    )
+    return rows.map((row) => ({ runId: row.run_id, owner: row.owner, epoch: Number(row.epoch), expired: true }))
   }
 
   async function requireRun(runId: string): Promise<void> {
@@ -203,13 +338,21 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
           throw new StoreOptionsError(`createExecution: a root execution's id is its run id ("${runId}"), not "${create.executionId}".`)
         }
         const inserted = await client.query(`insert into ${runs} (run_id) values ($1) on conflict do nothing`, [runId])
-        if (inserted.rowCount === 0) throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
-        await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $1, 'root')`, [runId])
+        if (fence === undefined) {
+          if (inserted.rowCount === 0) throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
+          await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $1, 'root')`, [runId])
+          return runId
+        }
+        // Under a lease the run row may exist already (queued by enqueueRun); the root execution may not.
+        const root = await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $1, 'root') on conflict do nothing`, [runId])
+        if (root.rowCount === 0) throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
+        await checkFence(client, runId)
         return runId
       }
       // The run row's lock serialises allocation of resume and replay ids.
       const run = await client.query(`select 1 from ${runs} where run_id = $1 for update`, [runId])
       if (run.rowCount === 0) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+      await checkFence(client, runId)
       if ((create.kind === 'resume' || create.kind === 'replay') && create.executionId === undefined) {
         const kind = create.kind
         const { rows } = await client.query<{ n: string }>(`select count(*) as n from ${executions} where run_id = $1 and kind = $2`, [runId, kind])
@@ -241,11 +384,22 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
       const end = batch.findLast((line) => line.type === 'run_end')
       const last = batch.at(-1)
       await transaction(async (client) => {
-        await client.query(
-          `insert into ${journal} (run_id, execution_id, seq, line)
-           select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)`,
-          [runId, executionId, JSON.stringify(batch)],
-        )
+        if (fence === undefined) {
+          await client.query(
+            `insert into ${journal} (run_id, execution_id, seq, line)
+             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)`,
+            [runId, executionId, JSON.stringify(batch)],
+          )
+        } else {
+          // The share lock on the lease row holds off a takeover until this commit ends; a stale epoch inserts nothing.
+          const inserted = await client.query(
+            `with fence as (select 1 from ${leases} where run_id = $1 and epoch = $4 and owner is not null for share)
+             insert into ${journal} (run_id, execution_id, seq, line)
+             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb), fence`,
+            [runId, executionId, JSON.stringify(batch), fence.epoch],
+          )
+          if (inserted.rowCount !== batch.length) await checkFence(client, runId)
+        }
         if (end?.type === 'run_end') {
           await client.query(`update ${runs} set status = $2, updated_at = clock_timestamp() where run_id = $1`, [runId, end.disposition])
         }
@@ -265,7 +419,8 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
       if (running !== undefined || failure !== undefined) return
       running = pump()
         .catch((error: unknown) => {
-          failure = new JournalWriteError(location, 'commit', error)
+          failure = LeaseLostError.isInstance(error) ? error : new JournalWriteError(location, 'commit', error)
+          pending = []
         })
         .finally(() => {
           running = undefined
@@ -385,6 +540,15 @@ export function createPostgresRunStore(options: PostgresRunStoreOptions): Postgr
   return {
     kind: 'postgres',
     migrate: () => (migrated = migrate()),
+    acquireLease,
+    heartbeatLease,
+    releaseLease,
+    readLease,
+    expiredLeases,
+    fenced(lease) {
+      if (fence !== undefined) throw new StoreOptionsError('fenced: this store is fenced already; fence the store it came from.')
+      return buildStore({ ...options, pool, migrate: false }, lease)
+    },
     createExecution,
     async hasRun(runId) {
       await ready()

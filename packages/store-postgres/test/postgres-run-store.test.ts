@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { runStoreContract } from '../../store/test/run-store-contract.js'
-import { createPostgresRunStore } from '../src/index.js'
+import { STORE_MIGRATIONS, createPostgresRunStore } from '../src/index.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 
@@ -46,7 +46,7 @@ if (url === undefined) {
       const stores = Array.from({ length: 3 }, () => createPostgresRunStore({ connectionString: url, schema, migrate: false }))
       try {
         const results = await Promise.all(stores.map((store) => store.migrate()))
-        expect(results.map((result) => result.applied.length).sort()).toEqual([0, 0, 1])
+        expect(results.map((result) => result.applied.length).sort()).toEqual([0, 0, STORE_MIGRATIONS.length])
         expect((await stores[0]?.migrate())?.applied).toEqual([])
       } finally {
         await Promise.all(stores.map((store) => store.close()))

@@ -28,6 +28,7 @@ export {
   RUN_EXISTS,
   RUN_NOT_FOUND,
   RunExistsError,
+  LeaseLostError,
   RunNotFoundError,
   STORE_ERROR_CODES,
   STORE_OPTIONS_INVALID,

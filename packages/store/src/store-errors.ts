@@ -6,6 +6,7 @@ export const EXECUTION_EXISTS = 'EXECUTION_EXISTS'
 export const ARTIFACT_KEY_INVALID = 'ARTIFACT_KEY_INVALID'
 export const ARTIFACT_EXISTS = 'ARTIFACT_EXISTS'
 export const STORE_OPTIONS_INVALID = 'STORE_OPTIONS_INVALID'
+export const LEASE_LOST = 'LEASE_LOST'
 
 /** The codes this package owns; no other package throws them. */
 export const STORE_ERROR_CODES = [
@@ -15,6 +16,7 @@ export const STORE_ERROR_CODES = [
   ARTIFACT_KEY_INVALID,
   ARTIFACT_EXISTS,
   STORE_OPTIONS_INVALID,
+  LEASE_LOST,
 ] as const
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 
@@ -33,6 +35,35 @@ export class RunExistsError extends LocusError {
   }
   static override isInstance(value: unknown): value is RunExistsError {
     return hasLocusErrorCode(value, RUN_EXISTS)
+  }
+}
+
+/**
+ * A writer's lease on a run moved on (it expired and another worker took it,
+ * or it was released): the append it tried was not committed, and this writer
+ * must write nothing more to the run.
+ */
+export class LeaseLostError extends LocusError {
+  declare readonly code: typeof LEASE_LOST
+  readonly runId: string
+  /** The epoch the writer held. */
+  readonly epoch: number
+  /** The epoch the store holds now, or undefined when no lease is held. */
+  readonly currentEpoch: number | undefined
+  constructor(runId: string, epoch: number, currentEpoch: number | undefined) {
+    super(
+      `Run "${runId}": this writer's lease (epoch ${epoch}) is lost` +
+        (currentEpoch === undefined ? ', and no worker holds the run now' : `; epoch ${currentEpoch} holds the run now`) +
+        '. Nothing was written; the current owner continues the run.',
+      { code: LEASE_LOST },
+    )
+    this.name = 'LeaseLostError'
+    this.runId = runId
+    this.epoch = epoch
+    this.currentEpoch = currentEpoch
+  }
+  static override isInstance(value: unknown): value is LeaseLostError {
+    return hasLocusErrorCode(value, LEASE_LOST)
   }
 }
 
