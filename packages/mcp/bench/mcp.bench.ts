@@ -16,7 +16,7 @@ import { createLocusMcpServer } from '../src/index.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const calls = smoke ? 20 : 300
-const rounds = smoke ? 1 : 7
+const rounds = smoke ? 1 : 5
 const scratch = mkdtempSync(join(tmpdir(), 'locus-mcp-bench-'))
 
 const trivial = defineWorkflow({ name: 'trivial', input: z.object({ text: z.string() }), run: ({ input }) => ({ ok: true, echoed: input.text }) })
