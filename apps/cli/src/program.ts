@@ -18,6 +18,7 @@ import { serveCommand } from './commands/serve-command.js'
 import { mcpCommand } from './commands/mcp-command.js'
 import { checkDeployCommand } from './commands/check-deploy-command.js'
 import { resolveCommand } from './commands/resolve-command.js'
+import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow } from './commands/remote.js'
 
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
 
@@ -29,6 +30,12 @@ function addRunsDir(command: Command): Command {
 
 function addVerbose(command: Command): Command {
   return command.option('--verbose', 'print stack traces with errors')
+}
+
+/** `--server <url>`: the command works through a Locus server's HTTP API; `run` has `--api-key` already (its host flags). */
+function addServer(command: Command, withKey = true): Command {
+  command.option('--server <url>', 'work through the Locus server at this URL (@locus/client) instead of the local runs directory')
+  return withKey ? command.option('--api-key <key>', "with --server: the server's API key (or $LOCUS_API_KEY)") : command
 }
 
 function addHostFlags(command: Command): Command {
@@ -90,7 +97,7 @@ Examples:
   const run = program
     .command('run')
     .description('run a workflow file (.ts, .mts, .js, .mjs) and end with a summary')
-    .argument('<workflow>', 'the workflow module: its default export, or a named export `workflow`')
+    .argument('<workflow>', 'the workflow module: its default export, or a named export `workflow` (with --server: the workflow\'s name on the server)')
     .option('--input <json>', "the workflow's input as JSON")
     .option('--input-file <file>', "a JSON file holding the workflow's input")
     .option('--run-id <id>', 'use this run id instead of a generated one')
@@ -101,8 +108,9 @@ Examples:
   addHostFlags(run)
   addExecutionFlags(run)
   addRunsDir(run)
-  addVerbose(run).action(async (file: string, flags: Parameters<typeof runCommand>[1]) => {
-    setExitCode(await runCommand(file, flags, io))
+  addServer(run, false)
+  addVerbose(run).action(async (file: string, flags: Parameters<typeof runCommand>[1] & { server?: string }) => {
+    setExitCode(flags.server === undefined ? await runCommand(file, flags, io) : await remoteRun(file, flags, io))
   })
 
   const resume = program
@@ -136,8 +144,9 @@ Examples:
     .argument('<runId>', 'the run to show')
     .option('--json', 'print the summary as one JSON object')
   addRunsDir(show)
-  addVerbose(show).action(async (runId: string, flags: Parameters<typeof showCommand>[1]) => {
-    setExitCode(await showCommand(runId, flags, io))
+  addServer(show)
+  addVerbose(show).action(async (runId: string, flags: Parameters<typeof showCommand>[1] & Parameters<typeof remoteShow>[1]) => {
+    setExitCode(flags.server === undefined ? await showCommand(runId, flags, io) : await remoteShow(runId, flags, io))
   })
 
   const ls = program
@@ -146,8 +155,9 @@ Examples:
     .option('--limit <n>', 'how many runs to show (default: 20)', integer('--limit'))
     .option('--json', 'one JSON object a run')
   addRunsDir(ls)
-  addVerbose(ls).action(async (flags: Parameters<typeof lsCommand>[0]) => {
-    setExitCode(await lsCommand(flags, io))
+  addServer(ls)
+  addVerbose(ls).action(async (flags: Parameters<typeof lsCommand>[0] & Parameters<typeof remoteLs>[0]) => {
+    setExitCode(flags.server === undefined ? await lsCommand(flags, io) : await remoteLs(flags, io))
   })
 
   const journal = program
@@ -159,8 +169,9 @@ Examples:
     .option('--execution <id>', 'root, latest, or an execution id such as resume-001 (default: latest)')
     .option('--json', 'print the raw journal lines')
   addRunsDir(journal)
-  addVerbose(journal).action(async (runId: string, flags: Parameters<typeof journalCommand>[1]) => {
-    setExitCode(await journalCommand(runId, flags, io))
+  addServer(journal)
+  addVerbose(journal).action(async (runId: string, flags: Parameters<typeof journalCommand>[1] & Parameters<typeof remoteJournal>[1]) => {
+    setExitCode(flags.server === undefined ? await journalCommand(runId, flags, io) : await remoteJournal(runId, flags, io))
   })
 
   const report = program
@@ -232,8 +243,19 @@ Examples:
     .option('--reject <message>', 'fail the call instead (terminal unless --retryable)')
     .option('--retryable', 'with --reject: let the tool policy retry it')
   addRunsDir(resolveDeferred)
-  addVerbose(resolveDeferred).action((runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2]) => {
-    setExitCode(resolveCommand(runId, deferredId, flags, io))
+  addServer(resolveDeferred)
+  addVerbose(resolveDeferred).action(async (runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2] & Parameters<typeof remoteResolve>[2]) => {
+    setExitCode(flags.server === undefined ? resolveCommand(runId, deferredId, flags, io) : await remoteResolve(runId, deferredId, flags, io))
+  })
+
+  const cancel = program
+    .command('cancel')
+    .description('cancel a run a Locus server executes (needs --server; a local run stops with Ctrl-C)')
+    .argument('<runId>', 'the run to cancel')
+    .option('--reason <text>', "handed to the run's cancellation")
+  addServer(cancel)
+  addVerbose(cancel).action(async (runId: string, flags: Parameters<typeof remoteCancel>[1]) => {
+    setExitCode(await remoteCancel(runId, flags, io))
   })
 
   return program

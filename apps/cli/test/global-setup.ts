@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..')
 /** The workspace packages whose dist the binary loads at run time. */
-const BUILT = ['apps/cli', 'packages/runtime', 'packages/journal', 'packages/outcome', 'packages/partial', 'packages/replay', 'packages/groups', 'packages/retry']
+const BUILT = ['apps/cli', 'packages/runtime', 'packages/journal', 'packages/outcome', 'packages/partial', 'packages/replay', 'packages/groups', 'packages/retry', 'packages/client']
 
 function newestSource(dir: string): number {
   let newest = 0
