@@ -57,11 +57,17 @@ const report = defineWorkflow({
 
 export const KEY = 'client-test-key-000001'
 
-export function testRuntime(): { runtime: Runtime; workers: ReturnType<typeof createTriggerQueue> } {
+/** A fresh runs directory, removed after the test. */
+export function tempRunsDir(): string {
   const runsDir = mkdtempSync(join(tmpdir(), 'locus-client-'))
   cleanups.push(() => {
     rmSync(runsDir, { recursive: true, force: true })
   })
+  return runsDir
+}
+
+export function testRuntime(): { runtime: Runtime; workers: ReturnType<typeof createTriggerQueue> } {
+  const runsDir = tempRunsDir()
   const host = createScriptedHost({
     rules: [
       { match: { prompt: 'hang' }, steps: [{ hang: true }] },
@@ -79,8 +85,9 @@ export interface TestServer extends RunningServer {
 
 /** A real server on a free loopback port, with one API key; closed after the test. */
 export async function testServer(options: Partial<StartServerOptions> = {}): Promise<TestServer> {
-  const { runtime, workers } = testRuntime()
-  const server = await startServer({ port: 0, env: {}, apiKeys: KEY, shutdownGraceMs: 100, onError: () => undefined, runtime, workers, ...options })
+  const defaults = options.runtime === undefined ? testRuntime() : { runtime: options.runtime, workers: options.workers }
+  const runtime = defaults.runtime
+  const server = await startServer({ port: 0, env: {}, apiKeys: KEY, shutdownGraceMs: 100, onError: () => undefined, ...options, runtime, workers: defaults.workers })
   cleanups.push(() => server.close())
   return { ...server, runtime }
 }
