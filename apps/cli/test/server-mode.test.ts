@@ -7,7 +7,7 @@ import { createRuntime, createScriptedHost, defineDeferredTool, defineWorkflow }
 import { type RunningServer, startServer } from '@locus/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { jsonLines, runLocus, settle, startLocus } from './helpers.js'
+import { jsonLines, onJsonLine, runLocus, settle, startLocus } from './helpers.js'
 
 const KEY = 'cli-server-mode-key-0001'
 
@@ -56,6 +56,23 @@ describe('locus run --server', () => {
     const summary = lines.at(-1)
     expect(summary).toMatchObject({ type: 'summary', standing: 'completed', exitCode: 0, workflow: 'echo', result: { ok: true, answer: 'P2' } })
     expect(lines.slice(0, -1)).toEqual(await locus().journal(String(summary?.runId)))
+  })
+
+  it('cancels the run on the server at Ctrl-C, follows it to its end and exits 130', async () => {
+    const child = startLocus(['run', 'waits', '--json', '--server', server.url], { env: { LOCUS_API_KEY: KEY } })
+    const settled = settle(child)
+    let runId = ''
+    onJsonLine(child, (line) => {
+      if (line.type === 'agent_start') {
+        runId = String(line.runId)
+        child.kill('SIGINT')
+      }
+    })
+    const result = await settled
+    expect(result.code).toBe(130)
+    expect(result.stderr).toContain(`cancelling run ${runId} on the server`)
+    expect(jsonLines(result.stdout).at(-1)).toMatchObject({ type: 'summary', runId, standing: 'cancelled', exitCode: 130 })
+    expect(await locus().getRun(runId)).toMatchObject({ status: 'cancelled', live: false })
   })
 
   it('exits 2 with the server’s words for a bad input, a missing key, an unknown workflow, an unreachable server and local-only flags', async () => {
