@@ -65,6 +65,18 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       alter table $schema.locus_runs add column if not exists cancel_requested_at timestamptz;
     `,
   },
+  {
+    version: 3,
+    name: 'live workers, and the workflow and input of a queued run',
+    sql: `
+      create table if not exists $schema.locus_workers (
+        worker_id text primary key,
+        expires_at timestamptz not null
+      );
+      alter table $schema.locus_runs add column if not exists workflow text;
+      alter table $schema.locus_runs add column if not exists input jsonb;
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

@@ -345,8 +345,11 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         }
         // Under a lease the run row may exist already (queued by enqueueRun); the root execution may not.
         const root = await client.query(`insert into ${executions} (run_id, execution_id, kind) values ($1, $1, 'root') on conflict do nothing`, [runId])
-        if (root.rowCount === 0) throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
         await checkFence(client, runId)
+        // A root left without a line by a holder that died before its run_start is this holder's to write.
+        if (root.rowCount === 0 && (await client.query(`select 1 from ${journal} where run_id = $1 and execution_id = $1 limit 1`, [runId])).rowCount !== 0) {
+          throw new RunExistsError(runId, `PostgreSQL run ${runId}`)
+        }
         return runId
       }
       // The run row's lock serialises allocation of resume and replay ids.

@@ -1,0 +1,273 @@
+import type { AgentHost, RunHandle, WorkflowDefinition } from '@locus/runtime'
+import { createRuntime } from '@locus/runtime'
+import type { JournalLineInput } from '@locus/journal'
+import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
+import { EventEmitter } from 'node:events'
+import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
+import pg from 'pg'
+import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
+
+/** The graphile-worker task that executes (or resumes) one run. */
+export const RUN_TASK = 'locus_run'
+
+/** The job payload: the run id, plus what a first start needs. */
+interface RunJobPayload {
+  readonly runId: string
+  readonly workflow?: string
+  readonly input?: unknown
+}
+
+/** Options of {@link enqueueRun}. */
+export interface EnqueueRunOptions {
+  readonly runId: string
+  readonly workflow: string
+  readonly input?: unknown
+  /** Schema of the Locus tables. @default 'public' */
+  readonly schema?: string | undefined
+}
+
+/**
+ * Queues a run for the workers: the run row and its graphile-worker job
+ * commit in one transaction, and the job's key is the run id, so a run is
+ * queued once however often this is called. Run {@link migrateDispatch}
+ * (or start a worker) once before.
+ */
+export async function enqueueRun(client: pg.ClientBase, options: EnqueueRunOptions): Promise<void> {
+  const schema = options.schema ?? 'public'
+  await client.query('begin')
+  try {
+    await client.query(`insert into "${schema}".locus_runs (run_id, workflow, input) values ($1, $2, $3::jsonb) on conflict do nothing`, [
+      options.runId,
+      options.workflow,
+      options.input === undefined ? null : JSON.stringify(options.input),
+    ])
+    const payload: RunJobPayload = { runId: options.runId }
+    await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'preserve_run_at')`, [RUN_TASK, JSON.stringify(payload), options.runId])
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined)
+    throw error
+  }
+}
+
+/** Applies the Locus store's migrations and graphile-worker's. */
+export async function migrateDispatch(connectionString: string, schema?: string): Promise<void> {
+  const store = createPostgresRunStore({ connectionString, schema, maxConnections: 1, migrate: false })
+  try {
+    await store.migrate()
+  } finally {
+    await store.close()
+  }
+  await runMigrations({ connectionString, logger: quietLogger() })
+}
+
+/** Asks for a run to stop, wherever it runs: a flag on the run row, seen by the owner's next heartbeat. */
+export async function requestCancel(client: pg.ClientBase, runId: string, schema = 'public'): Promise<boolean> {
+  const { rowCount } = await client.query(`update "${schema}".locus_runs set cancel_requested_at = clock_timestamp() where run_id = $1 and status = 'running'`, [runId])
+  return rowCount === 1
+}
+
+/** Options of {@link startRunWorker}. */
+export interface RunWorkerOptions {
+  readonly connectionString: string
+  readonly workflows: readonly WorkflowDefinition[]
+  readonly host?: AgentHost | undefined
+  /** Runs this worker executes at once. @default 4 */
+  readonly concurrency?: number | undefined
+  /** How long a lease lasts without a heartbeat; heartbeats go every third of it. @default 10000 */
+  readonly leaseMs?: number | undefined
+  readonly schema?: string | undefined
+}
+
+/** A running worker; its leases carry graphile-worker's worker id (a job's `locked_by`). */
+export interface RunWorker {
+  stop(): Promise<void>
+}
+
+/**
+ * Runs graphile-worker with a task that takes a run's lease, heartbeats it
+ * and starts or resumes the run through the runtime on a store fenced by the
+ * lease. Every worker also sweeps: a lease whose holder stopped
+ * heartbeating gets its jobs unlocked (`force_unlock_workers`) and its run
+ * re-queued, and the next worker to take it writes `worker_takeover`.
+ */
+export async function startRunWorker(options: RunWorkerOptions): Promise<RunWorker> {
+  const leaseMs = options.leaseMs ?? 10_000
+  const concurrency = options.concurrency ?? 4
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 100) throw new StoreOptionsError(`startRunWorker: leaseMs must be a whole number of at least 100, not ${String(leaseMs)}.`)
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
+  const schema = options.schema ?? 'public'
+  await migrateDispatch(options.connectionString, schema)
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 4 })
+  const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
+  const live = new Map<string, RunHandle>()
+
+  const task: Task = async (rawPayload, helpers) => {
+    const payload = rawPayload as RunJobPayload
+    const owner = helpers.job.locked_by ?? 'unknown-worker'
+    const lease = await store.acquireLease(payload.runId, owner, leaseMs)
+    // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
+    if (lease === undefined) return
+    await executeUnderLease(lease, payload)
+  }
+
+  async function executeUnderLease(first: RunLease, payload: RunJobPayload): Promise<void> {
+    let lease = first
+    const fenced = announcing(store.fenced(lease), lease, leaseMs)
+    const runtime = createRuntime({ store: fenced, workflows: options.workflows, ...(options.host === undefined ? {} : { host: options.host }) })
+    // Started means the root's run_start committed; a root without lines is started afresh.
+    const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; started: boolean }>(
+      `select workflow, input, exists (select 1 from "${schema}".locus_journal j where j.run_id = r.run_id and j.execution_id = r.run_id) as started
+       from "${schema}".locus_runs r where run_id = $1`,
+      [payload.runId],
+    )
+    const started = queued[0]?.started === true
+    const workflow = queued[0]?.workflow ?? payload.workflow
+    const input = queued[0]?.input ?? payload.input
+    let handle: RunHandle | undefined
+    const state = { lost: false }
+    const beat = setInterval(() => {
+      void (async () => {
+        try {
+          lease = await store.heartbeatLease(lease, leaseMs)
+          if (await cancelRequested(payload.runId)) handle?.cancel('cancelled on request')
+        } catch (error) {
+          if (LeaseLostError.isInstance(error)) {
+            state.lost = true
+            handle?.cancel('lease lost')
+          }
+        }
+      })()
+    }, Math.max(10, Math.floor(leaseMs / 3)))
+    try {
+      if (started) {
+        handle = await runtime.resume(payload.runId)
+      } else {
+        if (workflow === undefined) throw new StoreOptionsError(`Run "${payload.runId}" was not queued by enqueueRun: it names no workflow.`)
+        handle = await runtime.start(workflow, { runId: payload.runId, ...(input === undefined || input === null ? {} : { input }) })
+      }
+      live.set(payload.runId, handle)
+      if (await cancelRequested(payload.runId)) handle.cancel('cancelled on request')
+      await handle.done.catch((error: unknown) => {
+        if (!state.lost) throw error
+      })
+    } finally {
+      clearInterval(beat)
+      live.delete(payload.runId)
+      if (!state.lost) await store.releaseLease(lease).catch(() => undefined)
+    }
+  }
+
+  async function cancelRequested(runId: string): Promise<boolean> {
+    const { rows } = await pool.query<{ requested: boolean }>(`select cancel_requested_at is not null as requested from "${schema}".locus_runs where run_id = $1`, [runId])
+    return rows[0]?.requested === true
+  }
+
+  const workers = `"${schema}".locus_workers`
+  async function beatWorker(): Promise<void> {
+    if (poolId === undefined) return
+    await pool.query(
+      `insert into ${workers} (worker_id, expires_at) values ($1, clock_timestamp() + $2 * interval '1 millisecond')
+       on conflict (worker_id) do update set expires_at = excluded.expires_at`,
+      [poolId, leaseMs],
+    )
+  }
+
+  async function sweep(): Promise<void> {
+    await beatWorker()
+    // Jobs locked by a worker that stopped heartbeating (killed between taking a job and taking its lease, say).
+    const { rows: dead } = await pool.query<{ locked_by: string }>(
+      `select distinct locked_by from graphile_worker.jobs
+       where locked_by is not null and locked_at < now() - $1 * interval '1 millisecond'
+         and locked_by not in (select worker_id from ${workers} where expires_at > clock_timestamp())`,
+      [leaseMs],
+    )
+    const expired = await store.expiredLeases()
+    const owners = [...new Set([...dead.map((row) => row.locked_by), ...expired.map((lease) => lease.owner).filter((owner): owner is string => owner !== undefined)])]
+    if (owners.length === 0) return
+    await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [owners])
+    for (const lease of expired) {
+      // A job still queued keeps its payload (the workflow and input a first start needs); a missing one is re-created.
+      await pool.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [
+        RUN_TASK,
+        JSON.stringify({ runId: lease.runId }),
+        lease.runId,
+      ])
+    }
+  }
+
+  let poolId: string | undefined
+  const events: WorkerEvents = new EventEmitter()
+  events.on('pool:create', ({ workerPool }) => {
+    poolId = workerPool.id
+    beatWorker().catch(() => undefined)
+  })
+  const runner: Runner = await runGraphileWorker({
+    pgPool: pool,
+    events,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: Math.max(100, Math.floor(leaseMs / 4)),
+    logger: quietLogger(),
+    taskList: { [RUN_TASK]: task },
+  })
+  const sweeper = setInterval(() => {
+    sweep().catch(() => undefined)
+  }, Math.max(50, Math.floor(leaseMs / 2)))
+
+  return {
+    async stop() {
+      clearInterval(sweeper)
+      for (const handle of live.values()) handle.cancel('worker stopping')
+      await runner.stop()
+      await store.close()
+      await pool.end()
+    },
+  }
+}
+
+/**
+ * The fenced store, whose root or resume execution records right after its
+ * `run_start` who holds the run at which epoch: `lease_acquired`, or
+ * `worker_takeover` when the lease replaced an expired one.
+ */
+function announcing(store: PostgresRunStore, lease: RunLease, leaseMs: number): PostgresRunStore {
+  const line: JournalLineInput =
+    lease.previousOwner === undefined || lease.previousEpoch === undefined
+      ? { type: 'lease_acquired', owner: lease.owner, epoch: lease.epoch, leaseMs }
+      : { type: 'worker_takeover', owner: lease.owner, epoch: lease.epoch, previousOwner: lease.previousOwner, previousEpoch: lease.previousEpoch }
+  return Object.assign(Object.create(store) as PostgresRunStore, {
+    async createExecution(create: CreateExecutionOptions): Promise<ExecutionWriter> {
+      const writer = await store.createExecution(create)
+      if (create.kind !== 'root' && create.kind !== 'resume') return writer
+      let announced = false
+      return {
+        runId: writer.runId,
+        executionId: writer.executionId,
+        kind: writer.kind,
+        location: writer.location,
+        artifacts: writer.artifacts,
+        get lastSeq() {
+          return writer.lastSeq
+        },
+        append(input) {
+          const written = writer.append(input)
+          if (!announced && written.type === 'run_start') {
+            announced = true
+            writer.append(line)
+          }
+          return written
+        },
+        flush: () => writer.flush(),
+        close: () => writer.close(),
+      }
+    },
+  })
+}
+
+function quietLogger(): Logger {
+  // Errors of a task surface through the run's journal; graphile-worker's own chatter is not wanted on stdout.
+  return new Logger(() => (level, message) => {
+    if (process.env.LOCUS_WORKER_DEBUG === '1') console.error(`[graphile-worker ${level}] ${message}`)
+  })
+}
