@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import type { JournalLine } from '@locus/journal'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
+
+const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const LEASE_MS = 1000
+const fixture = fileURLToPath(new URL('./fixtures/kill-worker.ts', import.meta.url))
+
+/** The database of this file alone: graphile-worker's schema is per database. */
+function databaseUrl(base: string, name: string): string {
+  const parsed = new URL(base)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+async function admin(base: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: base })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+function startWorker(dbUrl: string): { child: ChildProcess; ready: Promise<void> } {
+  const child = spawn(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', fixture, dbUrl, String(LEASE_MS)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve()
+    })
+    child.once('exit', (code) => {
+      reject(new Error(`worker exited (${String(code)}) before it was ready: ${stderr}`))
+    })
+  })
+  return { child, ready }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+if (url === undefined) {
+  if (process.env.CI !== undefined && process.env.CI !== '') {
+    it('has a PostgreSQL database in CI (LOCUS_TEST_PG_URL)', () => {
+      throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start) and export the URL.')
+    })
+  } else {
+    it.skip('PostgreSQL pause and cancel tests: set LOCUS_TEST_PG_URL to run them', () => undefined)
+  }
+} else {
+  describe('a paused worker and a cancel across workers', () => {
+    const dbName = `locus_pause_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+    const dbUrl = databaseUrl(url, dbName)
+    const workers = new Set<ChildProcess>()
+    let client: pg.Client
+
+    const spawnOne = async (): Promise<ChildProcess> => {
+      const worker = startWorker(dbUrl)
+      workers.add(worker.child)
+      await worker.ready
+      return worker.child
+    }
+    const status = async (runId: string): Promise<string | undefined> =>
+      (await client.query<{ status: string }>('select status from locus_runs where run_id = $1', [runId])).rows[0]?.status
+    const lease = async (runId: string) => (await client.query<{ owner: string | null; epoch: string }>('select owner, epoch from locus_leases where run_id = $1', [runId])).rows[0]
+
+    beforeAll(async () => {
+      await admin(url, `create database ${dbName}`)
+      await migrateDispatch(dbUrl)
+      await admin(dbUrl, 'create table kill_tool_calls (run_id text not null, branch int not null, round int not null, pid int not null, at timestamptz not null default clock_timestamp())')
+      client = new pg.Client({ connectionString: dbUrl })
+      await client.connect()
+    })
+    afterAll(async () => {
+      await client.end()
+      for (const child of workers) {
+        child.kill('SIGCONT')
+        child.kill('SIGKILL')
+      }
+      await Promise.all([...workers].filter((child) => child.exitCode === null && child.signalCode === null).map((child) => once(child, 'exit')))
+      await admin(url, `drop database if exists ${dbName} with (force)`)
+    })
+
+    it('lets a worker stopped with SIGSTOP past its lease write nothing once continued, while its successor completes the run', async () => {
+      const first = await spawnOne()
+      const runId = 'paused-run'
+      await enqueueRun(client, { runId, workflow: 'fanout', input: { branches: 2, rounds: 12 } })
+      await until('the first tool call', async () => ((await client.query('select 1 from kill_tool_calls where run_id = $1', [runId])).rowCount === 0 ? undefined : true))
+      first.kill('SIGSTOP')
+      const second = await spawnOne()
+      // The successor takes the run once the stopped worker's lease lapses.
+      await until('the takeover', async () => (Number((await lease(runId))?.epoch) >= 2 ? true : undefined))
+      first.kill('SIGCONT')
+      await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true))
+      expect(await status(runId)).toBe('completed')
+
+      const store = createPostgresRunStore({ connectionString: dbUrl, migrate: false })
+      try {
+        const executions = await store.listExecutions(runId)
+        const lines: JournalLine[][] = []
+        for (const execution of executions) {
+          const own: JournalLine[] = []
+          for await (const line of store.readLines(execution)) own.push(line)
+          lines.push(own)
+        }
+        expect(lines.length).toBeGreaterThanOrEqual(2)
+        const takeover = lines[1]?.find((line) => line.type === 'worker_takeover')
+        expect(takeover).toMatchObject({ epoch: 2, previousEpoch: 1 })
+        // Nothing of the stopped worker's execution was committed after the successor's first line.
+        const takenAt = lines[1]?.[0]?.ts ?? ''
+        for (const line of lines[0] ?? []) expect(line.ts <= takenAt).toBe(true)
+        expect(lines[0]?.some((line) => line.type === 'run_end')).toBe(false)
+        const live = lines.flat().filter((line) => line.type === 'tool_end' && line.status === 'completed' && line.replayed !== true)
+        expect(live).toHaveLength(2 * 12)
+      } finally {
+        await store.close()
+      }
+      // The continued worker is alive and still serves; it just lost that run.
+      expect(first.exitCode).toBeNull()
+      second.kill('SIGKILL')
+      await once(second, 'exit')
+    }, 60_000)
+
+    it('cancels a run held by another worker process', async () => {
+      const runId = 'cancelled-run'
+      await enqueueRun(client, { runId, workflow: 'fanout', input: { branches: 2, rounds: 40 } })
+      await until('the run to be leased', async () => ((await lease(runId))?.owner ? true : undefined))
+      expect(await requestCancel(client, runId)).toBe(true)
+      await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true))
+      expect(await status(runId)).toBe('cancelled')
+      const { rows } = await client.query<{ n: string }>('select count(*) as n from kill_tool_calls where run_id = $1', [runId])
+      expect(Number(rows[0]?.n)).toBeLessThan(2 * 40)
+    }, 60_000)
+  })
+}
