@@ -18,6 +18,7 @@ import { serveCommand } from './commands/serve-command.js'
 import { mcpCommand } from './commands/mcp-command.js'
 import { checkDeployCommand } from './commands/check-deploy-command.js'
 import { resolveCommand } from './commands/resolve-command.js'
+import { dbMigrateCommand, workerCommand } from './commands/worker-command.js'
 import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow } from './commands/remote.js'
 
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
@@ -256,6 +257,31 @@ Examples:
   addServer(cancel)
   addVerbose(cancel).action(async (runId: string, flags: Parameters<typeof remoteCancel>[1]) => {
     setExitCode(await remoteCancel(runId, flags, io))
+  })
+
+  const worker = program
+    .command('worker')
+    .description('execute queued runs from PostgreSQL, sharing them with other workers (docs/scaling.md); SIGTERM stops it')
+    .option('--database-url <url>', 'postgres://... (or $LOCUS_DATABASE_URL)')
+    .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
+    .option('--concurrency <n>', 'runs executed at once (default 4)', (value: string) => parsePositiveInteger(value, '--concurrency'))
+    .option('--lease-ms <n>', 'lease length; another worker takes a run this long after its worker died (default 10000)', (value: string) => parsePositiveInteger(value, '--lease-ms'))
+    .addOption(new Option('--host <kind>', 'where agent() calls run, as locus run --host').choices(HOST_KINDS))
+    .option('--fixtures <file>', 'scripted host answers')
+    .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')
+    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
+    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+  addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
+    setExitCode(await workerCommand(flags, io))
+  })
+
+  const db = program.command('db').description('manage the PostgreSQL database of workers and servers')
+  const dbMigrate = db
+    .command('migrate')
+    .description("apply Locus's and graphile-worker's migrations (idempotent; safe from several places at once)")
+    .option('--database-url <url>', 'postgres://... (or $LOCUS_DATABASE_URL)')
+  addVerbose(dbMigrate).action(async (flags: Parameters<typeof dbMigrateCommand>[0]) => {
+    setExitCode(await dbMigrateCommand(flags, io))
   })
 
   return program

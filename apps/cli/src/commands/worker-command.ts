@@ -1,0 +1,59 @@
+import { migrateDispatch, startRunWorker } from '@locus/store-postgres'
+import { CliError } from '../cli-error.js'
+import type { CliIo } from '../cli-io.js'
+import { createHost, type HostFlags } from '../create-host.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { loadWorkflows } from './load-workflows.js'
+
+/** The flags of `locus worker`. */
+export interface WorkerFlags extends HostFlags {
+  readonly databaseUrl?: string | undefined
+  readonly workflows?: readonly string[] | undefined
+  readonly concurrency?: number | undefined
+  readonly leaseMs?: number | undefined
+}
+
+function databaseUrlOf(flags: { readonly databaseUrl?: string | undefined }, io: CliIo): string {
+  const url = flags.databaseUrl ?? io.env.LOCUS_DATABASE_URL
+  if (url === undefined || url === '') throw new CliError('CLI_USAGE', 'Pass --database-url postgres://... (or set LOCUS_DATABASE_URL).')
+  return url
+}
+
+/**
+ * Runs queued runs of the given workflows from PostgreSQL until SIGTERM or
+ * Ctrl-C (docs/scaling.md): several workers on several machines share the
+ * runs, and one resumes the runs of another that died.
+ */
+export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<ExitCode> {
+  const connectionString = databaseUrlOf(flags, io)
+  const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
+  const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+  const worker = await startRunWorker({
+    connectionString,
+    workflows,
+    ...(chosen.host === undefined ? {} : { host: chosen.host }),
+    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+    ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+  })
+  io.stdout.write(`locus: worker running ${workflows.map((workflow) => workflow.name).join(', ')} from PostgreSQL (host: ${chosen.description})\n`)
+  await new Promise<void>((resolve) => {
+    const stop = io.onInterrupt(() => {
+      stop()
+      resolve()
+    })
+    process.once('SIGTERM', () => {
+      stop()
+      resolve()
+    })
+  })
+  io.stdout.write('locus: worker stopping; its runs are cancelled and another worker can resume them\n')
+  await worker.stop()
+  return EXIT_CODES.completed
+}
+
+/** Applies the store's and graphile-worker's migrations; safe to run from several places at once. */
+export async function dbMigrateCommand(flags: { readonly databaseUrl?: string | undefined }, io: CliIo): Promise<ExitCode> {
+  await migrateDispatch(databaseUrlOf(flags, io))
+  io.stdout.write('locus: database migrated (Locus tables and graphile-worker)\n')
+  return EXIT_CODES.completed
+}
