@@ -61,9 +61,20 @@ export async function migrateDispatch(connectionString: string, schema?: string)
   await runMigrations({ connectionString, logger: quietLogger() })
 }
 
-/** Asks for a run to stop, wherever it runs: a flag on the run row, seen by the owner's next heartbeat. */
+/** The NOTIFY channel of cancel requests; the payload is the run id. */
+export const CANCEL_CHANNEL = 'locus_cancel'
+
+/**
+ * Asks for a run to stop, wherever it runs: a flag on the run row (seen by the
+ * owner's next heartbeat, or by the next worker to take the run) and a
+ * `NOTIFY locus_cancel` that the owning worker acts on at once.
+ */
 export async function requestCancel(client: pg.ClientBase, runId: string, schema = 'public'): Promise<boolean> {
-  const { rowCount } = await client.query(`update "${schema}".locus_runs set cancel_requested_at = clock_timestamp() where run_id = $1 and status = 'running'`, [runId])
+  const { rowCount } = await client.query(
+    `with flagged as (update "${schema}".locus_runs set cancel_requested_at = clock_timestamp() where run_id = $1 and status = 'running' returning run_id)
+     select pg_notify($2, run_id) from flagged`,
+    [runId, CANCEL_CHANNEL],
+  )
   return rowCount === 1
 }
 
@@ -214,10 +225,19 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   const sweeper = setInterval(() => {
     sweep().catch(() => undefined)
   }, Math.max(50, Math.floor(leaseMs / 2)))
+  // A session connection for cancel requests; if it drops, heartbeats still see the flag.
+  const listener = new pg.Client({ connectionString: options.connectionString })
+  listener.on('error', () => undefined)
+  listener.on('notification', (message) => {
+    if (message.channel === CANCEL_CHANNEL && message.payload !== undefined) live.get(message.payload)?.cancel('cancelled on request')
+  })
+  await listener.connect()
+  await listener.query(`listen ${CANCEL_CHANNEL}`)
 
   return {
     async stop() {
       clearInterval(sweeper)
+      await listener.end().catch(() => undefined)
       for (const handle of live.values()) handle.cancel('worker stopping')
       await runner.stop()
       await store.close()
