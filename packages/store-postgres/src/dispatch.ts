@@ -110,6 +110,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   const schema = options.schema ?? 'public'
   await migrateDispatch(options.connectionString, schema)
   const pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 4 })
+  // A dropped idle connection is replaced on the next query; it must not take the worker down.
+  pool.on('error', () => undefined)
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
   const live = new Map<string, RunHandle>()
 
