@@ -109,7 +109,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
   await migrateDispatch(options.connectionString, schema)
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 4 })
+  // A worker stopped mid-transaction (SIGSTOP, a frozen VM) would hold its row locks, and so block the
+  // takeover of its runs, for as long as it is stopped; the server ends such a session after one lease.
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 4, options: `-c idle_in_transaction_session_timeout=${String(leaseMs)}` })
   // A dropped idle connection is replaced on the next query; it must not take the worker down.
   pool.on('error', () => undefined)
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
