@@ -1,5 +1,4 @@
 import {
-  type AgentCallView,
   type CallView,
   type ChildCallView,
   type DeferredOpenLine,
@@ -199,4 +198,3 @@ export function countCalls(node: TimelineNode): number {
   return count
 }
 
-export type { AgentCallView }
