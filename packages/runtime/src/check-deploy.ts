@@ -1,17 +1,20 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { RUN_LAYOUT } from '@locus/journal'
-import { type RecordedCall, type Recording, loadRecording, mergeRecordings } from '@locus/replay'
-import { createFileRunStore, createMemoryRunStore } from '@locus/store'
+import { type JournalLine, RUN_LAYOUT, type RunStartLine } from '@locus/journal'
+import { type RecordedCall, type Recording, type ReplayReport, mergeRecordings, recordingFromLines } from '@locus/replay'
+import { type ExecutionInfo, type RunInfo, type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
-import { readStoredRun } from './read-run.js'
+import { RunResultSchema } from './run-result-schema.js'
 import type { RunStanding } from './run-summary.js'
 import { launchRun, resolveRunsDir } from './run-workflow-script.js'
 import { describeZodIssues } from './zod-issues.js'
 
 /** What {@link checkDeploy} checks. */
 export interface DeployCheckOptions {
-  /** The runs directory holding the runs. @default `<cwd>/.locus-pi/runs` */
+  /**
+   * The store holding the runs: file, memory, PostgreSQL or any other
+   * {@link RunStore}. Without it, the file store over `runsDir`.
+   */
+  readonly store?: RunStore | undefined
+  /** The runs directory, when no `store` is given. @default `<cwd>/.locus-pi/runs` */
   readonly runsDir?: string | undefined
   /** The workflow code about to ship; runs of other workflows are left out. */
   readonly workflows: readonly WorkflowDefinition[]
@@ -19,16 +22,37 @@ export interface DeployCheckOptions {
   readonly since?: number | undefined
   /** Check finished runs too, not only those that may still continue. @default false */
   readonly all?: boolean | undefined
+  /** How many runs are read and replayed at once. @default 4 */
+  readonly concurrency?: number | undefined
 }
 
-/** Recorded calls that would run live again on resume, by kind, with what they cost when recorded. */
+/**
+ * Recorded calls that would run live again on resume, by kind, with what
+ * they cost when recorded: the agent calls' own token usage plus the usage
+ * recorded in the journals of the child runs that would run again.
+ */
 export interface LiveAgainCounts {
   readonly agent: number
+  /** Tool calls that run in the process (`defineTool`, `defineDeferredTool`). */
   readonly tool: number
+  /** Tool calls a worker serves (`defineRemoteTool`, `remote: true`). */
+  readonly remoteTool: number
   /** Child workflow spawns, each of which would run its whole child workflow again. */
   readonly child: number
   readonly inputTokens: number
   readonly outputTokens: number
+}
+
+/** Verdicts of {@link DeployCheckRun.verdict}. */
+export const DEPLOY_CHECK_VERDICTS = ['identical', 'diverged', 'input-invalid', 'nothing-recorded', 'error'] as const
+export type DeployCheckVerdict = (typeof DEPLOY_CHECK_VERDICTS)[number]
+
+/** The first call whose canonical request differs from the recorded one. */
+export interface DeployCheckDivergence {
+  /** The call's position in the group tree, as `locus replay` names it. */
+  readonly ordinal: string
+  /** The fields of its canonical request that changed (`prompt`, `args`, `tool`, `kind`...). */
+  readonly fields: readonly string[]
 }
 
 /** One run's verdict. */
@@ -37,108 +61,248 @@ export interface DeployCheckRun {
   readonly workflow: string
   readonly standing: RunStanding
   /**
-   * - `identical`: the new code asks exactly what the run recorded;
+   * True when the run may still continue, so a divergence would hit it on
+   * resume: it has not ended (killed, running, owned by a worker), it was
+   * cancelled, or a deferred tool of it still waits for an answer.
+   */
+  readonly continuable: boolean
+  /** Deferred tool calls opened and never answered, when there are any. */
+  readonly openDeferrals?: number
+  /** The worker holding the run's lease, for a store with leases (PostgreSQL). */
+  readonly owner?: string
+  /**
+   * - `identical`: the new code asks exactly what the run recorded (a run
+   *   that stopped part-way is identical when every call it recorded matches);
    * - `diverged`: it asks something else at `divergence.ordinal`;
    * - `input-invalid`: the recorded input no longer passes the workflow's input schema;
-   * - `nothing-recorded`: the run's journal is empty.
+   * - `nothing-recorded`: the run's journal holds no `run_start`;
+   * - `error`: the run could not be read or replayed (`issues` says why).
    */
-  readonly verdict: 'identical' | 'diverged' | 'input-invalid' | 'nothing-recorded'
-  readonly divergence?: { readonly ordinal: string; readonly fields: readonly string[] }
+  readonly verdict: DeployCheckVerdict
+  readonly divergence?: DeployCheckDivergence
   readonly liveAgain: LiveAgainCounts
-  /** What is wrong, for `input-invalid`. */
+  /** What is wrong, for `input-invalid` and `error`. */
   readonly issues?: readonly string[]
 }
 
 /** The whole check. */
 export interface DeployCheckReport {
-  /** True when no checked run that may still continue would diverge. */
+  /** True when no checked run that may still continue would diverge, fail its input schema or fail to replay. */
   readonly ok: boolean
+  /** One entry per checked run, in the store's listing order (newest first). */
   readonly runs: readonly DeployCheckRun[]
 }
 
-const CONTINUABLE: readonly RunStanding[] = ['unfinished', 'cancelled']
+/** The lease a store with workers reports (the PostgreSQL store's `readLease`); read by shape so the runtime needs no database package. */
+interface LeaseReader {
+  readLease(runId: string): Promise<{ readonly owner: string | undefined; readonly expired: boolean } | undefined>
+}
 
-function costOf(calls: readonly RecordedCall[]): LiveAgainCounts {
+function leaseReaderOf(store: RunStore): LeaseReader | undefined {
+  return typeof (store as Partial<LeaseReader>).readLease === 'function' ? (store as unknown as LeaseReader) : undefined
+}
+
+const NO_COST: LiveAgainCounts = Object.freeze({ agent: 0, tool: 0, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0 })
+const CHILD_DEPTH_LIMIT = 16
+
+/** The lines of a run's root and resumes, oldest first, with what the last one says about how the run stands. */
+interface RunHistory {
+  readonly sources: readonly { readonly info: ExecutionInfo; readonly lines: readonly JournalLine[] }[]
+  readonly start: RunStartLine | undefined
+  readonly standing: RunStanding
+  readonly openDeferrals: number
+}
+
+async function readLinesOf(store: RunStore, info: ExecutionInfo): Promise<JournalLine[]> {
+  const lines: JournalLine[] = []
+  for await (const line of store.readLines(info)) lines.push(line)
+  return lines
+}
+
+async function standingOf(store: RunStore, latest: ExecutionInfo | undefined, lines: readonly JournalLine[]): Promise<RunStanding> {
+  const end = lines.findLast((line) => line.type === 'run_end')
+  if (end?.type === 'run_end') return end.disposition
+  if (latest === undefined) return 'unfinished'
+  // An execution that ended but whose run_end did not reach the journal still wrote its result.json.
+  const text = await store.readArtifact(latest, RUN_LAYOUT.result)
+  if (text === undefined) return 'unfinished'
+  try {
+    const parsed = RunResultSchema.safeParse(JSON.parse(text))
+    return parsed.success ? parsed.data.disposition : 'unfinished'
+  } catch {
+    return 'unfinished'
+  }
+}
+
+async function readHistory(store: RunStore, runId: string): Promise<RunHistory> {
+  const infos = (await store.listExecutions(runId)).filter((info) => info.kind === 'root' || info.kind === 'resume')
+  const sources: { info: ExecutionInfo; lines: JournalLine[] }[] = []
+  for (const info of infos) sources.push({ info, lines: await readLinesOf(store, info) })
+  const open = new Set<string>()
+  let start: RunStartLine | undefined
+  for (const source of sources) {
+    for (const line of source.lines) {
+      if (line.type === 'run_start') start ??= line
+      else if (line.type === 'deferred_open') open.add(line.deferredId)
+      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+    }
+  }
+  const latest = sources.at(-1)
+  return { sources, start, standing: await standingOf(store, latest?.info, latest?.lines ?? []), openDeferrals: open.size }
+}
+
+/** The token usage a child execution (and its own children) recorded on its agent attempts. */
+async function childUsage(store: RunStore, runId: string, executionId: string, depth: number): Promise<{ inputTokens: number; outputTokens: number }> {
+  let inputTokens = 0
+  let outputTokens = 0
+  const grandchildren: string[] = []
+  try {
+    for await (const line of store.readLines({ runId, executionId })) {
+      if (line.type === 'agent_end') {
+        inputTokens += line.usage?.inputTokens ?? 0
+        outputTokens += line.usage?.outputTokens ?? 0
+      } else if (line.type === 'child_start' && depth < CHILD_DEPTH_LIMIT) grandchildren.push(line.childExecutionId)
+    }
+  } catch {
+    // A child execution the store no longer holds costs what it is known to cost: nothing recorded.
+    return { inputTokens, outputTokens }
+  }
+  for (const child of new Set(grandchildren)) {
+    const usage = await childUsage(store, runId, child, depth + 1)
+    inputTokens += usage.inputTokens
+    outputTokens += usage.outputTokens
+  }
+  return { inputTokens, outputTokens }
+}
+
+async function costOf(store: RunStore, runId: string, workflow: WorkflowDefinition, calls: readonly RecordedCall[]): Promise<LiveAgainCounts> {
   let agent = 0
   let tool = 0
+  let remoteTool = 0
   let child = 0
   let inputTokens = 0
   let outputTokens = 0
   for (const call of calls) {
     if (call.kind === 'tool') {
-      tool += 1
-      continue
-    }
-    if (call.kind === 'child') {
+      if (workflow.tools?.[call.record.tool]?.remote === true) remoteTool += 1
+      else tool += 1
+    } else if (call.kind === 'child') {
       child += 1
-      continue
+      const usage = await childUsage(store, runId, call.record.childExecutionId, 1)
+      inputTokens += usage.inputTokens
+      outputTokens += usage.outputTokens
+    } else {
+      agent += 1
+      inputTokens += call.envelope.usage?.inputTokens ?? 0
+      outputTokens += call.envelope.usage?.outputTokens ?? 0
     }
-    agent += 1
-    inputTokens += call.envelope.usage?.inputTokens ?? 0
-    outputTokens += call.envelope.usage?.outputTokens ?? 0
   }
-  return { agent, tool, child, inputTokens, outputTokens }
+  return { agent, tool, remoteTool, child, inputTokens, outputTokens }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Checks one run; `undefined` when it is left out (another workflow, or finished without `all`). */
+async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<string, WorkflowDefinition>, all: boolean, leases: LeaseReader | undefined): Promise<DeployCheckRun | undefined> {
+  const history = await readHistory(store, info.runId)
+  const lease = leases === undefined ? undefined : await leases.readLease(info.runId)
+  const owner = lease !== undefined && lease.owner !== undefined && !lease.expired ? lease.owner : undefined
+  const continuable = history.standing === 'unfinished' || history.standing === 'cancelled' || history.openDeferrals > 0 || owner !== undefined
+  if (!all && !continuable) return undefined
+  const base = {
+    runId: info.runId,
+    standing: history.standing,
+    continuable,
+    ...(history.openDeferrals > 0 ? { openDeferrals: history.openDeferrals } : {}),
+    ...(owner === undefined ? {} : { owner }),
+  }
+  const start = history.start
+  if (start === undefined) return all ? { ...base, workflow: 'unknown', verdict: 'nothing-recorded', liveAgain: NO_COST } : undefined
+  const workflow = byName.get(start.workflow)
+  if (workflow === undefined) return undefined
+  const named = { ...base, workflow: start.workflow }
+  let input: unknown = start.input
+  if (workflow.input !== undefined) {
+    const parsed = workflow.input.safeParse(start.input)
+    if (!parsed.success) return { ...named, verdict: 'input-invalid', issues: describeZodIssues(parsed.error, 'input'), liveAgain: NO_COST }
+    input = parsed.data
+  }
+  let report: ReplayReport | undefined
+  let recording: Recording
+  try {
+    recording = mergeRecordings(history.sources.map((source) => recordingFromLines(source.lines, source.info.location)))
+    // A scratch store holds the replay, so checking writes nothing to the runs being checked; a call
+    // that would run live is refused, so no host, tool, worker or child workflow is ever reached.
+    const scratch = createMemoryRunStore()
+    await (await scratch.createExecution({ runId: info.runId, kind: 'root' })).close()
+    const launched = launchRun(workflow, { store: scratch, runId: info.runId, input, durability: 'none' }, { executionId: 'replay', recording, replayFailures: true, refuseLiveCalls: true })
+    report = (await launched.done).replay
+  } catch (error) {
+    return { ...named, verdict: 'error', issues: [messageOf(error)], liveAgain: NO_COST }
+  }
+  if (report === undefined) return { ...named, verdict: 'error', issues: ['the replay produced no report'], liveAgain: NO_COST }
+  const divergence = report.divergence
+  // Only a changed request trips the latch. A call past the end of the recording (the run stopped
+  // there) or a recorded call the new code no longer reaches runs nothing recorded live again.
+  if (divergence === null) return { ...named, verdict: 'identical', liveAgain: NO_COST }
+  const served = new Set(report.calls.filter((call) => call.decision === 'replay').map((call) => call.ordinal))
+  const live = recording.entries().filter((call) => !served.has(call.ordinal))
+  return {
+    ...named,
+    verdict: 'diverged',
+    divergence: { ordinal: divergence.ordinal, fields: [...divergence.fields] },
+    liveAgain: await costOf(store, info.runId, workflow, live),
+  }
 }
 
 /**
- * Replays every run that may still continue (unfinished or cancelled; with
- * `all`, every run in the period) against the workflow code about to ship,
- * with no host and no tool execution, and says per run whether it replays
- * identically or where it first diverges and how many recorded calls would
- * then run live again on resume (agent and tool calls, with their recorded
- * token usage). Nothing is written to the runs: each replay runs in a scratch
- * memory store.
+ * Replays every run that may still continue (killed, cancelled, waiting on
+ * a deferred tool, owned by a worker; with `all`, every run in the period)
+ * against the workflow code about to ship, and says per run whether it
+ * replays identically or where it first diverges, which fields of that
+ * call's canonical request changed, and how many recorded calls would then
+ * run live again on resume, by kind (agent, tool, remote tool, child), with
+ * their recorded token usage.
+ *
+ * Runs are read through the store (any {@link RunStore}) and replayed a few
+ * at a time (`concurrency`), each from its own journal lines, so memory
+ * holds at most that many runs' journals. Nothing runs live and nothing is
+ * written to the runs: each replay goes into a scratch memory store, and a
+ * call that would run live is refused instead. A run whose recorded input
+ * no longer passes the workflow's input schema is reported as
+ * `input-invalid`, and one that cannot be read or replayed as `error`; the
+ * check never throws for one bad run.
  *
  * @example
  * ```ts
- * const report = await checkDeploy({ runsDir: '.locus-pi/runs', workflows: [triage] })
+ * const report = await checkDeploy({ store: createPostgresRunStore({ connectionString }), workflows: [triage], since: Date.now() - 7 * 86_400_000 })
  * if (!report.ok) process.exitCode = 1
  * ```
  */
 export async function checkDeploy(options: DeployCheckOptions): Promise<DeployCheckReport> {
-  const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
-  const store = createFileRunStore(runsDir)
+  const concurrency = options.concurrency ?? 4
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`checkDeploy: concurrency must be a whole number of at least 1, not ${String(options.concurrency)}.`)
+  const store = options.store ?? createFileRunStore(resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir }))
   const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]))
-  const runs: DeployCheckRun[] = []
-  for (const info of await store.listRuns(options.since === undefined ? {} : { since: options.since })) {
-    const stored = await readStoredRun(store, info.runId)
-    const standing = stored.latest.summary.standing
-    if (options.all !== true && !CONTINUABLE.includes(standing)) continue
-    const start = stored.executions.map((execution) => execution.view.runStart).find((line) => line !== undefined)
-    if (start === undefined) {
-      if (options.all === true) runs.push({ runId: info.runId, workflow: 'unknown', standing, verdict: 'nothing-recorded', liveAgain: costOf([]) })
-      continue
-    }
-    const workflowName = start.workflow
-    const workflow = byName.get(workflowName)
-    if (workflow === undefined) continue
-    let input: unknown = start.input
-    if (workflow.input !== undefined) {
-      const parsed = workflow.input.safeParse(start.input)
-      if (!parsed.success) {
-        runs.push({ runId: info.runId, workflow: workflowName, standing, verdict: 'input-invalid', issues: describeZodIssues(parsed.error, 'input'), liveAgain: costOf([]) })
-        continue
+  const all = options.all === true
+  const leases = leaseReaderOf(store)
+  const infos = await store.listRuns(options.since === undefined ? {} : { since: options.since })
+  const results: (DeployCheckRun | undefined)[] = Array.from({ length: infos.length })
+  let nextIndex = 0
+  const worker = async (): Promise<void> => {
+    for (let index = nextIndex++; index < infos.length; index = nextIndex++) {
+      const info = infos[index] as RunInfo
+      try {
+        results[index] = await checkRun(store, info, byName, all, leases)
+      } catch (error) {
+        results[index] = { runId: info.runId, workflow: 'unknown', standing: 'unfinished', continuable: true, verdict: 'error', issues: [messageOf(error)], liveAgain: NO_COST }
       }
-      input = parsed.data
     }
-    const sources = stored.executions.map((execution) => execution.info.location).filter((dir) => existsSync(join(dir, RUN_LAYOUT.journal)))
-    const recording: Recording = mergeRecordings(sources.map((dir) => loadRecording(dir)))
-    // A scratch store holds the replay, so checking writes nothing to the runs being checked.
-    const scratch = createMemoryRunStore()
-    await (await scratch.createExecution({ runId: info.runId, kind: 'root' })).close()
-    const replayed = await launchRun(workflow, { store: scratch, runId: info.runId, input }, { executionId: 'replay', recording, replayFailures: true }).done
-    const report = replayed.replay
-    const divergence = report?.divergence ?? null
-    const live = report === undefined ? recording.entries() : recording.entries().filter((call) => report.calls.find((entry) => entry.ordinal === call.ordinal)?.decision !== 'replay')
-    runs.push({
-      runId: info.runId,
-      workflow: workflowName,
-      standing,
-      verdict: report?.identical === true ? 'identical' : 'diverged',
-      ...(divergence === null ? {} : { divergence: { ordinal: divergence.ordinal, fields: [...divergence.fields] } }),
-      liveAgain: costOf(report?.identical === true ? [] : live),
-    })
   }
-  const blocking = runs.filter((run) => CONTINUABLE.includes(run.standing) && run.verdict !== 'identical')
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(infos.length, 1)) }, worker))
+  const runs = results.filter((run): run is DeployCheckRun => run !== undefined)
+  const blocking = runs.filter((run) => run.continuable && run.verdict !== 'identical' && run.verdict !== 'nothing-recorded')
   return { ok: blocking.length === 0, runs }
 }

@@ -44,6 +44,7 @@ import { recordRunOutcome } from './run-metrics.js'
 import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
 import { judgeRunAnswer } from '@locus/partial'
 import { callTool } from './tool-call.js'
+import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
 
 export { RUN_RESULT_SCHEMA, RunResultSchema } from './run-result-schema.js'
@@ -72,6 +73,8 @@ export interface LaunchInternals {
   readonly executionId?: string
   readonly recording?: Recording
   readonly replayFailures?: boolean
+  /** A check-only replay: a call the replay would run live throws instead, so nothing runs live (the deploy check). */
+  readonly refuseLiveCalls?: boolean
   readonly resumeOf?: string
   /** Deferrals earlier executions opened that are still waiting. */
   readonly openDeferrals?: readonly string[]
@@ -367,12 +370,13 @@ function startExecution<TInput>(
     },
   })
   if (internals.recording !== undefined) {
-    run.replay = createReplaySession(internals.recording, {
+    const session = createReplaySession(internals.recording, {
       replayFailures: internals.replayFailures ?? false,
       onDiverged: (divergence) => {
         run.emit({ type: 'replay_diverged', ordinal: divergence.ordinal, expectedKey: divergence.expectedKey, actualKey: divergence.actualKey, fields: [...divergence.fields] })
       },
     })
+    run.replay = internals.refuseLiveCalls === true ? refuseLiveCalls(session) : session
   }
   run.hostTools = Object.entries(definition.tools ?? {}).map(([name, tool]) => ({
     name,
