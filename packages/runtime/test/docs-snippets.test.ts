@@ -1,6 +1,6 @@
-// Every TypeScript snippet in the runtime README, the author guide and the
-// operator guide really runs; where a ```text block follows one, it prints
-// exactly that.
+// Every TypeScript snippet in the runtime README, the author guide, the
+// operator guide and the deploy guide really runs; where a ```text block
+// follows one, it prints exactly that.
 import { execFile } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,10 +13,10 @@ const run = promisify(execFile)
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
 // Inside the package, so that '@locus/runtime', 'zod' and the siblings resolve as they do for a user.
 const workDir = join(packageDir, '.docs-snippets')
-const documents = ['README.md', '../../docs/authoring.md', '../../docs/running.md']
+const documents = ['README.md', '../../docs/authoring.md', '../../docs/running.md', '../../docs/deploying.md']
 
 function findSnippets(document: string, text: string): DocsSnippet[] {
-  return extractSnippets(document, text, { select: (code) => code.includes("from '@locus/") && (code.includes('runWorkflowScript') || code.includes('readJournal')) })
+  return extractSnippets(document, text, { select: (code) => code.includes("from '@locus/") && (code.includes('runWorkflowScript') || code.includes('readJournal') || code.includes('checkDeploy')) })
 }
 
 const snippets = documents.flatMap((document) => findSnippets(document, readFileSync(join(packageDir, document), 'utf8')))
@@ -26,7 +26,7 @@ afterAll(() => {
 })
 
 describe('documentation snippets', () => {
-  it('finds the runnable snippets of all three documents', () => {
+  it('finds the runnable snippets of every document', () => {
     for (const document of documents) expect(snippets.some((snippet) => snippet.document === document)).toBe(true)
   })
 
