@@ -227,9 +227,11 @@ Examples:
     .command('check-deploy')
     .description('replay every run that may still continue against the workflow code on disk; exit 1 when one would diverge')
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
-    .option('--since <duration>', 'only runs started within this period, such as 7d', (value: string) => parseDuration(value, '--since'))
+    .option('--since <duration>', 'only runs started within this period, such as 30m, 12h or 7d', (value: string) => parseDuration(value, '--since'))
     .option('--all', 'check finished runs too')
     .option('--json', 'print the report as JSON')
+    .option('--database-url <url>', 'check the runs of this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--concurrency <n>', 'runs replayed at once (default 4)', (value: string) => parsePositiveInteger(value, '--concurrency'))
   addRunsDir(checkDeploy)
   addVerbose(checkDeploy).action(async (flags: Parameters<typeof checkDeployCommand>[0]) => {
     setExitCode(await checkDeployCommand(flags, io))

@@ -1,5 +1,5 @@
-import { type JournalLine, RUN_LAYOUT, type RunStartLine } from '@locus/journal'
-import { type RecordedCall, type Recording, type ReplayReport, mergeRecordings, recordingFromLines } from '@locus/replay'
+import { type AgentStartLine, type JournalLine, RUN_LAYOUT, type RunStartLine, parseAgentResultEnvelope } from '@locus/journal'
+import { type AgentRecordingEntry, type RecordedCall, type Recording, type ReplayReport, createRecording, mergeRecordings, recordingFromLines } from '@locus/replay'
 import { type ExecutionInfo, type RunInfo, type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RunResultSchema } from './run-result-schema.js'
@@ -151,6 +151,37 @@ async function readHistory(store: RunStore, runId: string): Promise<RunHistory> 
   return { sources, start, standing: await standingOf(store, latest?.info, latest?.lines ?? []), openDeferrals: open.size }
 }
 
+/**
+ * The recording of one execution, read through the store. Journal lines hold
+ * the answers of calls that ended with an `agent_end`; a call that ended with
+ * an `error` line (its host threw, or there was none) left its result
+ * envelope as an artifact, which is read here so the check can still compare
+ * its request.
+ */
+async function recordingOf(store: RunStore, info: ExecutionInfo, lines: readonly JournalLine[]): Promise<Recording> {
+  const fromLines = recordingFromLines(lines, info.location)
+  const missing = fromLines.skipped.filter((call) => call.reason === 'missing-envelope')
+  if (missing.length === 0) return fromLines
+  const starts = new Map<string, AgentStartLine>()
+  for (const line of lines) if (line.type === 'agent_start') starts.set(line.callId, line)
+  const entries: AgentRecordingEntry[] = []
+  for (const call of missing) {
+    const start = starts.get(call.callId)
+    const text = await store.readArtifact(info, `${RUN_LAYOUT.calls}/${call.callId}/${RUN_LAYOUT.callResult}/${RUN_LAYOUT.result}`)
+    if (start === undefined || text === undefined) continue
+    try {
+      const envelope = parseAgentResultEnvelope(JSON.parse(text))
+      const key = start.requestKey ?? envelope.requestKey
+      if (key === undefined) continue
+      const request = start.timeoutMs === undefined ? { agent: start.agent, prompt: start.prompt } : { agent: start.agent, prompt: start.prompt, timeoutMs: start.timeoutMs }
+      entries.push({ ordinal: call.ordinal, key, envelope, request, requestFields: ['agent', 'prompt', 'timeoutMs'] })
+    } catch {
+      // An envelope that does not parse leaves the call unrecorded, as the replay would leave it.
+    }
+  }
+  return entries.length === 0 ? fromLines : mergeRecordings([fromLines, createRecording(entries)])
+}
+
 /** The token usage a child execution (and its own children) recorded on its agent attempts. */
 async function childUsage(store: RunStore, runId: string, executionId: string, depth: number): Promise<{ inputTokens: number; outputTokens: number }> {
   let inputTokens = 0
@@ -232,7 +263,7 @@ async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<stri
   let report: ReplayReport | undefined
   let recording: Recording
   try {
-    recording = mergeRecordings(history.sources.map((source) => recordingFromLines(source.lines, source.info.location)))
+    recording = mergeRecordings(await Promise.all(history.sources.map((source) => recordingOf(store, source.info, source.lines))))
     // A scratch store holds the replay, so checking writes nothing to the runs being checked; a call
     // that would run live is refused, so no host, tool, worker or child workflow is ever reached.
     const scratch = createMemoryRunStore()

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { checkDeploy, createScriptedHost, defineWorkflow, runWorkflowScript, startWorkflowRun } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { createMemoryRunStore } from '@locus/store'
 import { tempRunsDir } from './helpers.js'
 
 const input = z.object({ topic: z.string() })
@@ -67,5 +68,16 @@ describe('checkDeploy', () => {
     // A finished run that would diverge is reported, but it cannot continue, so it does not fail the check.
     expect(all).toMatchObject({ ok: true, runs: [{ standing: 'completed', verdict: 'diverged' }] })
     expect((await checkDeploy({ runsDir, workflows: [defineWorkflow({ name: 'other', run: () => ({ ok: true }) })], all: true })).runs).toEqual([])
+  })
+})
+
+describe('checkDeploy on a memory store', () => {
+  it('compares a call that failed without an answer (no host) through its envelope artifact', async () => {
+    const store = createMemoryRunStore()
+    const failed = await runWorkflowScript(research('outline'), { input: { topic: 'q1' }, store })
+    expect(failed.disposition).toBe('failed')
+    expect((await checkDeploy({ store, workflows: [research('outline')], all: true })).runs).toMatchObject([{ runId: failed.runId, verdict: 'identical', continuable: false }])
+    const changed = await checkDeploy({ store, workflows: [research('summarise')], all: true })
+    expect(changed).toMatchObject({ ok: true, runs: [{ runId: failed.runId, standing: 'failed', verdict: 'diverged', divergence: { ordinal: '1', fields: ['prompt'] } }] })
   })
 })
