@@ -129,16 +129,24 @@ export function createPostgresOutcomeStore(options: PostgresOutcomeStoreOptions)
 
   const inTransaction = async <TResult>(body: (client: PoolClient) => Promise<TResult>): Promise<TResult> => {
     const client = await pool.connect()
+    // The pool listens for errors on idle clients only: a session ended by the server while checked
+    // out here would otherwise raise an unhandled 'error'. The broken client is destroyed on release.
+    let lost: Error | undefined
+    const onError = (error: Error): void => {
+      lost = error
+    }
+    client.on('error', onError)
     try {
       await client.query('begin')
       const result = await body(client)
       await client.query('commit')
       return result
     } catch (error) {
-      await client.query('rollback').catch(() => undefined)
+      if (lost === undefined) await client.query('rollback').catch(() => undefined)
       throw error
     } finally {
-      client.release()
+      client.removeListener('error', onError)
+      client.release(lost)
     }
   }
 

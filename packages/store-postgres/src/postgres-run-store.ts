@@ -179,16 +179,26 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
 
   async function transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect()
+    // A checked-out client has no error listener of the pool's: a session the server ends while this
+    // transaction is open (idle_in_transaction_session_timeout after a SIGSTOP, a restart) would emit
+    // an unhandled 'error' and take the process down. The query in flight rejects anyway; the broken
+    // client is destroyed on release instead of going back to the pool.
+    let lost: Error | undefined
+    const onError = (error: Error): void => {
+      lost = error
+    }
+    client.on('error', onError)
     try {
       await client.query('begin')
       const value = await body(client)
       await client.query('commit')
       return value
     } catch (error) {
-      await client.query('rollback').catch(() => undefined)
+      if (lost === undefined) await client.query('rollback').catch(() => undefined)
       throw error
     } finally {
-      client.release()
+      client.removeListener('error', onError)
+      client.release(lost)
     }
   }
 

@@ -153,6 +153,41 @@ if (url === undefined) {
       await expect(fenced.createExecution({ runId: nextRun(), kind: 'root' })).rejects.toThrow(StoreOptionsError)
     })
 
+    it('survives the server ending its session mid-transaction: the write rejects, the process stays up, the next write works', async () => {
+      const runId = nextRun()
+      expect(await store.acquireLease(runId, 'worker-a', 60_000)).toBeDefined()
+      // Another session holds the lease row, so the store's next lease transaction waits on it.
+      const holder = new pg.Client({ connectionString: url })
+      await holder.connect()
+      try {
+        await holder.query('begin')
+        await holder.query(`select 1 from "${schema}".locus_leases where run_id = $1 for update`, [runId])
+        const blocked = store.acquireLease(runId, 'worker-b', 60_000)
+        const settled = blocked.then(
+          () => 'resolved',
+          (error: unknown) => (error as Error).message,
+        )
+        let pid: number | undefined
+        while (pid === undefined) {
+          const rows = await sql<{ pid: number }>(
+            "select pid from pg_stat_activity where wait_event_type = 'Lock' and query like $1 and pid <> pg_backend_pid()",
+            [`%"${schema}".locus_leases%for update%`],
+          )
+          pid = rows[0]?.pid
+          if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+        // As idle_in_transaction_session_timeout or an administrator would: the session ends under the store.
+        await sql('select pg_terminate_backend($1)', [pid])
+        expect(await settled).toMatch(/terminat/i)
+        await holder.query('rollback')
+      } finally {
+        await holder.end()
+      }
+      // Give a late 'error' event of the dead connection time to surface; vitest fails the file on an unhandled one.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect((await store.readLease(runId))?.owner).toBe('worker-a')
+    })
+
     it('says what is wrong with bad lease options', async () => {
       await expect(store.acquireLease(nextRun(), 'worker-a', 0)).rejects.toThrow(/leaseMs must be a whole number/)
       await expect(store.acquireLease(nextRun(), '', 1000)).rejects.toThrow(/owner must be a non-empty string/)
