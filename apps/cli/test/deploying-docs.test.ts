@@ -1,8 +1,9 @@
 // docs/deploying.md's shell commands, run as a CI job would run them: a run of
 // the guide's refund workflow is left waiting on its approval (cancelled by
 // Ctrl-C there, as a deploy's graceful shutdown leaves it), the prompt is
-// reworded, and each ```bash block runs in bash with `locus` on the PATH. The
-// ```json block after it is the report it must write: every documented field
+// reworded, and each ```bash block runs in bash with `locus` on the PATH (the
+// curl one against a `locus serve` canary of the new code). The
+// ```json block after them is the report each must write: every documented field
 // with its value (run ids may differ; fields the guide leaves out may exist).
 // Its TypeScript snippet runs in packages/runtime/test/docs-snippets.test.ts.
 import { execFile } from 'node:child_process'
@@ -21,7 +22,7 @@ const blocks = [...text.matchAll(/^```(\w*)[^\n]*\n([\s\S]*?)^```\s*$/gm)].map((
 }))
 const commands = blocks.flatMap((block, index) => {
   if (block.language !== 'bash') return []
-  const report = blocks.slice(index + 1).find((next) => next.language !== 'text')
+  const report = blocks.slice(index + 1).find((next) => next.language !== 'text' && next.language !== 'bash')
   return [{ ...block, report: report?.language === 'json' ? (JSON.parse(report.code) as unknown) : undefined }]
 })
 
@@ -81,6 +82,35 @@ async function projectWithWaitingRun(): Promise<string> {
   return project
 }
 
+const CANARY_KEY = 'canary-ci-4f9a0c1d2e3b'
+
+/** `locus serve` of the project's workflows over its runs, accepting only a `runs:read` key; resolves to its URL. */
+async function serveCanary(project: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = startLocus(['serve', '--workflows', join(project, 'src', 'workflows'), '--runs-dir', join(project, '.locus-pi', 'runs'), '--port', '0', '--model-host', 'none'], {
+    cwd: project,
+    env: { LOCUS_API_KEYS: `${CANARY_KEY}:runs:read` },
+  })
+  const ended = settle(child)
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      const match = /at (http:\/\/[^ \n]+)/.exec(out)
+      if (match !== null) resolve(match[1] ?? '')
+    })
+    child.on('exit', () => {
+      reject(new Error(`locus serve exited early: ${out}`))
+    })
+  })
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM')
+      expect((await ended).code).toBe(0)
+    },
+  }
+}
+
 describe(document, () => {
   it('has a CI command followed by the report it writes', () => {
     expect(commands.length).toBeGreaterThan(0)
@@ -98,11 +128,15 @@ describe(document, () => {
     // Runs are recorded here by `locus run` into the project's runs directory; the database form
     // checks the same runs once they are in PostgreSQL, which `locus run` does not write to.
     const script = command.code.replaceAll('--database-url "$DATABASE_URL"', '--runs-dir .locus-pi/runs')
-    const env = cleanEnv({ PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` })
-    const failed = await promisify(execFile)('bash', ['-c', script], { cwd: project, env, timeout: 60_000 }).then(
-      () => undefined,
-      (error: unknown) => error as { code?: number; stderr?: string },
-    )
+    // The server form asks a canary of the new build (the reworded code) over the same runs, with a read-only key.
+    const canary = command.code.includes('$CANARY_URL') ? await serveCanary(project) : undefined
+    const env = cleanEnv({ PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, ...(canary === undefined ? {} : { CANARY_URL: canary.url, LOCUS_KEY: CANARY_KEY }) })
+    const failed = await promisify(execFile)('bash', ['-c', script], { cwd: project, env, timeout: 60_000 })
+      .then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; stderr?: string },
+      )
+      .finally(() => canary?.stop())
     expect(failed?.stderr).toBe('')
     expect(failed?.code).toBe(1)
     const report = JSON.parse(readFileSync(join(project, 'deploy-check.json'), 'utf8')) as unknown

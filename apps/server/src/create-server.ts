@@ -15,6 +15,7 @@ import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempo
 import { openApiDocument } from './openapi.js'
 import type { Env, RouteContext } from './route-context.js'
 import { mountWorkerRoutes } from './worker-routes.js'
+import { mountDeployCheck } from './deploy-check-route.js'
 import { mountMcpRoute } from './mcp-route.js'
 import { mountInspector } from './inspector/mount-inspector.js'
 import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
@@ -87,7 +88,7 @@ export interface ServerState {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken, mountInspector, mountMcpRoute]
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken, mountInspector, mountMcpRoute, mountDeployCheck]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20

@@ -4,6 +4,8 @@ import { API_SCOPES, type ApiScope } from './auth.js'
 import { type ServerErrorCode, STATUS_OF_CODE } from './errors.js'
 import {
   CancelBodySchema,
+  DeployCheckBodySchema,
+  DeployCheckReportSchema,
   RejectBodySchema,
   ResolveBodySchema,
   ErrorBodySchema,
@@ -53,6 +55,8 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   WorkerTriggers: WorkerTriggersSchema,
   WorkerResponse: WorkerResponseSchema,
   WorkerActionsReport: WorkerActionsReportSchema,
+  DeployCheckBody: DeployCheckBodySchema,
+  DeployCheckReport: DeployCheckReportSchema,
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` })
@@ -247,6 +251,31 @@ export function openApiDocument(): JsonObject {
           parameters: parameters(WorkerActionsQuerySchema),
           requestBody: body('WorkerResponse', true),
           responses: { '200': json('WorkerActionsReport', 'What was settled and what was ignored'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
+        }),
+      },
+      '/v1/deploy-check': {
+        post: operation('Replay every run that may still continue against the workflows this server registered', 'runs:read', {
+          description:
+            'checkDeploy of @locus/runtime over this server\'s store: run it on a server of the build about to ship, pointed at production\'s store, before it takes traffic. ' +
+            'It calls no model, runs no tool and writes nothing to the runs. Answers 200 with the report, `ok: false` when a run that may continue would diverge.',
+          requestBody: body('DeployCheckBody', false),
+          responses: { '200': json('DeployCheckReport', 'The report, one verdict per run'), ...errors('invalid_request', ...AUTH_ERRORS, 'payload_too_large', 'shutting_down') },
+        }),
+      },
+      '/mcp': {
+        post: operation("The server's workflows as MCP tools (streamable HTTP transport)", 'runs:start', {
+          description:
+            'A Model Context Protocol endpoint: POST an `initialize` JSON-RPC request to open a session, then send its `Mcp-Session-Id` header with every request (GET for the server-sent stream, DELETE to end it). ' +
+            'The key needs `runs:start` and `runs:read`; `locus_resolve_deferred` is listed only for a key with `deferred:resolve`. Each session belongs to the key that opened it. ' +
+            'A failed, cancelled or partial run answers its tool call with `isError: true`, never a success shape.',
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 message of the MCP protocol.' } } } },
+          responses: {
+            '200': { description: 'The JSON-RPC answer, as JSON or as a server-sent event stream (text/event-stream)' },
+            '202': { description: 'A notification or response accepted' },
+            '400': { description: 'A request without a session that is not initialize (JSON-RPC error)' },
+            '404': { description: 'No such session for this key: initialize a new one (JSON-RPC error)' },
+            ...errors(...AUTH_ERRORS),
+          },
         }),
       },
       '/v1/runs/{id}/cancel': {

@@ -1,7 +1,7 @@
 import { JsonValueSchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
 import { AnswerOutcomeSchema, RunDispositionSchema } from '@locus/outcome'
 import { TriggerSchema, WorkerResponseSchema } from '@locus/protocol'
-import { LAUNCH_MODES } from '@locus/runtime'
+import { DEPLOY_CHECK_VERDICTS, DURATION_FORMS, LAUNCH_MODES, durationMs } from '@locus/runtime'
 import { z } from 'zod'
 import { SERVER_ERROR_CODES } from './errors.js'
 
@@ -230,3 +230,49 @@ export const WorkerActionsReportSchema = z.object({
 })
 
 export { WorkerResponseSchema }
+
+/** `POST /v1/deploy-check`: which runs to replay against the workflows this server registered. */
+export const DeployCheckBodySchema = z
+  .object({
+    workflows: z
+      .array(z.string().min(1))
+      .min(1, 'must name at least one workflow; leave it out to check all this server registered')
+      .optional()
+      .describe('Names of workflows this server registered (GET /v1/workflows) whose runs to check. Default all of them.'),
+    since: z
+      .string()
+      .refine((text) => durationMs(text) !== undefined, `must be a duration such as ${DURATION_FORMS}, longer than zero`)
+      .optional()
+      .describe('Only runs started within this period back from now, such as 7d. Default every run.'),
+    all: z.boolean().optional().describe('Check finished runs too (reported, but they cannot make `ok` false). Default false.'),
+    concurrency: z.number().int().min(1).max(16).optional().describe('Runs read and replayed at once. Default 4.'),
+  })
+  .strict()
+
+const LiveAgainSchema = z.object({
+  agent: z.number().int(),
+  tool: z.number().int(),
+  remoteTool: z.number().int(),
+  child: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+})
+
+/** The report of `checkDeploy` (@locus/runtime), as the endpoint answers it. */
+export const DeployCheckReportSchema = z.object({
+  ok: z.boolean().describe('False when a run that may still continue would diverge, no longer fits its input schema, or could not be replayed.'),
+  runs: z.array(
+    z.object({
+      runId: z.string(),
+      workflow: z.string(),
+      standing: z.enum(['completed', 'failed', 'cancelled', 'unfinished']),
+      continuable: z.boolean().describe('The run may still continue, so a divergence would hit it on resume.'),
+      openDeferrals: z.number().int().optional(),
+      owner: z.string().optional().describe('The worker holding its lease (PostgreSQL store).'),
+      verdict: z.enum(DEPLOY_CHECK_VERDICTS),
+      divergence: z.object({ ordinal: z.string(), fields: z.array(z.string()) }).optional().describe('The first call whose request changed, and which of its fields.'),
+      liveAgain: LiveAgainSchema.describe('Recorded calls after the divergence that would run live again on resume, by kind, with their recorded token usage.'),
+      issues: z.array(z.string()).optional(),
+    }),
+  ),
+})

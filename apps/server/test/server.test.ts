@@ -435,7 +435,9 @@ describe('the rest', () => {
     expect(Object.keys(body.paths).sort()).toEqual(
       [
         '/healthz',
+        '/mcp',
         '/openapi.json',
+        '/v1/deploy-check',
         '/readyz',
         '/v1/runs',
         '/v1/runs/{id}',
@@ -466,5 +468,7 @@ describe('the rest', () => {
     expect(body.paths['/v1/worker/triggers']?.get).toMatchObject({ 'x-locus-scope': 'worker', parameters: expect.arrayContaining([expect.objectContaining({ name: 'worker', required: true })]) })
     expect(body.components.schemas.WorkerResponse).toMatchObject({ properties: { actions: { type: 'array' } }, additionalProperties: false })
     expect(body.components.schemas.Run).toMatchObject({ properties: { deferred: { type: 'array' } } })
+    expect(body.paths['/v1/deploy-check']?.post).toMatchObject({ 'x-locus-scope': 'runs:read', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/DeployCheckBody' } } } } })
+    expect(body.components.schemas.DeployCheckReport).toMatchObject({ properties: { runs: { items: { properties: { verdict: { enum: ['identical', 'diverged', 'input-invalid', 'nothing-recorded', 'error'] } } } } } })
   })
 })

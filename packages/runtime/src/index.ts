@@ -73,4 +73,5 @@ export type { RetriedAttempt, RetriedCall, RunStanding, RunSummary, SummaryChild
 export { RecordedRunOptionsSchema, recordedRunOptions, recordedStart } from './recorded-options.js'
 export type { RecordedExecutionOptions, RecordedRunOptions, RecordedStart } from './recorded-options.js'
 export { DEPLOY_CHECK_VERDICTS, checkDeploy } from './check-deploy.js'
+export { DURATION_FORMS, durationMs } from './duration.js'
 export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, DeployCheckRun, DeployCheckVerdict, LiveAgainCounts } from './check-deploy.js'
