@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
-const LEASE_MS = 1000
+// Long enough that a loaded CI machine does not lapse a live worker's lease between heartbeats.
+const LEASE_MS = 2000
 const fixture = fileURLToPath(new URL('./fixtures/kill-worker.ts', import.meta.url))
 
 /** The database of this file alone: graphile-worker's schema is per database. */
@@ -44,8 +45,8 @@ function startWorker(dbUrl: string): { child: ChildProcess; ready: Promise<void>
   return { child, ready, stderr: () => stderr }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 30_000
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
@@ -115,7 +116,14 @@ if (url === undefined) {
         return now?.owner !== null && now?.owner !== undefined && now.owner !== stopped?.owner && Number(now.epoch) > Number(stopped?.epoch) ? true : undefined
       })
       first.kill('SIGCONT')
-      await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true))
+      await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true), 60_000).catch(async (error: unknown) => {
+        // Say where the run stands, so a timeout under load can be told from a lost run.
+        const jobs = await client.query('select key, attempts, locked_by, locked_at, run_at, last_error from graphile_worker.jobs')
+        throw new Error(
+          `${(error as Error).message}; lease ${JSON.stringify(await client.query('select * from locus_leases where run_id = $1', [runId]).then((result) => result.rows))}; ` +
+            `jobs ${JSON.stringify(jobs.rows)}; first worker stderr: ${stderrOf.get(first)?.() ?? ''}; second: ${stderrOf.get(second)?.() ?? ''}`,
+        )
+      })
       expect(await status(runId)).toBe('completed')
 
       const store = createPostgresRunStore({ connectionString: dbUrl, migrate: false })
@@ -148,7 +156,7 @@ if (url === undefined) {
       expect(first.exitCode, `the continued worker exited; its stderr: ${stderrOf.get(first)?.() ?? ''}`).toBeNull()
       second.kill('SIGKILL')
       await once(second, 'exit')
-    }, 60_000)
+    }, 120_000)
 
     it('cancels a run held by another worker process', async () => {
       const runId = 'cancelled-run'
