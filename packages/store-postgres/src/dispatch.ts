@@ -209,6 +209,10 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         lease.runId,
       ])
     }
+    // Neither unlocking a job nor re-adding one whose key exists wakes the workers (graphile-worker
+    // notifies on a new row only), so they would find the runs at their next poll. Nudge them on
+    // graphile-worker's own channel, in its payload format, so a takeover starts in milliseconds.
+    await pool.query(`select pg_notify('jobs:insert', $1)`, [JSON.stringify({ r: Math.random(), count: Math.max(1, expired.length + dead.length) })])
   }
 
   let poolId: string | undefined
@@ -226,9 +230,11 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     logger: quietLogger(),
     taskList: { [RUN_TASK]: task },
   })
+  // A takeover waits for the lease to lapse and then for the next sweep: sweeping every quarter lease,
+  // and at least every half second, keeps that second wait short (three small queries a sweep).
   const sweeper = setInterval(() => {
     sweep().catch(() => undefined)
-  }, Math.max(50, Math.floor(leaseMs / 2)))
+  }, Math.max(50, Math.min(Math.floor(leaseMs / 4), 500)))
   // A session connection for cancel requests; if it drops, heartbeats still see the flag.
   const listener = new pg.Client({ connectionString: options.connectionString })
   listener.on('error', () => undefined)
