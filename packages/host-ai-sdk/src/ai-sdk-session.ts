@@ -234,6 +234,8 @@ export class AiSdkSession implements AgentSession {
         ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
       }
       const firstTokens = new Map<number, number>()
+      // What the provider reported for each attempt that answered; counted chunks are not usage.
+      const usages = new Map<number, { inputTokens: number; outputTokens: number }>()
       const outputBefore = outputTokens
       const send = async (attemptSignal: AbortSignal, attempt: number): Promise<LlmStep> => {
         const requestWatch = watch.startRequest()
@@ -263,7 +265,11 @@ export class AiSdkSession implements AgentSession {
           for (const listener of progressListeners) listener(progress)
         }
         try {
-          if (!settings.streaming) return await generateStep(ai, stepRequest, attemptSignal)
+          if (!settings.streaming) {
+            const generated = await generateStep(ai, stepRequest, attemptSignal)
+            if (generated.inputTokens !== undefined && generated.outputTokens !== undefined) usages.set(attempt, { inputTokens: generated.inputTokens, outputTokens: generated.outputTokens })
+            return generated
+          }
           const result = await streamStep(ai, stepRequest, attemptSignal, {
             activity: () => {
               requestWatch.touch()
@@ -280,6 +286,7 @@ export class AiSdkSession implements AgentSession {
             },
           })
           if (progressListeners.length > 0) emit('step-end', result.outputTokens ?? result.chunks)
+          if (result.inputTokens !== undefined && result.outputTokens !== undefined) usages.set(attempt, { inputTokens: result.inputTokens, outputTokens: result.outputTokens })
           return result
         } finally {
           requestWatch.end()
@@ -291,6 +298,7 @@ export class AiSdkSession implements AgentSession {
         signal,
         onAttempt: (record) => {
           const firstToken = firstTokens.get(record.attempt)
+          const usage = record.outcome === 'succeeded' ? usages.get(record.attempt) : undefined
           const bound: TurnBudgetBound | undefined = record.outcome === 'cancelled' ? watch.expired : undefined
           const attempt = this.#recordAttempt(turn, step, {
             ...record,
@@ -298,6 +306,7 @@ export class AiSdkSession implements AgentSession {
               ? {}
               : { outcome: 'timed-out', code: 'deadline_exceeded', retryable: false, error: watch.describe(bound), turnBudget: bound }),
             ...(firstToken === undefined ? {} : { timeToFirstTokenMs: firstToken }),
+            ...(usage === undefined ? {} : { usage }),
           })
           llmAttempts.push(attempt)
         },

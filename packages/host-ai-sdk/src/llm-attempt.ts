@@ -47,6 +47,8 @@ export interface LlmAttempt {
   readonly retryAfterMs?: number
   /** The wait before the next attempt: `max(backoff, Retry-After)`; present only when another attempt follows. */
   readonly delayBeforeNextMs?: number
+  /** Tokens the provider reported for this request (a succeeded attempt whose answer carried usage). */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 /**

@@ -61,6 +61,32 @@ describe('streaming', () => {
     ])
   })
 
+  it.each([true, false])('records the usage the provider reported for each request of a tool round trip (streamed: %s)', async (streaming) => {
+    const server = await startServer({
+      replies: [
+        { kind: 'tool-calls', calls: [{ name: 'echo', args: { text: 'x' } }], usage: { promptTokens: 11, completionTokens: 5 } },
+        { kind: 'text', text: 'done', usage: { promptTokens: 30, completionTokens: 2 } },
+      ],
+    })
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', streaming }).openSession(sessionRequest({ tools: [echoTool] }))
+    const result = await session.prompt('use the tool', turnSignal())
+    expect(result).toMatchObject({ text: 'done', usage: { inputTokens: 41, outputTokens: 7 } })
+    expect(result.llmAttempts.map((attempt) => [attempt.step, attempt.outcome, attempt.usage])).toEqual([
+      [1, 'succeeded', { inputTokens: 11, outputTokens: 5 }],
+      [2, 'succeeded', { inputTokens: 30, outputTokens: 2 }],
+    ])
+  })
+
+  it('puts no usage on a failed request', async () => {
+    const server = await startServer({ replies: [{ kind: 'status', status: 503 }, { kind: 'text', text: 'ok', usage: { promptTokens: 3, completionTokens: 1 } }] })
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry }).openSession(sessionRequest())
+    const result = await session.prompt('hi', turnSignal())
+    expect(result.llmAttempts.map((attempt) => [attempt.outcome, attempt.usage ?? null])).toEqual([
+      ['failed', null],
+      ['succeeded', { inputTokens: 3, outputTokens: 1 }],
+    ])
+  })
+
   it('an error object inside a 200 stream is classified from its type: a rate limit is retried', async () => {
     const server = await startServer({
       replies: [{ kind: 'stream-error', error: { message: 'Rate limit reached for requests', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }, { kind: 'text', text: 'ok now' }],

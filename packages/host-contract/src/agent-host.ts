@@ -104,6 +104,8 @@ export interface LlmAttemptRecord {
   readonly delayBeforeNextMs?: number
   readonly timeToFirstTokenMs?: number
   readonly turnBudget?: 'idle' | 'total'
+  /** Tokens the provider reported for this one request, when it reported them. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 /** Progress of a turn while the model streams: never journaled token by token. */

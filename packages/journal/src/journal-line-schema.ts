@@ -399,6 +399,7 @@ export const LlmAttemptLineSchema = z
     streamed: z.boolean(),
     timeToFirstTokenMs: duration.optional(),
     turnBudget: z.enum(['idle', 'total']).optional().describe('Which bound of the host turn budget ended it.'),
+    usage: UsageSchema.optional().describe('Tokens the provider reported for this one request, when it reported them.'),
   })
   .refine((line) => line.attempt <= line.attempts && line.llmAttempt <= line.llmMaxAttempts, {
     error: 'attempt <= attempts and llmAttempt <= llmMaxAttempts must hold',

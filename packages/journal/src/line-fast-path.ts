@@ -350,6 +350,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
       streamed: isBoolean,
       timeToFirstTokenMs: optional(isDuration),
       turnBudget: optional(oneOf(['idle', 'total'])),
+      usage: optional(object({ inputTokens: isCount, outputTokens: isCount })),
     },
     [(line) => (line.attempt as number) <= (line.attempts as number) && (line.llmAttempt as number) <= (line.llmMaxAttempts as number)],
   ),

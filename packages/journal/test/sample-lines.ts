@@ -76,6 +76,7 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
     streamed: true,
     timeToFirstTokenMs: 40,
     turnBudget: 'idle',
+    usage: { inputTokens: 310, outputTokens: 0 },
   },
   deferred_open: {
     type: 'deferred_open',

@@ -171,9 +171,10 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
   /**
    * One `chat` span per LLM request attempt of an agent attempt. The journal
    * keeps each request's duration, not its start, so the spans are laid end
-   * to end from the attempt's start (with the backoff between them). The
-   * turn's token usage goes on the request only when it was the attempt's one
-   * successful request; otherwise it stays on the attempt's span.
+   * to end from the attempt's start (with the backoff between them). Each
+   * request carries the token usage the host reported for it (`usage` on its
+   * `llm_attempt`); a line without it gets the turn's usage only when it was
+   * the attempt's one successful request, else that stays on the attempt's span.
    */
   function chatSpans(pending: PendingAttempt, parent: Span, usage: { inputTokens: number; outputTokens: number } | undefined): void {
     const parentContext = trace.setSpan(otelContext.active(), parent)
@@ -192,9 +193,11 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
       }
       if (line.status !== undefined) attributes['http.response.status_code'] = line.status
       if (line.timeToFirstTokenMs !== undefined) attributes['locus.time_to_first_token_ms'] = line.timeToFirstTokenMs
-      if (usage !== undefined && succeeded === 1 && line.outcome === 'succeeded') {
-        attributes['gen_ai.usage.input_tokens'] = usage.inputTokens
-        attributes['gen_ai.usage.output_tokens'] = usage.outputTokens
+      // The request's own usage when the host reported it; else the turn's, when this was its one answer.
+      const requestUsage = line.usage ?? (usage !== undefined && succeeded === 1 && line.outcome === 'succeeded' ? usage : undefined)
+      if (requestUsage !== undefined) {
+        attributes['gen_ai.usage.input_tokens'] = requestUsage.inputTokens
+        attributes['gen_ai.usage.output_tokens'] = requestUsage.outputTokens
       }
       const span = tracer.startSpan(`chat ${line.model}`, { startTime: cursor, attributes }, parentContext)
       if (line.outcome !== 'succeeded') {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalLine } from '@locus/journal'
@@ -151,6 +151,46 @@ describe('createJournalTracer', () => {
     expect(ms((answered as ReadableSpan).startTime) - ms((failed as ReadableSpan).endTime)).toBeCloseTo(100, 0)
     expect(ms((answered as ReadableSpan).endTime) - ms((answered as ReadableSpan).startTime)).toBeCloseTo(250, 0)
     expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('secret prompt C')
+  })
+
+  it('puts on each chat span the usage the host reported for that request, when a turn made several', async () => {
+    // A tool round trip: two successful requests in one agent attempt, each with its own usage.
+    const host: AgentHost = {
+      name: 'reporting',
+      openSession: () => ({
+        prompt: () =>
+          Promise.resolve({
+            text: 'done',
+            stopReason: 'end' as const,
+            usage: { inputTokens: 41, outputTokens: 7 },
+            llmAttempts: [
+              { model: 'm-small', turn: 1, step: 1, attempt: 1, maxAttempts: 1, outcome: 'succeeded' as const, durationMs: 30, streamed: true, usage: { inputTokens: 11, outputTokens: 5 } },
+              { model: 'm-small', turn: 1, step: 2, attempt: 1, maxAttempts: 1, outcome: 'succeeded' as const, durationMs: 20, streamed: true, usage: { inputTokens: 30, outputTokens: 2 } },
+            ],
+          }),
+        transcript: () => [],
+      }),
+    }
+    const { exporter, onEvent } = tracing()
+    const dir = runsDir()
+    const run = await runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('two steps')).answer }), { host, runsDir: dir, onEvent })
+    const chats = named(exporter.getFinishedSpans(), 'chat m-small')
+    expect(chats.map((chat) => [chat.attributes['locus.step'], chat.attributes['gen_ai.usage.input_tokens'], chat.attributes['gen_ai.usage.output_tokens']])).toEqual([
+      [1, 11, 5],
+      [2, 30, 2],
+    ])
+    // The usage is journaled on each llm_attempt line, so a trace built later from the journal has it too.
+    const journal = readFileSync(join(run.runDir, 'journal.jsonl'), 'utf8')
+    const usages = journal
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; usage?: unknown })
+      .filter((line) => line.type === 'llm_attempt')
+      .map((line) => line.usage)
+    expect(usages).toEqual([
+      { inputTokens: 11, outputTokens: 5 },
+      { inputTokens: 30, outputTokens: 2 },
+    ])
   })
 
   it('ends a deferred tool’s span when the wait opens and gives the answer a span linked to it', async () => {

@@ -34,6 +34,7 @@ export function recordLlmAttempts(run: RunState, request: SessionRequest, attemp
         ...(record.delayBeforeNextMs === undefined ? {} : { delayBeforeNextMs: record.delayBeforeNextMs }),
         ...(record.timeToFirstTokenMs === undefined ? {} : { timeToFirstTokenMs: record.timeToFirstTokenMs }),
         ...(record.turnBudget === undefined ? {} : { turnBudget: record.turnBudget }),
+        ...(record.usage === undefined ? {} : { usage: { inputTokens: record.usage.inputTokens, outputTokens: record.usage.outputTokens } }),
       })
     } catch (error) {
       run.emit({ type: 'log', level: 'warn', message: `the host reported an LLM attempt the journal cannot hold: ${error instanceof Error ? error.message : String(error)}` })
