@@ -206,9 +206,9 @@ describe('locus check-deploy --database-url', () => {
         await store.migrate()
         const workflow = ((await import(pathToFileURL(join(original, 'triage.mts')).href)) as { default: Parameters<typeof startWorkflowRun>[0] }).default
         const host = createScriptedHost({ rules: [{ match: { prompt: 'Answer' }, steps: [{ hang: true }] }, { steps: [{ text: 'triaged', usage: { inputTokens: 30, outputTokens: 4 } }] }] })
-        let hung = false
-        const handle = startWorkflowRun(workflow, { store, runId: 'pg-cancelled', input: { ticket: 'T-2' }, host, onEvent: (line) => (hung ||= line.type === 'agent_start' && line.prompt.startsWith('Answer')) })
-        while (!hung) await new Promise((resolve) => setTimeout(resolve, 5))
+        const seen = { hung: false }
+        const handle = startWorkflowRun(workflow, { store, runId: 'pg-cancelled', input: { ticket: 'T-2' }, host, onEvent: (line) => (seen.hung ||= line.type === 'agent_start' && line.prompt.startsWith('Answer')) })
+        while (!seen.hung) await new Promise((resolve) => setTimeout(resolve, 5))
         handle.cancel('deploying')
         expect((await handle.done).disposition).toBe('cancelled')
       } finally {

@@ -118,9 +118,10 @@ if (url === undefined) {
       first.kill('SIGCONT')
       await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true), 60_000).catch(async (error: unknown) => {
         // Say where the run stands, so a timeout under load can be told from a lost run.
-        const jobs = await client.query('select key, attempts, locked_by, locked_at, run_at, last_error from graphile_worker.jobs')
+        const jobs = await client.query<Record<string, unknown>>('select key, attempts, locked_by, locked_at, run_at, last_error from graphile_worker.jobs')
+        const leases = await client.query<Record<string, unknown>>('select * from locus_leases where run_id = $1', [runId])
         throw new Error(
-          `${(error as Error).message}; lease ${JSON.stringify(await client.query('select * from locus_leases where run_id = $1', [runId]).then((result) => result.rows))}; ` +
+          `${(error as Error).message}; lease ${JSON.stringify(leases.rows)}; ` +
             `jobs ${JSON.stringify(jobs.rows)}; first worker stderr: ${stderrOf.get(first)?.() ?? ''}; second: ${stderrOf.get(second)?.() ?? ''}`,
         )
       })
