@@ -245,10 +245,11 @@ Examples:
     .option('--result <json>', 'the tool result')
     .option('--reject <message>', 'fail the call instead (terminal unless --retryable)')
     .option('--retryable', 'with --reject: let the tool policy retry it')
+    .option('--database-url <url>', 'answer a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
   addRunsDir(resolveDeferred)
   addServer(resolveDeferred)
   addVerbose(resolveDeferred).action(async (runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2] & Parameters<typeof remoteResolve>[2]) => {
-    setExitCode(flags.server === undefined ? resolveCommand(runId, deferredId, flags, io) : await remoteResolve(runId, deferredId, flags, io))
+    setExitCode(flags.server === undefined ? await resolveCommand(runId, deferredId, flags, io) : await remoteResolve(runId, deferredId, flags, io))
   })
 
   const cancel = program

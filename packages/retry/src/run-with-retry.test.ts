@@ -221,6 +221,41 @@ describe('runWithRetry: timeouts', () => {
     expect(late).toMatchObject([{ attempt: 1, outcome: 'failed', failure: { error: 'upstream 503' } }])
   })
 
+  it('ignores an onLateResult hook that throws, so a late answer can never end the process', async () => {
+    const clock = createManualClock()
+    let calls = 0
+    let releaseFirst: (value: string) => void = () => undefined
+    const running = runWithRetry(
+      () => new Promise<string>((resolve) => (releaseFirst = resolve)),
+      { timeout_secs: 1, max_retries: 1, backoff_base_secs: 0, backoff_max_secs: 0 },
+      {
+        clock,
+        // As a journal that can no longer be written throws when the late answer is logged.
+        onLateResult: () => {
+          calls += 1
+          throw new Error('the journal accepts no more lines')
+        },
+      },
+    )
+    await clock.advance(1_000)
+    expect(await running).toMatchObject({ ok: false, failure: { code: 'deadline_exceeded' } })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason)
+    }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      releaseFirst('too late')
+      await clock.flush()
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+    expect(calls).toBe(1)
+    expect(unhandled).toEqual([])
+  })
+
   it('a synchronous result that arrives after the deadline counts as timed out', async () => {
     // A clock whose time jumps while the synchronous operation runs, as a busy CPU would make it.
     let busyMs = 0

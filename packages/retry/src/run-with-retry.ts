@@ -20,7 +20,8 @@ export interface RetryOptions {
   /**
    * Called when an abandoned attempt (timed out or cancelled) settles after all;
    * its result is discarded. It may run after `runWithRetry` has resolved, so an
-   * exception it throws has no caller left and surfaces as an unhandled rejection.
+   * exception it throws has no caller left: it is ignored (it never becomes an
+   * unhandled rejection that would end the process).
    */
   readonly onLateResult?: ((late: LateResult) => void) | undefined
   /**
@@ -196,7 +197,13 @@ function runAttempt<T>(
       if (finish({ kind: 'cancelled' })) context.abort(signal?.reason)
     }
     const reportLate = (late: LateResult): void => {
-      settings.onLateResult?.(late)
+      // The attempt settled long ago, so a hook that throws has nobody to tell: it must not become an
+      // unhandled rejection that ends the process (a journal that can no longer be written throws here).
+      try {
+        settings.onLateResult?.(late)
+      } catch {
+        // ignored, as documented on onLateResult
+      }
     }
 
     void Promise.resolve(pending).then(

@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events'
-import { join } from 'node:path'
-import { type DeferredAnswer, type DeferredAnswerOutcome, storeDeferredAnswer } from './deferrals.js'
+import { type DeferredAnswer, type DeferredAnswerOutcome, keepDeferredAnswer } from './deferrals.js'
 import type { DeferredSettledLine, JournalLine } from '@locus/journal'
 import { type ListRunsFilter, type RunInfo, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
@@ -100,8 +99,9 @@ export interface Runtime {
   pendingDeferrals(runId: string): Promise<PendingDeferral[]>
   /**
    * Answers a deferral of a run: in this process when this runtime executes
-   * it (a result is checked against the tool's output schema), else stored
-   * in the run's directory for the process that holds it, or for `resume`.
+   * it (a result is checked against the tool's output schema), else kept by
+   * the store for the process that executes the run (on any machine: it looks
+   * there while it waits), or for the next `resume`.
    */
   answerDeferred(runId: string, deferredId: string, answer: DeferredAnswer): Promise<DeferredAnswerOutcome>
 }
@@ -317,7 +317,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           : { ok: false, status: 'conflict', message: `Deferral ${deferredId} was already settled (${done.outcome}); an answer is final.` }
       }
       if (!open.has(deferredId)) return { ok: false, status: 'unknown', message: `Run "${runId}" has no deferral ${deferredId}.` }
-      return storeDeferredAnswer(join(runsDir, runId), deferredId, answer)
+      return keepDeferredAnswer(store, runId, deferredId, answer)
     },
   }
 }

@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { JsonValue } from '@locus/outcome'
+import { type RunStore, validateDeferredId } from '@locus/store'
 import type { z } from 'zod'
 import { RuntimeInputError } from './errors.js'
 import { describeZodIssues } from './zod-issues.js'
@@ -16,74 +15,86 @@ export type DeferredAnswerOutcome =
   | { readonly ok: false; readonly status: 'invalid'; readonly issues: readonly string[] }
   | { readonly ok: false; readonly status: 'conflict' | 'unknown'; readonly message: string }
 
-interface OpenDeferral {
-  readonly output: z.ZodType | undefined
-  settle(answer: DeferredAnswer): void
+/** Where answers given from another process are kept for a run: its store, looked at every `pollMs`. */
+export interface DeferredAnswerSource {
+  readonly pollMs: number
+  read(ids: readonly string[]): Promise<ReadonlyMap<string, string>>
 }
 
-/** The directory of answers given while no process held the run: `<run>/deferred/<id>.json`. */
-export const DEFERRED_DIR = 'deferred'
+/** The answers a run's store keeps, looked at every `pollMs` while a deferral waits. */
+export function storeAnswerSource(store: RunStore, runId: string, pollMs: number): DeferredAnswerSource {
+  return { pollMs, read: (ids) => store.readDeferredAnswers(runId, ids) }
+}
+
+/**
+ * One waiting deferral: no timer and no promise chain of its own beyond the
+ * caller's, since a run may hold thousands of them open.
+ */
+interface OpenDeferral {
+  readonly output: z.ZodType | undefined
+  readonly resolve: (answer: DeferredAnswer) => void
+  readonly reject: (error: Error) => void
+  readonly signal: AbortSignal
+  readonly onAbort: () => void
+}
 
 function sameAnswer(left: DeferredAnswer, right: DeferredAnswer): boolean {
   return JSON.stringify(left) === JSON.stringify(right)
 }
 
+function parseAnswer(text: string): DeferredAnswer | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<DeferredAnswer> | null
+    if (parsed?.kind === 'resolved' && 'result' in parsed) return parsed as DeferredAnswer
+    if (parsed?.kind === 'rejected' && typeof parsed.error === 'string') return { ...parsed, retryable: parsed.retryable === true } as DeferredAnswer
+  } catch {
+    // Not an answer this runtime wrote: ignored below.
+  }
+  return undefined
+}
+
 /**
- * The deferrals of one execution: open ones wait here for an answer from the
- * handle (in this process) or from the run's `deferred/` directory (another
- * process, such as `locus resolve`, wrote it). Each deferral takes one answer;
- * the same answer again is a no-op, a different one a conflict.
+ * The deferrals of one run (a child shares its root's): open ones wait here
+ * for an answer from the handle (in this process) or from the run's store
+ * (another process, such as `locus resolve` or a server, kept it there).
+ * One poll serves every open deferral of the run, and only while one is
+ * open. Each deferral takes one answer; the same answer again is a no-op, a
+ * different one a conflict.
  */
 export class Deferrals {
   private readonly open = new Map<string, OpenDeferral>()
   private readonly answered = new Map<string, DeferredAnswer>()
+  /** Stored answers that failed the tool's output schema: kept answers are final, so they are not read again. */
+  private readonly refused = new Set<string>()
+  private poll: NodeJS.Timeout | undefined
+  private looking = false
+  private lookSoon = false
 
-  constructor(private readonly answersDir: string | undefined) {}
+  constructor(private readonly source: DeferredAnswerSource | undefined) {}
 
   /** The ids waiting now. */
   pending(): string[] {
     return [...this.open.keys()]
   }
 
-  /** Registers an open deferral; resolves with its answer. An answer already stored on disk settles it at once. */
+  /** Registers an open deferral; resolves with its answer. An answer already kept by the store settles it at its first look. */
   wait(id: string, output: z.ZodType | undefined, signal: AbortSignal): Promise<DeferredAnswer> {
     return new Promise<DeferredAnswer>((resolve, reject) => {
-      let poll: NodeJS.Timeout | undefined
-      const finish = (): void => {
-        if (poll !== undefined) clearInterval(poll)
-        signal.removeEventListener('abort', onAbort)
-        this.open.delete(id)
-      }
-      const onAbort = (): void => {
-        finish()
-        reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'the deferral was abandoned')))
-      }
-      this.open.set(id, {
-        output,
-        settle: (answer) => {
-          finish()
-          this.answered.set(id, answer)
-          resolve(answer)
-        },
-      })
       if (signal.aborted) {
-        onAbort()
+        reject(abortReason(signal))
         return
       }
-      signal.addEventListener('abort', onAbort, { once: true })
-      if (this.answersDir !== undefined) {
-        const check = (): void => {
-          const stored = readStoredAnswer(this.answersDir as string, id)
-          if (stored !== undefined) this.answer(id, stored)
-        }
-        check()
-        // Another process may answer while this one waits: look for its file now and then.
-        if (this.open.has(id)) poll = setInterval(check, 100)
+      const onAbort = (): void => {
+        this.close(id)
+        reject(abortReason(signal))
       }
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.open.set(id, { output, resolve, reject, signal, onAbort })
+      this.watch()
     })
   }
 
-  /** Answers an open deferral of this execution (validating a result against the tool's output schema). */
+  /** Answers an open deferral of this run (validating a result against the tool's output schema). */
   answer(id: string, answer: DeferredAnswer): DeferredAnswerOutcome {
     const done = this.answered.get(id)
     if (done !== undefined) {
@@ -97,41 +108,80 @@ export class Deferrals {
       const parsed = open.output.safeParse(answer.result)
       if (!parsed.success) return { ok: false, status: 'invalid', issues: describeZodIssues(parsed.error, 'result') }
     }
-    open.settle(answer)
+    this.close(id)
+    this.answered.set(id, answer)
+    open.resolve(answer)
     return { ok: true, status: 'accepted' }
+  }
+
+  private close(id: string): void {
+    const open = this.open.get(id)
+    if (open === undefined) return
+    open.signal.removeEventListener('abort', open.onAbort)
+    this.open.delete(id)
+    if (this.open.size === 0 && this.poll !== undefined) {
+      clearInterval(this.poll)
+      this.poll = undefined
+    }
+  }
+
+  /** Looks at the store once soon (deferrals opened together share that look), then every `pollMs` while any is open. */
+  private watch(): void {
+    const source = this.source
+    if (source === undefined) return
+    if (!this.lookSoon) {
+      this.lookSoon = true
+      setImmediate(() => {
+        this.lookSoon = false
+        void this.look(source)
+      })
+    }
+    // Another process may answer while this one waits.
+    this.poll ??= setInterval(() => {
+      void this.look(source)
+    }, source.pollMs)
+  }
+
+  private async look(source: DeferredAnswerSource): Promise<void> {
+    if (this.looking || this.open.size === 0) return
+    this.looking = true
+    try {
+      const ids = [...this.open.keys()].filter((id) => !this.refused.has(id))
+      if (ids.length === 0) return
+      for (const [id, text] of await source.read(ids)) {
+        const answer = parseAnswer(text)
+        const outcome = answer === undefined ? undefined : this.answer(id, answer)
+        if (outcome === undefined || outcome.status === 'invalid') this.refused.add(id)
+      }
+    } catch {
+      // The store could not be read this time (a dropped connection, say): the next look tries again.
+    } finally {
+      this.looking = false
+    }
   }
 }
 
-function readStoredAnswer(dir: string, id: string): DeferredAnswer | undefined {
-  const path = join(dir, `${id}.json`)
-  if (!existsSync(path)) return undefined
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as DeferredAnswer
-  } catch {
-    // Being written right now: the next look reads it whole.
-    return undefined
-  }
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'the deferral was abandoned'))
 }
 
 /**
- * Stores an answer for a deferral of a run that no process may be holding,
- * whole (a temporary file renamed into place), so a waiting or resumed
- * execution picks it up. A different answer already stored is refused.
+ * Keeps an answer for a deferral of a run in its store, for the process that
+ * executes the run (it looks there while it waits) or for the next `resume`.
+ * The first answer is final: the same one again is `already-answered`, a
+ * different one a `conflict`.
  */
-export function storeDeferredAnswer(runDir: string, id: string, answer: DeferredAnswer): DeferredAnswerOutcome {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/.test(id)) {
-    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid deferral id "${id}": ids are letters, digits, ".", "_" and "-".`, ['deferredId: invalid'])
+export async function keepDeferredAnswer(store: RunStore, runId: string, id: string, answer: DeferredAnswer): Promise<DeferredAnswerOutcome> {
+  try {
+    validateDeferredId(id)
+  } catch {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid deferral id "${id}": ids are letters, digits, ".", "_" and "-", as the run's deferred_open line shows them.`, ['deferredId: invalid'])
   }
-  const dir = join(runDir, DEFERRED_DIR)
-  mkdirSync(dir, { recursive: true })
-  const existing = readStoredAnswer(dir, id)
-  if (existing !== undefined) {
-    return sameAnswer(existing, answer)
-      ? { ok: true, status: 'already-answered' }
-      : { ok: false, status: 'conflict', message: `Deferral ${id} already has a different answer; an answer is final.` }
-  }
-  const temporary = join(dir, `.${id}.${process.pid}.tmp`)
-  writeFileSync(temporary, JSON.stringify(answer))
-  renameSync(temporary, join(dir, `${id}.json`))
-  return { ok: true, status: 'stored' }
+  const text = JSON.stringify(answer)
+  const kept = await store.putDeferredAnswer(runId, id, text)
+  if (kept.stored) return { ok: true, status: 'stored' }
+  const earlier = parseAnswer(kept.answer)
+  return earlier !== undefined && sameAnswer(earlier, answer)
+    ? { ok: true, status: 'already-answered' }
+    : { ok: false, status: 'conflict', message: `Deferral ${id} already has a different answer; an answer is final.` }
 }

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JournalDurability, type JournalLine, type JournalLineInput, RUN_LAYOUT, type RunPaths, createJournalWriter } from '@locus/journal'
-import type { ExecutionWriter } from '@locus/store'
-import { DEFERRED_DIR } from './deferrals.js'
+import { type ExecutionWriter, type RunStore, createFileRunStore } from '@locus/store'
+import { type DeferredAnswerSource, storeAnswerSource } from './deferrals.js'
 import { writeJsonAtomic } from './run-state.js'
 
 /** Where one agent attempt's transcript and result envelope go. */
@@ -24,8 +24,8 @@ export interface CallOutputs {
 export interface ExecutionMedium {
   readonly runDir: string
   readonly executionDir: string
-  /** Where answers to deferrals given from another process land; undefined when the run is not on a disk. */
-  readonly deferredAnswersDir: string | undefined
+  /** Where answers to the run's deferrals given from another process are kept. */
+  readonly deferredAnswers: DeferredAnswerSource
   append(line: JournalLineInput): JournalLine
   flush(): void
   close(): void
@@ -44,7 +44,8 @@ export function fileMedium(paths: RunPaths, journal: { readonly durability: Jour
   return {
     runDir: paths.rootDir,
     executionDir: paths.executionDir,
-    deferredAnswersDir: join(paths.rootDir, DEFERRED_DIR),
+    // A look is one readdir of the run's deferred/ directory.
+    deferredAnswers: storeAnswerSource(createFileRunStore(paths.runsDir), paths.storageRootRunId, 100),
     append: (line) => writer.append(line),
     flush: () => {
       writer.flush()
@@ -94,7 +95,7 @@ export function fileMedium(paths: RunPaths, journal: { readonly durability: Jour
  * as artifacts by key. Artifact writes are asynchronous; the execution waits
  * for them with `settled()` before it reports its end.
  */
-export function storeMedium(writer: ExecutionWriter): ExecutionMedium {
+export function storeMedium(writer: ExecutionWriter, store: RunStore): ExecutionMedium {
   const pending: Promise<void>[] = []
   const track = (write: Promise<void>): void => {
     pending.push(write)
@@ -104,7 +105,8 @@ export function storeMedium(writer: ExecutionWriter): ExecutionMedium {
   return {
     runDir: writer.location,
     executionDir: writer.location,
-    deferredAnswersDir: undefined,
+    // A look is one query (or one map read in memory); a quarter second keeps a remote store's load small.
+    deferredAnswers: storeAnswerSource(store, writer.runId, 250),
     append: (line) => writer.append(line),
     flush: () => {
       track(writer.flush())

@@ -9,7 +9,7 @@ export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export type { RunProgress } from './run-state.js'
 export { defineDeferredTool, defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
-export { DEFERRED_DIR, storeDeferredAnswer } from './deferrals.js'
+export { keepDeferredAnswer } from './deferrals.js'
 export type { DeferredAnswer, DeferredAnswerOutcome } from './deferrals.js'
 export type {
   AgentAnswer,

@@ -254,7 +254,7 @@ function launchInStore<TInput>(
     } })
     return (onLine) => {
       forwardChild = onLine
-      return storeMedium(writer)
+      return storeMedium(writer, store)
     }
   }
   const done = (async () => {
@@ -267,7 +267,7 @@ function launchInStore<TInput>(
         executionId: writer.executionId,
         openMedium: (onLine) => {
           forward = onLine
-          return storeMedium(writer)
+          return storeMedium(writer, store)
         },
         openChildMedium,
         clock,
@@ -348,7 +348,7 @@ function startExecution<TInput>(
     { retryBudget: options.retryBudget, jitter: parent?.jitter ?? options.jitter },
   )
   run.launchMode = launchMode
-  run.deferrals = parent?.deferrals ?? new Deferrals(medium.deferredAnswersDir)
+  run.deferrals = parent?.deferrals ?? new Deferrals(medium.deferredAnswers)
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
   run.worker = parent === undefined ? options.worker : parent.worker
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readJournal } from '@locus/journal'
 import { type JournalLine } from '@locus/journal'
-import { defineDeferredTool, defineWorkflow, resumeRun, startWorkflowRun, storeDeferredAnswer } from '@locus/runtime'
+import { createRuntime, defineDeferredTool, defineWorkflow, keepDeferredAnswer, resumeRun, startWorkflowRun } from '@locus/runtime'
+import { type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { approvalWorkflow } from './fixtures/approval-workflow.js'
@@ -114,7 +115,7 @@ describe('a deferred tool', () => {
     const open = linesOfType(readJournal(join(runsDir, runId, 'journal.jsonl')).lines, 'deferred_open')
     expect(open).toHaveLength(1)
     const id = open[0]?.deferredId ?? ''
-    expect(storeDeferredAnswer(join(runsDir, runId), id, { kind: 'resolved', result: { approved: true, by: 'ops' } })).toMatchObject({ ok: true, status: 'stored' })
+    expect(await keepDeferredAnswer(createFileRunStore(runsDir), runId, id, { kind: 'resolved', result: { approved: true, by: 'ops' } })).toMatchObject({ ok: true, status: 'stored' })
     const resumed = await resumeRun(runId, approvalWorkflow(chargeLog), { runsDir })
     expect(resumed.result).toMatchObject({ ok: true, approval: { approved: true, by: 'ops' } })
     const resumedLines = readJournal(join(resumed.executionDir, 'journal.jsonl')).lines
@@ -122,4 +123,86 @@ describe('a deferred tool', () => {
     expect(linesOfType(resumedLines, 'deferred_settled')).toMatchObject([{ deferredId: id, outcome: 'resolved' }])
     expect(readFileSync(chargeLog, 'utf8')).toBe('42\n')
   }, 30_000)
+})
+
+describe('answers kept by the store', () => {
+  /** A memory store that counts its looks for answers and reports each look's ids. */
+  function watchedStore() {
+    const store = createMemoryRunStore()
+    const looks: string[][] = []
+    let onLook: (() => void) | undefined
+    const watched: RunStore = Object.assign(Object.create(store) as RunStore, {
+      async readDeferredAnswers(runId: string, ids?: Iterable<string>) {
+        const asked = ids === undefined ? [] : [...ids]
+        looks.push(asked)
+        const answers = await store.readDeferredAnswers(runId, asked)
+        onLook?.()
+        return answers
+      },
+    })
+    const nextLook = (): Promise<void> =>
+      new Promise((resolve) => {
+        onLook = resolve
+      })
+    return { store: watched, looks, nextLook }
+  }
+
+  const fanOut = defineWorkflow({
+    name: 'fan-out-approvals',
+    input: z.object({ count: z.number() }),
+    tools: { approve: defineDeferredTool({ input: z.object({ index: z.number() }), output: z.object({ approved: z.boolean() }) }) },
+    run: async ({ input, tool }) => ({ ok: true, approved: (await Promise.all(Array.from({ length: input.count }, (_, index) => tool('approve', { index })))).length }),
+  })
+
+  it('looks once for all open deferrals of a run, and stops looking once none is open', async () => {
+    const { store, looks, nextLook } = watchedStore()
+    const runtime = createRuntime({ store, workflows: [fanOut] })
+    const first = nextLook()
+    const handle = await runtime.start(fanOut, { input: { count: 40 } })
+    await first
+    // One look asked for every open deferral at once, not one look (or one timer) per deferral.
+    expect(looks[0]).toHaveLength(40)
+    expect(looks).toHaveLength(1)
+    for (const id of handle.runId === '' ? [] : (await runtime.pendingDeferrals(handle.runId)).map((pending) => pending.deferredId)) {
+      expect(handle.answerDeferred(id, { kind: 'resolved', result: { approved: true } })).toEqual({ ok: true, status: 'accepted' })
+    }
+    expect((await handle.done).disposition).toBe('completed')
+    const after = looks.length
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(looks.length).toBe(after)
+  })
+
+  it('leaves a deferral open when its kept answer fails the output schema, and a valid answer from the handle settles it', async () => {
+    const { store, nextLook } = watchedStore()
+    const runtime = createRuntime({ store, workflows: [fanOut] })
+    const handle = await runtime.start(fanOut, { input: { count: 1 } })
+    const [pending] = await runtime.pendingDeferrals(handle.runId)
+    const id = pending?.deferredId ?? ''
+    expect(id).not.toBe('')
+    // Kept without the tool's schema at hand (as a shell or another machine keeps it): the run checks it when it reads it.
+    expect(await keepDeferredAnswer(store, handle.runId, id, { kind: 'resolved', result: { approved: 'yes' } })).toEqual({ ok: true, status: 'stored' })
+    // The next look reads it and refuses it; a kept answer is final, so it is not read again.
+    await nextLook()
+    expect(runtime.live(handle.runId)).toBeDefined()
+    expect(await runtime.pendingDeferrals(handle.runId)).toMatchObject([{ deferredId: id }])
+    expect(handle.answerDeferred(id, { kind: 'resolved', result: { approved: true } })).toEqual({ ok: true, status: 'accepted' })
+    const result = await handle.done
+    expect(result.disposition).toBe('completed')
+    const lines: JournalLine[] = []
+    for await (const line of store.readLines({ runId: handle.runId, executionId: handle.executionId })) lines.push(line)
+    expect(linesOfType(lines, 'deferred_settled')).toMatchObject([{ deferredId: id, outcome: 'resolved', result: { approved: true } }])
+  })
+
+  it('keeps the first answer of a run no process executes, recognises a repeat and refuses a different one', async () => {
+    const store = createMemoryRunStore()
+    const runtime = createRuntime({ store, workflows: [fanOut] })
+    const handle = await runtime.start(fanOut, { input: { count: 1 } })
+    const [pending] = await runtime.pendingDeferrals(handle.runId)
+    handle.cancel('stop here')
+    await handle.done
+    // Cancelling settled the deferral, so there is nothing left to answer.
+    expect(await runtime.answerDeferred(handle.runId, pending?.deferredId ?? '', { kind: 'resolved', result: { approved: true } })).toMatchObject({ ok: false, status: 'conflict' })
+    expect(await runtime.answerDeferred(handle.runId, 'tool-9-a1', { kind: 'resolved', result: { approved: true } })).toMatchObject({ ok: false, status: 'unknown' })
+    await expect(keepDeferredAnswer(store, handle.runId, '../x', { kind: 'resolved', result: null })).rejects.toThrow(/Invalid deferral id/)
+  })
 })

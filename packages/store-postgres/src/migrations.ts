@@ -77,6 +77,19 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       alter table $schema.locus_runs add column if not exists input jsonb;
     `,
   },
+  {
+    version: 4,
+    name: 'answers to deferrals, kept for whichever worker holds the run next',
+    sql: `
+      create table if not exists $schema.locus_deferred_answers (
+        run_id text not null references $schema.locus_runs (run_id) on delete cascade,
+        deferred_id text not null,
+        answer text not null,
+        answered_at timestamptz not null default clock_timestamp(),
+        primary key (run_id, deferred_id)
+      );
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

@@ -26,6 +26,7 @@ import {
   type TailOptions,
   allocatedExecutionId,
   validateArtifactKey,
+  validateDeferredId,
 } from '@locus/store'
 import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
@@ -147,12 +148,16 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const tailPollMs = options.tailPollMs ?? 1000
   const ownsPool = options.pool === undefined
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 8 })
+  // An idle connection the server ends (a restart, a terminated backend) is replaced at the next query; without
+  // a listener, the pool's 'error' event would end the process. A pool passed in is its owner's to watch.
+  if (options.pool === undefined) pool.on('error', () => undefined)
   const table = (name: string): string => `"${schema}".${name}`
   const runs = table('locus_runs')
   const executions = table('locus_executions')
   const journal = table('locus_journal')
   const artifactsTable = table('locus_artifacts')
   const leases = table('locus_leases')
+  const deferredAnswers = table('locus_deferred_answers')
 
   let migrated: Promise<StoreMigrationResult> | undefined
   const ready = (): Promise<unknown> => (options.migrate === false ? Promise.resolve() : (migrated ??= migrate()))
@@ -591,6 +596,30 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     async readArtifact(ref, key) {
       await requireExecution(ref)
       return artifactsOf(ref).read(key)
+    },
+    async putDeferredAnswer(runId, deferredId, answer) {
+      validateDeferredId(deferredId)
+      await requireRun(runId)
+      // Text, not jsonb: the answer comes back byte for byte, so a repeat compares equal to the first.
+      const { rows } = await pool.query<{ answer: string; stored: boolean }>(
+        `with put as (insert into ${deferredAnswers} (run_id, deferred_id, answer) values ($1, $2, $3) on conflict do nothing returning answer)
+         select answer, true as stored from put
+         union all select answer, false from ${deferredAnswers} where run_id = $1 and deferred_id = $2 and not exists (select 1 from put)`,
+        [runId, deferredId, answer],
+      )
+      const row = rows[0]
+      // Inserted and read in one statement: a row is always there, unless the run was deleted meanwhile.
+      if (row === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+      return { stored: row.stored, answer: row.answer }
+    },
+    async readDeferredAnswers(runId, ids) {
+      await ready()
+      const wanted = ids === undefined ? null : [...ids]
+      const { rows } = await pool.query<{ deferred_id: string; answer: string }>(
+        `select deferred_id, answer from ${deferredAnswers} where run_id = $1 and ($2::text[] is null or deferred_id = any($2::text[]))`,
+        [runId, wanted],
+      )
+      return new Map(rows.map((row) => [row.deferred_id, row.answer]))
     },
     async close() {
       closed = true

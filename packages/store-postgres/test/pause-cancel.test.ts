@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { JournalLine } from '@locus/journal'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRuntime } from '@locus/runtime'
 import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
@@ -169,5 +170,59 @@ if (url === undefined) {
       const { rows } = await client.query<{ n: string }>('select count(*) as n from kill_tool_calls where run_id = $1', [runId])
       expect(Number(rows[0]?.n)).toBeLessThan(2 * 40)
     }, 60_000)
+
+    it('resumes a run whose deferral was answered while no worker held it, and hands a held run an answer from another process', async () => {
+      const runId = 'approval-run'
+      const openDeferral = async (step: string): Promise<string> =>
+        until(`the ${step} deferral`, async () => {
+          const { rows } = await client.query<{ id: string }>(
+            `select line->>'deferredId' as id from locus_journal where run_id = $1 and line->>'type' = 'deferred_open' and line->'args'->>'step' = $2`,
+            [runId, step],
+          )
+          return rows[0]?.id
+        })
+      const first = await spawnOne()
+      await enqueueRun(client, { runId, workflow: 'approval', input: { amount: 120 } })
+      const managerId = await openDeferral('manager')
+      // The worker dies while the run waits; once its lease lapses nobody holds the run.
+      first.kill('SIGKILL')
+      await once(first, 'exit')
+      await until('the dead worker\'s lease to lapse', async () => {
+        const { rows } = await client.query<{ expired: boolean }>('select expires_at <= clock_timestamp() as expired from locus_leases where run_id = $1', [runId])
+        return rows[0]?.expired === true ? true : undefined
+      })
+      const answers = createPostgresRunStore({ connectionString: dbUrl, migrate: false, maxConnections: 2 })
+      try {
+        const runtime = createRuntime({ store: answers, workflows: [] })
+        expect(await runtime.pendingDeferrals(runId)).toMatchObject([{ deferredId: managerId, tool: 'approve' }])
+        expect(await runtime.answerDeferred(runId, managerId, { kind: 'resolved', result: { approved: true, by: 'manager' } })).toEqual({ ok: true, status: 'stored' })
+        // Kept, and final: a repeat is recognised, a different answer refused.
+        expect(await runtime.answerDeferred(runId, managerId, { kind: 'resolved', result: { approved: true, by: 'manager' } })).toEqual({ ok: true, status: 'already-answered' })
+        expect(await runtime.answerDeferred(runId, managerId, { kind: 'resolved', result: { approved: false, by: 'someone else' } })).toMatchObject({ ok: false, status: 'conflict' })
+        expect(await status(runId)).toBe('running')
+        // A new worker takes the run over, finds the kept answer at once, and goes on to the next deferral.
+        await spawnOne()
+        const financeId = await openDeferral('finance')
+        expect((await lease(runId))?.owner).toBeTruthy()
+        // Answered from this process while the new worker holds the run: it looks in the store while it waits.
+        expect(await runtime.answerDeferred(runId, financeId, { kind: 'resolved', result: { approved: true, by: 'finance' } })).toEqual({ ok: true, status: 'stored' })
+        await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true))
+        expect(await status(runId)).toBe('completed')
+        const { rows } = await client.query<{ line: JournalLine }>('select line from locus_journal where run_id = $1 order by execution_id, seq', [runId])
+        const lines = rows.map((row) => row.line)
+        // Each deferral opened once, over both executions, and settled once with the kept answer.
+        expect(lines.flatMap((line) => (line.type === 'deferred_open' ? [line.deferredId] : []))).toEqual([managerId, financeId])
+        expect(lines.filter((line) => line.type === 'deferred_settled')).toMatchObject([
+          { deferredId: managerId, outcome: 'resolved', result: { by: 'manager' } },
+          { deferredId: financeId, outcome: 'resolved', result: { by: 'finance' } },
+        ])
+        expect(lines.some((line) => line.type === 'worker_takeover')).toBe(true)
+        expect(lines.find((line) => line.type === 'run_end')).toMatchObject({ disposition: 'completed', result: { ok: true, by: ['manager', 'finance'] } })
+        const { rows: calls } = await client.query<{ round: number }>('select round from kill_tool_calls where run_id = $1 order by round', [runId])
+        expect(calls.map((call) => call.round)).toEqual([0, 1])
+      } finally {
+        await answers.close()
+      }
+    }, 90_000)
   })
 }

@@ -9,7 +9,7 @@ import {
 } from '@locus/journal'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, statSync } from 'node:fs'
-import { mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
@@ -32,7 +32,11 @@ import {
   RunNotFoundError,
   StoreOptionsError,
   validateArtifactKey,
+  validateDeferredId,
 } from './store-errors.js'
+
+/** The directory of a run that holds the answers to its deferrals, one `<deferredId>.json` each. */
+export const DEFERRED_ANSWERS_DIR = 'deferred'
 
 /** Options of {@link createFileRunStore}. */
 export interface FileRunStoreOptions {
@@ -230,6 +234,49 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return fileArtifacts(executionDir(ref)).read(key)
   }
 
+  async function putDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<{ stored: boolean; answer: string }> {
+    const dir = join(await requireRun(runId), DEFERRED_ANSWERS_DIR)
+    const path = join(dir, `${validateDeferredId(deferredId)}.json`)
+    await mkdir(dir, { recursive: true })
+    // Written whole under a private name, then linked into place: link refuses a name that exists,
+    // so of two answers given at once exactly one is kept, and a reader never sees half of one.
+    const temporary = join(dir, `.${deferredId}.${randomBytes(6).toString('hex')}.tmp`)
+    await writeFile(temporary, answer)
+    try {
+      await link(temporary, path)
+      return { stored: true, answer }
+    } catch (error) {
+      if (codeOf(error) !== 'EEXIST') throw error
+      return { stored: false, answer: await readFile(path, 'utf8') }
+    } finally {
+      await unlink(temporary).catch(() => undefined)
+    }
+  }
+
+  async function readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>> {
+    const dir = join(runPaths(base, validateRunId(runId, 'runId')).rootDir, DEFERRED_ANSWERS_DIR)
+    const wanted = ids === undefined ? undefined : new Set(ids)
+    const answers = new Map<string, string>()
+    let names: string[]
+    try {
+      names = await readdir(dir)
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return answers
+      throw error
+    }
+    for (const name of names) {
+      if (name.startsWith('.') || !name.endsWith('.json')) continue
+      const id = name.slice(0, -'.json'.length)
+      if (wanted !== undefined && !wanted.has(id)) continue
+      try {
+        answers.set(id, await readFile(join(dir, name), 'utf8'))
+      } catch (error) {
+        if (codeOf(error) !== 'ENOENT') throw error
+      }
+    }
+    return answers
+  }
+
   return {
     kind: 'file',
     createExecution: (create) => settle(() => createExecutionSync(create)),
@@ -239,6 +286,8 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     readLines,
     tail,
     readArtifact,
+    putDeferredAnswer,
+    readDeferredAnswers,
   }
 }
 

@@ -13,7 +13,7 @@ export type {
   RunStore,
   TailOptions,
 } from './run-store.js'
-export { createFileRunStore } from './file-run-store.js'
+export { DEFERRED_ANSWERS_DIR, createFileRunStore } from './file-run-store.js'
 export type { FileRunStoreOptions } from './file-run-store.js'
 export { createMemoryRunStore } from './memory-run-store.js'
 export type { MemoryRunStoreOptions } from './memory-run-store.js'
@@ -34,5 +34,6 @@ export {
   STORE_OPTIONS_INVALID,
   StoreOptionsError,
   validateArtifactKey,
+  validateDeferredId,
 } from './store-errors.js'
 export type { StoreErrorCode } from './store-errors.js'

@@ -20,6 +20,7 @@ import {
   RunNotFoundError,
   StoreOptionsError,
   validateArtifactKey,
+  validateDeferredId,
 } from './store-errors.js'
 import { settle } from './poll.js'
 
@@ -33,6 +34,7 @@ interface MemoryExecution {
 interface MemoryRun {
   readonly createdAt: number
   readonly executions: Map<string, MemoryExecution>
+  readonly deferredAnswers: Map<string, string>
 }
 
 /** Options of {@link createMemoryRunStore}. */
@@ -82,7 +84,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       }
       if (runs.has(runId)) throw new RunExistsError(runId, `memory:${runId}`)
       // Creation order breaks ties between runs created in the same millisecond.
-      run = { createdAt: clock() + (order += 1) * 1e-6, executions: new Map() }
+      run = { createdAt: clock() + (order += 1) * 1e-6, executions: new Map(), deferredAnswers: new Map() }
       runs.set(runId, run)
       executionId = runId
     } else {
@@ -195,6 +197,25 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
     readLines,
     tail,
     readArtifact: (ref, key) => settle(() => executionOf(ref)).then((execution) => memoryArtifacts(execution.artifacts).read(key)),
+    putDeferredAnswer: (runId, deferredId, answer) =>
+      settle(() => {
+        const answers = runOf(runId).deferredAnswers
+        const kept = answers.get(validateDeferredId(deferredId))
+        if (kept !== undefined) return { stored: false, answer: kept }
+        answers.set(deferredId, answer)
+        return { stored: true, answer }
+      }),
+    readDeferredAnswers: (runId, ids) =>
+      settle(() => {
+        const answers = runs.get(validateRunId(runId, 'runId'))?.deferredAnswers
+        if (answers === undefined || ids === undefined) return new Map(answers)
+        const picked = new Map<string, string>()
+        for (const id of ids) {
+          const answer = answers.get(id)
+          if (answer !== undefined) picked.set(id, answer)
+        }
+        return picked
+      }),
   }
 }
 

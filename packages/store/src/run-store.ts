@@ -160,4 +160,16 @@ export interface RunStore {
   tail(ref: ExecutionRef, options?: TailOptions): AsyncIterable<JournalLine>
   /** Reads an artifact of an execution, or `undefined`. */
   readArtifact(ref: ExecutionRef, key: string): Promise<string | undefined>
+  /**
+   * Keeps the answer to one of a run's deferrals (opaque text; the runtime
+   * writes JSON), whoever executes the run now, or nobody: the execution that
+   * waits on the deferral, or the next one to resume the run, reads it with
+   * {@link readDeferredAnswers}. Not fenced by any lease: an answer comes from
+   * outside the run. The first answer is final: a later put keeps it and
+   * returns it with `stored: false`, so the caller can tell a repeat from a
+   * conflict. @throws StoreOptionsError for an id that is not a deferral id
+   */
+  putDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<{ readonly stored: boolean; readonly answer: string }>
+  /** The answers kept for a run's deferrals, by deferral id; only those in `ids` when given. */
+  readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>>
 }

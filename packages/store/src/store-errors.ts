@@ -154,3 +154,14 @@ export function validateArtifactKey(key: string): string {
   }
   return key
 }
+
+/** What a deferral id may hold: it names a file in the file store, so no separators and no leading dot. */
+const DEFERRED_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/
+
+/** Returns `id` when it can name a deferral; throws `StoreOptionsError` naming it otherwise. */
+export function validateDeferredId(id: string): string {
+  if (typeof id !== 'string' || !DEFERRED_ID.test(id)) {
+    throw new StoreOptionsError(`Invalid deferral id ${JSON.stringify(id)}: a deferral id is letters, digits, ".", "_" and "-" (as a deferred_open line shows it).`)
+  }
+  return id
+}

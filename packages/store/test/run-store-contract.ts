@@ -8,6 +8,7 @@ import {
   RunExistsError,
   RunNotFoundError,
   type RunStore,
+  StoreOptionsError,
 } from '../src/index.js'
 
 /** Makes a fresh, empty store for one test; `cleanup` runs after it. */
@@ -238,6 +239,54 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         await writer.close()
         expect(() => writer.append(log('after'))).toThrow(/closed/)
         expect(await collect(store.readLines({ runId: 'run-z', executionId: 'run-z' }))).toHaveLength(1)
+      })
+    })
+
+    it('keeps the first answer to a deferral, byte for byte, and returns it to every later put', async () => {
+      await withStore(factory, async (store) => {
+        const writer = await store.createExecution({ runId: 'run-d', kind: 'root' })
+        writer.append(log('waiting'))
+        await writer.flush()
+        expect(await store.readDeferredAnswers('run-d')).toEqual(new Map())
+        // Key order and spacing survive: a repeat of the same text is recognisably the same.
+        const first = '{"kind":"resolved","result":{"b":1,"a":[2, 3]}}'
+        expect(await store.putDeferredAnswer('run-d', 'tool-1-a1', first)).toEqual({ stored: true, answer: first })
+        expect(await store.putDeferredAnswer('run-d', 'tool-1-a1', first)).toEqual({ stored: false, answer: first })
+        expect(await store.putDeferredAnswer('run-d', 'tool-1-a1', '{"kind":"rejected"}')).toEqual({ stored: false, answer: first })
+        await store.putDeferredAnswer('run-d', 'child-1-a1.tool-2-a1', '"second"')
+        expect(await store.readDeferredAnswers('run-d')).toEqual(new Map([['tool-1-a1', first], ['child-1-a1.tool-2-a1', '"second"']]))
+        expect(await store.readDeferredAnswers('run-d', ['child-1-a1.tool-2-a1', 'tool-9-a1'])).toEqual(new Map([['child-1-a1.tool-2-a1', '"second"']]))
+        expect(await store.readDeferredAnswers('run-d', [])).toEqual(new Map())
+        // An answer is the run's, not an execution's: a resume reads what was kept before it existed.
+        await writer.close()
+        await store.createExecution({ runId: 'run-d', kind: 'resume' })
+        expect((await store.readDeferredAnswers('run-d')).get('tool-1-a1')).toBe(first)
+        // Nothing else of the run changed.
+        expect(await collect(store.readLines({ runId: 'run-d', executionId: 'run-d' }))).toHaveLength(1)
+      })
+    })
+
+    it('keeps exactly one of many different answers given at once', async () => {
+      await withStore(factory, async (store) => {
+        await (await store.createExecution({ runId: 'run-race', kind: 'root' })).close()
+        const answers = Array.from({ length: 8 }, (_, index) => `{"answer":${index}}`)
+        const kept = await Promise.all(answers.map((answer) => store.putDeferredAnswer('run-race', 'tool-1-a1', answer)))
+        expect(kept.filter((put) => put.stored)).toHaveLength(1)
+        const winner = kept.find((put) => put.stored)?.answer
+        expect(kept.every((put) => put.answer === winner)).toBe(true)
+        expect((await store.readDeferredAnswers('run-race')).get('tool-1-a1')).toBe(winner)
+      })
+    })
+
+    it('refuses an answer for an unknown run or under an id that is not a deferral id', async () => {
+      await withStore(factory, async (store) => {
+        await expect(store.putDeferredAnswer('run-nobody', 'tool-1-a1', '{}')).rejects.toBeInstanceOf(RunNotFoundError)
+        await (await store.createExecution({ runId: 'run-ids', kind: 'root' })).close()
+        for (const id of ['', '../escape', '.hidden', 'a/b', 'x'.repeat(300)]) {
+          await expect(store.putDeferredAnswer('run-ids', id, '{}')).rejects.toBeInstanceOf(StoreOptionsError)
+        }
+        expect(await store.readDeferredAnswers('run-ids')).toEqual(new Map())
+        expect(await store.readDeferredAnswers('run-nobody')).toEqual(new Map())
       })
     })
   })

@@ -1,11 +1,8 @@
 import { type DeployCheckRun, type LiveAgainCounts, checkDeploy } from '@locus/runtime'
-import type { RunStore } from '@locus/store'
-import { createFileRunStore } from '@locus/store'
-import { createPostgresRunStore } from '@locus/store-postgres'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { resolveRunsDir } from '../runs-dir.js'
+import { openRunStore } from '../open-run-store.js'
 import { loadWorkflows } from './load-workflows.js'
 
 /** The flags of `locus check-deploy`. */
@@ -53,18 +50,6 @@ export function describeDeployCheckRun(run: DeployCheckRun): string {
   return `${run.runId}  ${run.workflow}  ${run.standing}  ${detail}${notes.length === 0 ? '' : ` [${notes.join('; ')}]`}`
 }
 
-/** The store the flags name: PostgreSQL with `--database-url`, else the runs directory. */
-function openStore(flags: CheckDeployFlags, io: CliIo): { store: RunStore; close: () => Promise<void> } {
-  if (flags.databaseUrl !== undefined) {
-    if (flags.runsDir !== undefined) throw new CliError('CLI_USAGE', 'Pass --runs-dir or --database-url, not both: the runs to check live in one store.')
-    if (!/^postgres(ql)?:\/\//.test(flags.databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
-    // No migrations: a check only reads, and must not change the schema of the database it checks.
-    const store = createPostgresRunStore({ connectionString: flags.databaseUrl, migrate: false, maxConnections: Math.max(2, flags.concurrency ?? 4) })
-    return { store, close: () => store.close() }
-  }
-  return { store: createFileRunStore(resolveRunsDir(flags.runsDir, io)), close: () => Promise.resolve() }
-}
-
 /**
  * Replays every run that may still continue (killed, cancelled, waiting on a
  * deferred tool, owned by a worker) against the workflow code on disk, with
@@ -74,7 +59,7 @@ function openStore(flags: CheckDeployFlags, io: CliIo): { store: RunStore; close
  */
 export async function checkDeployCommand(flags: CheckDeployFlags, io: CliIo): Promise<ExitCode> {
   const { workflows } = await loadWorkflows(flags.workflows ?? [], io.cwd)
-  const { store, close } = openStore(flags, io)
+  const { store, close } = openRunStore(flags, io, { maxConnections: Math.max(2, flags.concurrency ?? 4) })
   let report
   try {
     report = await checkDeploy({

@@ -1,10 +1,9 @@
-import { join } from 'node:path'
 import { validateRunId } from '@locus/journal'
-import { storeDeferredAnswer } from '@locus/runtime'
+import { createRuntime } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { resolveRunsDir } from '../runs-dir.js'
+import { openRunStore } from '../open-run-store.js'
 
 /** The flags of `locus resolve`. */
 export interface ResolveFlags {
@@ -12,15 +11,17 @@ export interface ResolveFlags {
   readonly reject?: string | undefined
   readonly retryable?: boolean | undefined
   readonly runsDir?: string | undefined
+  readonly databaseUrl?: string | undefined
 }
 
 /**
  * Answers a deferred tool of a run from another shell: `--result '<json>'`
  * resolves it, `--reject '<message>'` fails it (terminal unless
- * `--retryable`). The answer is stored whole in the run's directory; the
- * process holding the run picks it up, or `locus resume` does later.
+ * `--retryable`). The answer is kept by the run's store (the runs directory,
+ * or PostgreSQL with `--database-url`); the process executing the run picks
+ * it up, or the next `locus resume` (or worker) does.
  */
-export function resolveCommand(runId: string, deferredId: string, flags: ResolveFlags, io: CliIo): ExitCode {
+export async function resolveCommand(runId: string, deferredId: string, flags: ResolveFlags, io: CliIo): Promise<ExitCode> {
   validateRunId(runId)
   if ((flags.result === undefined) === (flags.reject === undefined)) {
     throw new CliError('CLI_USAGE', 'Pass exactly one of --result \'<json>\' or --reject \'<message>\'.')
@@ -37,8 +38,15 @@ export function resolveCommand(runId: string, deferredId: string, flags: Resolve
   } else {
     answer = { kind: 'rejected' as const, error: flags.reject ?? '', retryable: flags.retryable === true }
   }
-  const outcome = storeDeferredAnswer(join(resolveRunsDir(flags.runsDir, io), runId), deferredId, answer)
+  const { store, close } = openRunStore(flags, io, { maxConnections: 1 })
+  let outcome
+  try {
+    outcome = await createRuntime({ store, workflows: [] }).answerDeferred(runId, deferredId, answer)
+  } finally {
+    await close()
+  }
   if (!outcome.ok) throw new CliError('CLI_USAGE', outcome.status === 'invalid' ? outcome.issues.join('; ') : outcome.message)
   io.stdout.write(outcome.status === 'already-answered' ? `${deferredId} already had this answer\n` : `${deferredId} answered; the run picks it up (or \`locus resume ${runId}\` does)\n`)
   return EXIT_CODES.completed
 }
+
