@@ -209,6 +209,7 @@ Examples:
     .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
     .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
     .option('--otel', 'export every run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
+    .option('--database-url <url>', 'serve the runs of this PostgreSQL database (or $LOCUS_DATABASE_URL): runs start as queued jobs that `locus worker` processes execute')
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
     setExitCode(await serveCommand(flags, io))

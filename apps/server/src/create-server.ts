@@ -338,7 +338,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     }
     const start = async (): Promise<{ runId: string; executionId: string }> => {
       const handle = await runtime.start(name, runOptions)
-      track(handle)
+      // A run this server executes is waited for at shutdown; one queued for workers runs elsewhere.
+      if (runtime.live(handle.runId) !== undefined) track(handle)
       return { runId: handle.runId, executionId: handle.executionId }
     }
     if (key === undefined) {
@@ -512,6 +513,10 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     if (TERMINAL_STATUSES.has(status)) {
       throw new ApiError('run_terminal', `Run "${runId}" has ended (${status}); there is nothing to cancel.`)
     }
+    // Runs that execute on workers (a PostgreSQL dispatcher): the request reaches the worker that holds the run.
+    if (runtime.requestCancel !== undefined && (await runtime.requestCancel(runId, body.reason ?? 'cancelled over HTTP'))) {
+      return c.json({ runId, executionId: stored.latest.info.executionId, status: 'cancelling' as const, links: linksOf(runId) }, 202)
+    }
     throw new ApiError(
       'run_owned',
       `Run "${runId}" is not executing in this server, so it cannot cancel it: cancel it in the process that runs it. If that process died, the run is interrupted; POST ${linksOf(runId).resume} continues it.`,
@@ -531,7 +536,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
     })
-    track(handle)
+    if (runtime.live(handle.runId) !== undefined) track(handle)
     return c.json(await accepted(handle.runId, handle.executionId), 202)
   })
 

@@ -4,6 +4,8 @@ import type { DeferredSettledLine, JournalLine } from '@locus/journal'
 import { type ListRunsFilter, type RunInfo, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
+import { describeZodIssues } from './zod-issues.js'
+import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
@@ -93,6 +95,12 @@ export interface Runtime {
   list(filter?: ListRunsFilter): Promise<RunInfo[]>
   /** Cancels the live execution of a run started or resumed by this runtime; false when it has none. */
   cancel(runId: string, reason?: string): boolean
+  /**
+   * Asks whoever executes the run, on any machine, to cancel it; true when
+   * the request was recorded for a run still going. Only runtimes whose runs
+   * execute elsewhere (a PostgreSQL dispatcher) have it.
+   */
+  requestCancel?(runId: string, reason?: string): Promise<boolean>
   /** The live handle of a run this runtime is executing, if any. */
   live(runId: string): RunHandle | undefined
   /** The deferrals of a stored run that wait for an answer. */
@@ -238,12 +246,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   })
 
   /** The deferrals of a stored run: those still open, and how the settled ones ended. */
-  async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: Map<string, DeferredSettledLine> }> {
+  async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: Map<string, DeferredSettledLine>; workflowOf: Map<string, string> }> {
     const open = new Map<string, PendingDeferral>()
     const settled = new Map<string, DeferredSettledLine>()
+    // Each execution's workflow (a child's differs from its root's), so an answer can be checked against its tool.
+    const workflowOf = new Map<string, string>()
     for (const info of await store.listExecutions(runId)) {
       for await (const line of store.readLines(info)) {
-        if (line.type === 'deferred_open') {
+        if (line.type === 'run_start') {
+          workflowOf.set(line.executionId, line.workflow)
+        } else if (line.type === 'deferred_open') {
           open.set(line.deferredId, { deferredId: line.deferredId, tool: line.tool, ...(line.args === undefined ? {} : { args: line.args }), expiresAt: line.expiresAt, executionId: line.executionId })
         } else if (line.type === 'deferred_settled') {
           open.delete(line.deferredId)
@@ -251,7 +263,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         }
       }
     }
-    return { open, settled }
+    return { open, settled, workflowOf }
   }
 
   return {
@@ -305,7 +317,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async answerDeferred(runId, deferredId, answer) {
       const live = liveRuns.get(runId)?.answerDeferred(deferredId, answer)
       if (live !== undefined && live.status !== 'unknown') return live
-      const { open, settled } = await deferralsOf(runId)
+      const { open, settled, workflowOf } = await deferralsOf(runId)
       const done = settled.get(deferredId)
       if (done !== undefined) {
         const same =
@@ -316,7 +328,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           ? { ok: true, status: 'already-answered' }
           : { ok: false, status: 'conflict', message: `Deferral ${deferredId} was already settled (${done.outcome}); an answer is final.` }
       }
-      if (!open.has(deferredId)) return { ok: false, status: 'unknown', message: `Run "${runId}" has no deferral ${deferredId}.` }
+      const pending = open.get(deferredId)
+      if (pending === undefined) return { ok: false, status: 'unknown', message: `Run "${runId}" has no deferral ${deferredId}.` }
+      // Checked here when this runtime knows the workflow: a kept answer is final, so a bad one must not be kept.
+      const name = workflowOf.get(pending.executionId)
+      const output = name === undefined ? undefined : (workflows.get(name)?.tools as Readonly<Record<string, { readonly output?: ZodType }>> | undefined)?.[pending.tool]?.output
+      if (answer.kind === 'resolved' && output !== undefined) {
+        const parsed = output.safeParse(answer.result)
+        if (!parsed.success) return { ok: false, status: 'invalid', issues: describeZodIssues(parsed.error, 'result') }
+      }
       return keepDeferredAnswer(store, runId, deferredId, answer)
     },
   }

@@ -63,7 +63,7 @@ export {
 export type { AgentCallErrorDetails, ChildWorkflowErrorDetails, RunLockOwner, RuntimeErrorCode } from './errors.js'
 export { RUN_LOCK_FILE } from './run-lock.js'
 export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
-export { positionToken } from './ids.js'
+export { createRunId, positionToken } from './ids.js'
 export { CHILD_EXECUTION_PREFIX, childExecutionIdOf } from './child-call.js'
 export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'
 export { NOTHING_RECORDED_PROBLEM, latestExecution, readStoredExecution, readStoredRun } from './read-run.js'

@@ -88,6 +88,22 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
   }
 }
 
+/** The root of a run that exists but whose root execution no worker has created yet: nothing recorded, so its status reads `queued`. */
+function queuedRoot(runId: string, storeKind: string, options: ReadStoredRunOptions): StoredExecution {
+  const info: ExecutionInfo = { runId, executionId: runId, kind: 'root', location: `${storeKind}:${runId}` }
+  const view = createRunView({ keep: options.keep ?? 'notable' })
+  const problems = ['queued: no worker has started the run yet']
+  return {
+    info,
+    view,
+    resultFile: undefined,
+    linesRead: 0,
+    problems,
+    nothingRecorded: true,
+    summary: summarizeRunView(view, { resultFile: undefined, outputsReadme: '', resultPath: '', journalProblems: problems, runId, executionId: runId }),
+  }
+}
+
 /**
  * The execution that holds a run's current state among its executions
  * (creation order, root first): the last resume, or the root; replays never.
@@ -106,8 +122,9 @@ export function latestExecution(executions: readonly ExecutionInfo[]): Execution
 export async function readStoredRun(store: RunStore, runId: string, options: ReadStoredRunOptions = {}): Promise<StoredRun> {
   const infos = await store.listExecutions(runId)
   const executions = await Promise.all(infos.map((info) => readStoredExecution(store, info, options)))
-  const root = executions[0]
-  if (root === undefined) throw new Error(`readStoredRun: run "${runId}" has no root execution`)
+  // A run queued for workers (a PostgreSQL run row) has no execution until a worker starts it.
+  const root = executions[0] ?? queuedRoot(runId, store.kind, options)
+  if (executions.length === 0) executions.push(root)
   const resumes = executions.filter((execution) => execution.info.kind === 'root' || execution.info.kind === 'resume')
   return {
     runId,

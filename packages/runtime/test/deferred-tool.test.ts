@@ -206,3 +206,26 @@ describe('answers kept by the store', () => {
     await expect(keepDeferredAnswer(store, handle.runId, '../x', { kind: 'resolved', result: null })).rejects.toThrow(/Invalid deferral id/)
   })
 })
+
+describe('answers from a runtime that does not execute the run', () => {
+  it('checks a result against the tool of the run’s workflow before keeping it, and the executing runtime picks a kept one up', async () => {
+    const store = createMemoryRunStore()
+    const workflow = defineWorkflow({
+      name: 'one-approval',
+      tools: { approve: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },
+      run: async ({ tool }) => ({ ok: true, approval: await tool('approve', { amount: 3 }) }),
+    })
+    const executing = createRuntime({ store, workflows: [workflow] })
+    // Another process (a server that only serves, a shell): same store, same workflows, nothing running.
+    const answering = createRuntime({ store, workflows: [workflow] })
+    const handle = await executing.start(workflow)
+    const [pending] = await answering.pendingDeferrals(handle.runId)
+    const id = pending?.deferredId ?? ''
+    const invalid = await answering.answerDeferred(handle.runId, id, { kind: 'resolved', result: { approved: 'yes' } })
+    expect(invalid).toMatchObject({ ok: false, status: 'invalid', issues: [expect.stringMatching(/approved/)] })
+    // Nothing was kept, so the right answer is still free to be given.
+    expect(await store.readDeferredAnswers(handle.runId)).toEqual(new Map())
+    expect(await answering.answerDeferred(handle.runId, id, { kind: 'resolved', result: { approved: true } })).toEqual({ ok: true, status: 'stored' })
+    expect(await handle.done).toMatchObject({ disposition: 'completed', result: { ok: true, approval: { approved: true } } })
+  })
+})

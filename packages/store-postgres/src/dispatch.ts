@@ -69,7 +69,7 @@ export const CANCEL_CHANNEL = 'locus_cancel'
  * owner's next heartbeat, or by the next worker to take the run) and a
  * `NOTIFY locus_cancel` that the owning worker acts on at once.
  */
-export async function requestCancel(client: pg.ClientBase, runId: string, schema = 'public'): Promise<boolean> {
+export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: string, schema = 'public'): Promise<boolean> {
   const { rowCount } = await client.query(
     `with flagged as (update "${schema}".locus_runs set cancel_requested_at = clock_timestamp() where run_id = $1 and status = 'running' returning run_id)
      select pg_notify($2, run_id) from flagged`,

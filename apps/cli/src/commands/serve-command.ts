@@ -1,5 +1,7 @@
 import { createTriggerQueue } from '@locus/protocol'
-import { createRuntime } from '@locus/runtime'
+import { type Runtime, createRuntime } from '@locus/runtime'
+import { createDispatchRuntime } from '@locus/store-postgres'
+import { CliError } from '../cli-error.js'
 import { startServer } from '@locus/server'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
@@ -19,6 +21,8 @@ export interface ServeFlags extends Omit<HostFlags, 'host'> {
   readonly runsDir?: string | undefined
   /** `--otel`: export every run's spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly otel?: boolean | undefined
+  /** Serve the runs of a PostgreSQL database; runs execute on `locus worker` processes. */
+  readonly databaseUrl?: string | undefined
 }
 
 /**
@@ -28,15 +32,30 @@ export interface ServeFlags extends Omit<HostFlags, 'host'> {
  */
 export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCode> {
   const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
-  const runsDir = resolveRunsDir(flags.runsDir, io)
-  const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+  const databaseUrl = flags.databaseUrl ?? (flags.runsDir === undefined ? io.env.LOCUS_DATABASE_URL : undefined)
   // Remote tools reach workers that poll this server (GET /v1/worker/triggers) through one queue.
   const workers = createTriggerQueue()
   const otel = flags.otel === true ? startOtelExport(io.env) : undefined
-  const plain = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  let plain: Runtime
+  let where: string
+  let closeRuntime = (): Promise<void> => Promise.resolve()
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    if (flags.runsDir !== undefined) throw new CliError('CLI_USAGE', 'Pass --runs-dir or --database-url, not both: the server serves the runs of one store.')
+    if (flags.modelHost !== undefined) throw new CliError('CLI_USAGE', '--model-host has no effect with --database-url: runs execute on `locus worker` processes, so give the host to them.')
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
+    const dispatching = await createDispatchRuntime({ connectionString: databaseUrl, workflows })
+    plain = dispatching
+    closeRuntime = () => dispatching.close()
+    where = 'runs execute on locus worker processes over PostgreSQL'
+  } else {
+    const runsDir = resolveRunsDir(flags.runsDir, io)
+    const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+    plain = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+    where = `host: ${chosen.description}`
+  }
   const runtime = otel === undefined ? plain : otel.traceRuntime(plain)
   const server = await startServer({ runtime, workers, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
-  io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (host: ${chosen.description})\n`)
+  io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (${where})\n`)
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {
       stop()
@@ -50,6 +69,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   io.stdout.write('locus: shutting down; runs still going are cancelled after the grace period and can be resumed\n')
   await server.close()
   await workers.close()
+  await closeRuntime()
   await otel?.shutdown().catch((error: unknown) => {
     io.stderr.write(`locus: warning: traces could not be sent to ${otel.url}: ${error instanceof Error ? error.message : String(error)}\n`)
   })

@@ -1,0 +1,169 @@
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { repoRoot, startLocus, tempDir } from './helpers.js'
+
+const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
+const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'index.js')
+
+/** The PostgreSQL client the store package uses (the CLI has no database client of its own to create a database with). */
+interface PgClient {
+  connect(): Promise<unknown>
+  query(sql: string): Promise<unknown>
+  end(): Promise<unknown>
+}
+const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string | undefined }) => PgClient }
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Resolves with the first stdout line matching `pattern`, or rejects when the process exits first. */
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
+  let stdout = ''
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = pattern.exec(stdout)
+      if (match !== null) resolve(match)
+    })
+    child.once('exit', (code) => {
+      reject(new Error(`locus exited (${String(code)}) before printing ${String(pattern)}: ${stdout}${stderr}`))
+    })
+  })
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe('locus serve --database-url, with the runs executed by a locus worker', () => {
+  const ci = (process.env.CI ?? '') !== ''
+  const database = `locus_serve_pg_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const children: ChildProcess[] = []
+  let base = ''
+  let databaseUrl = ''
+
+  beforeAll(async () => {
+    if (url === undefined) return
+    await admin(`create database "${database}"`)
+    const parsed = new URL(url)
+    parsed.pathname = `/${database}`
+    databaseUrl = parsed.href
+    const dir = await tempDir()
+    await writeFile(
+      join(dir, 'approve.mts'),
+      [
+        `import { defineDeferredTool, defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'approve',",
+        '  input: z.object({ amount: z.number() }),',
+        "  tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },",
+        "  run: async ({ input, tool }) => ({ ok: true, decision: await tool('sign_off', { amount: input.amount }) }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(
+      join(dir, 'stall.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'stall',",
+        "  run: async ({ agent }) => ({ ok: true, answer: (await agent('hang here')).answer }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }] }))
+    // The worker is one machine and the server another: they share only the database.
+    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000'], { cwd: dir })
+    children.push(worker)
+    await waitForLine(worker, /worker running/)
+    const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
+    children.push(server)
+    base = (await waitForLine(server, /at (http:\/\/\S+)/))[1] ?? ''
+  }, 60_000)
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL')
+    await Promise.all(children.filter((child) => child.exitCode === null && child.signalCode === null).map((child) => once(child, 'exit')))
+    if (url !== undefined) await admin(`drop database if exists "${database}" with (force)`)
+  })
+
+  const api = async (path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${base}${path}`, {
+      method: init?.method ?? 'GET',
+      ...(init?.body === undefined ? {} : { body: JSON.stringify(init.body), headers: { 'content-type': 'application/json' } }),
+    })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+  const statusOf = async (runId: string): Promise<string> => (await api(`/v1/runs/${runId}`)).body.status as string
+
+  it.skipIf(url === undefined && !ci)('queues a run, and a cancel through the server reaches the worker that holds it', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/stall/runs', { method: 'POST', body: {} })
+    expect(started.status).toBe(202)
+    expect(['queued', 'running']).toContain(started.body.status)
+    const runId = started.body.runId as string
+    // The worker takes it and waits on the hung agent call.
+    await until('the worker to start the run', async () => ((await statusOf(runId)) === 'running' ? true : undefined))
+    const cancelled = await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: { reason: 'from the server' } })
+    expect(cancelled.status).toBe(202)
+    expect(cancelled.body).toMatchObject({ runId, status: 'cancelling' })
+    await until('the run to end cancelled', async () => ((await statusOf(runId)) === 'cancelled' ? true : undefined))
+    // Ended: a second cancel says so instead of pretending.
+    const again = await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })
+    expect(again.status).toBe(409)
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)('answers a deferral over HTTP that the worker on the other side picks up, and refuses bad input before queueing anything', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const bad = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 'lots' } } })
+    expect(bad.status).toBe(400)
+    expect(JSON.stringify(bad.body)).toMatch(/amount/)
+    const budgets = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 5 }, budgets: { maxTotalAgentInvocations: 3 } } })
+    expect(budgets.status).toBe(400)
+    expect(JSON.stringify(budgets.body)).toMatch(/budgets/)
+    const listed = (await api('/v1/runs')).body.runs as { workflow?: string }[]
+    expect(listed.filter((run) => run.workflow === 'approve')).toEqual([])
+
+    const started = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 40 } } })
+    expect(started.status).toBe(202)
+    const runId = started.body.runId as string
+    const deferredId = await until('the deferral', async () => {
+      const { body } = await api(`/v1/runs/${runId}/deferred`)
+      return (body.deferred as { deferredId: string }[])[0]?.deferredId
+    })
+    expect(await statusOf(runId)).toBe('waiting')
+    const invalid = await api(`/v1/runs/${runId}/deferred/${deferredId}/resolve`, { method: 'POST', body: { result: { approved: 'yes' } } })
+    expect(invalid.status).toBe(400)
+    expect(JSON.stringify(invalid.body)).toMatch(/approved/)
+    const resolved = await api(`/v1/runs/${runId}/deferred/${deferredId}/resolve`, { method: 'POST', body: { result: { approved: true } } })
+    expect(resolved).toMatchObject({ status: 200, body: { status: 'stored' } })
+    const result = await until('the result', async () => {
+      const response = await api(`/v1/runs/${runId}/result?wait=5`)
+      return response.status === 200 ? response.body : undefined
+    })
+    expect(result).toMatchObject({ disposition: 'completed', result: { ok: true, decision: { approved: true } } })
+  }, 60_000)
+})

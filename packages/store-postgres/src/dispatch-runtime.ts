@@ -1,0 +1,175 @@
+import type { JournalLine } from '@locus/journal'
+import {
+  type RunHandle,
+  type RunResult,
+  type Runtime,
+  RuntimeInputError,
+  type RuntimeRunOptions,
+  type WorkflowDefinition,
+  createRunId,
+  createRuntime,
+  readStoredRun,
+} from '@locus/runtime'
+import { RunExistsError, StoreOptionsError } from '@locus/store'
+import pg from 'pg'
+import { RUN_TASK, enqueueRun, migrateDispatch, requestCancel } from './dispatch.js'
+import { type PostgresRunStore, createPostgresRunStore } from './postgres-run-store.js'
+
+/** Options of {@link createDispatchRuntime}. */
+export interface DispatchRuntimeOptions {
+  readonly connectionString: string
+  /** The workflows runs may be started of: the names workers run (their code lives with the workers). */
+  readonly workflows: readonly WorkflowDefinition[]
+  readonly schema?: string | undefined
+  /** How often a handle's `done` looks at the run's row. @default 250 */
+  readonly pollMs?: number | undefined
+  /** Connections of this process. @default 8 */
+  readonly maxConnections?: number | undefined
+}
+
+/** A runtime whose runs execute on workers; close it to end its connections. */
+export interface DispatchRuntime extends Runtime {
+  readonly store: PostgresRunStore
+  close(): Promise<void>
+}
+
+/** The run options a queued run keeps: its input and id. The rest is the worker's to choose. */
+const QUEUED_OPTIONS = new Set(['input', 'runId'])
+
+/**
+ * A {@link Runtime} for processes that serve runs but do not execute them
+ * (`locus serve --database-url`): `start` validates the input and queues the
+ * run for the workers with {@link enqueueRun} (its row and job in one
+ * transaction), `requestCancel` reaches the worker that holds a run on any
+ * machine, and every read (`get`, `list`, events, deferrals) comes from the
+ * same database. Answers to deferrals are kept in the store, where the
+ * owning worker, or the next one, finds them.
+ *
+ * Nothing runs here, so `live(runId)` is always undefined and `cancel` is
+ * false: use `requestCancel`. `resume` queues the run again for a worker,
+ * which continues it from its journal; `replay` checks a run in this process.
+ */
+export async function createDispatchRuntime(options: DispatchRuntimeOptions): Promise<DispatchRuntime> {
+  const pollMs = options.pollMs ?? 250
+  if (!Number.isFinite(pollMs) || pollMs <= 0) throw new StoreOptionsError(`createDispatchRuntime: pollMs must be a positive number of milliseconds, not ${String(pollMs)}.`)
+  const schema = options.schema ?? 'public'
+  // Idempotent: a server may be the first process to reach a new database.
+  await migrateDispatch(options.connectionString, schema)
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 8 })
+  pool.on('error', () => undefined)
+  const store = createPostgresRunStore({ pool, schema, migrate: false })
+  const reader = createRuntime({ store, workflows: options.workflows })
+  const runs = `"${schema}".locus_runs`
+
+  /** The run's row status once it left `running`; undefined while it runs or waits in the queue. */
+  async function endedStatus(runId: string): Promise<string | undefined> {
+    const { rows } = await pool.query<{ status: string }>(`select status from ${runs} where run_id = $1`, [runId])
+    const status = rows[0]?.status
+    return status === undefined || status === 'running' ? undefined : status
+  }
+
+  function handleOf(runId: string, executionId: string): RunHandle {
+    let done: Promise<RunResult> | undefined
+    const events = (afterSeq = -1, signal?: AbortSignal): AsyncIterable<JournalLine> => store.tail({ runId, executionId }, { afterSeq, ...(signal === undefined ? {} : { signal }) })
+    return {
+      runId,
+      executionId,
+      // The reason stays with the caller: the request is the flag on the run row, which the worker reads.
+      cancel: () => {
+        void requestCancel(pool, runId, schema).catch(() => undefined)
+      },
+      // The worker's store commits every line; there is nothing buffered here.
+      flush: () => undefined,
+      // Lazily: a caller that never waits costs no polling.
+      get done() {
+        done ??= (async () => {
+          for (;;) {
+            if ((await endedStatus(runId)) !== undefined) break
+            await new Promise((resolve) => setTimeout(resolve, pollMs))
+          }
+          const latest = (await readStoredRun(store, runId)).latest
+          const end = latest.view.runEnd
+          return {
+            runId,
+            executionId: latest.info.executionId,
+            runDir: latest.info.location,
+            executionDir: latest.info.location,
+            disposition: end?.disposition ?? 'failed',
+            ok: end?.ok ?? false,
+            result: end?.result ?? null,
+            ...(end?.error === undefined ? {} : { error: end.error }),
+          }
+        })()
+        return done
+      },
+      subscribe(listener, cursor) {
+        const stop = new AbortController()
+        void (async () => {
+          for await (const line of events(cursor?.afterSeq, stop.signal)) listener(line)
+        })().catch(() => undefined)
+        return () => {
+          stop.abort()
+        }
+      },
+      events: (cursor) => events(cursor?.afterSeq),
+      // Answers go through the store (answerDeferred of the runtime), where the owning worker looks.
+      answerDeferred: () => undefined,
+    }
+  }
+
+  return {
+    store,
+    workflows: reader.workflows,
+    async start(workflow, runOptions: RuntimeRunOptions = {}) {
+      const definition = typeof workflow === 'string' ? reader.workflows.get(workflow) : workflow
+      if (definition === undefined || reader.workflows.get(definition.name) !== definition) {
+        const name = typeof workflow === 'string' ? workflow : workflow.name
+        throw new RuntimeInputError('RUN_OPTIONS_INVALID', `No workflow "${name}" is registered here; a queued run names a workflow its workers run (${[...reader.workflows.keys()].join(', ') || 'none'}).`, [`workflow: "${name}" unknown`])
+      }
+      const extra = Object.entries(runOptions).filter(([key, value]) => value !== undefined && !QUEUED_OPTIONS.has(key)).map(([key]) => key)
+      if (extra.length > 0) {
+        throw new RuntimeInputError(
+          'RUN_OPTIONS_INVALID',
+          `A run queued for workers takes its input and run id only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
+          extra.map((key) => `${key}: not supported for a queued run`),
+        )
+      }
+      const parsed = definition.input === undefined ? { success: true as const, data: runOptions.input } : definition.input.safeParse(runOptions.input)
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((issue) => `input${issue.path.length === 0 ? '' : `.${issue.path.join('.')}`}: ${issue.message}`)
+        throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
+      }
+      const runId = runOptions.runId ?? createRunId(new Date())
+      if (await store.hasRun(runId)) throw new RunExistsError(runId, 'the PostgreSQL store')
+      const client = await pool.connect()
+      try {
+        await enqueueRun(client, { runId, workflow: definition.name, ...(runOptions.input === undefined ? {} : { input: runOptions.input }), schema })
+      } finally {
+        client.release()
+      }
+      return handleOf(runId, runId)
+    },
+    async resume(runId) {
+      const stored = await readStoredRun(store, runId)
+      if ((await endedStatus(runId)) === undefined && stored.latest.view.runEnd === undefined) {
+        // Running, or queued: a worker holds it or will; the sweeper re-queues it if that worker dies.
+        return handleOf(runId, stored.latest.info.executionId)
+      }
+      await pool.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
+      await pool.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+      return handleOf(runId, stored.latest.info.executionId)
+    },
+    replay: (runId, replayOptions) => reader.replay(runId, replayOptions),
+    get: (runId, readOptions) => reader.get(runId, readOptions),
+    list: (filter) => reader.list(filter),
+    cancel: () => false,
+    requestCancel: (runId) => requestCancel(pool, runId, schema),
+    live: () => undefined,
+    pendingDeferrals: (runId) => reader.pendingDeferrals(runId),
+    answerDeferred: (runId, deferredId, answer) => reader.answerDeferred(runId, deferredId, answer),
+    async close() {
+      await store.close()
+      await pool.end()
+    },
+  }
+}
