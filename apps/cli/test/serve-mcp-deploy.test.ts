@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs'
 import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { defineDeferredTool, defineWorkflow, startWorkflowRun } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { cleanEnv, cliPath, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
 
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
@@ -171,16 +174,39 @@ describe('locus check-deploy and locus resolve', () => {
     expect(report.runs[0]).toMatchObject({ verdict: 'diverged', divergence: { fields: ['prompt'] } })
   })
 
-  it('stores an answer for a deferral and refuses a different second one', async () => {
+  it('answers a deferral of a waiting run from another shell, then recognises a repeat and refuses a different answer', async () => {
     const dir = await tempDir()
     const runsDir = join(dir, 'runs')
-    const first = await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })
+    const approval = defineWorkflow({
+      name: 'approval',
+      tools: { approve: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },
+      run: async ({ tool }) => ({ ok: true, approval: await tool('approve', { amount: 7 }) }),
+    })
+    let deferredId: string | undefined
+    // This process holds the run; `locus resolve` is the other shell.
+    const handle = startWorkflowRun(approval, { runsDir, runId: 'run-1', durability: 'line', onEvent: (line) => (deferredId ??= line.type === 'deferred_open' ? line.deferredId : undefined) })
+    while (deferredId === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
+    const id = deferredId
+    // Without the workflow at hand the shell cannot check the result: the run does when it reads it, refuses
+    // it (a warning in its journal) and withdraws it, so the deferral can be answered again.
+    const invalid = await runLocus(['resolve', 'run-1', id, '--result', '{"approved":"yes"}', '--runs-dir', runsDir], { cwd: dir })
+    expect(invalid.code).toBe(0)
+    const kept = join(runsDir, 'run-1', 'deferred', `${id}.json`)
+    const deadline = Date.now() + 10_000
+    while (existsSync(kept) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(existsSync(kept)).toBe(false)
+    const first = await runLocus(['resolve', 'run-1', id, '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })
     expect(first.code).toBe(0)
-    expect((await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })).stdout).toMatch(/already had this answer/)
-    const conflict = await runLocus(['resolve', 'run-1', 'tool-1-a1', '--result', '{"approved":false}', '--runs-dir', runsDir], { cwd: dir })
+    expect((await handle.done).result).toEqual({ ok: true, approval: { approved: true } })
+    expect((await runLocus(['resolve', 'run-1', id, '--result', '{"approved":true}', '--runs-dir', runsDir], { cwd: dir })).stdout).toMatch(/already had this answer/)
+    const conflict = await runLocus(['resolve', 'run-1', id, '--result', '{"approved":false}', '--runs-dir', runsDir], { cwd: dir })
     expect(conflict.code).toBe(2)
-    expect(conflict.stderr).toMatch(/different answer/)
+    expect(conflict.stderr).toMatch(/an answer is final/)
+    const unknown = await runLocus(['resolve', 'run-1', 'tool-9-a1', '--result', '{}', '--runs-dir', runsDir], { cwd: dir })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/no deferral tool-9-a1/)
     expect((await runLocus(['resolve', '../x', 'tool-1-a1', '--result', '{}', '--runs-dir', runsDir], { cwd: dir })).code).toBe(2)
+    expect((await runLocus(['resolve', 'run-2', 'tool-1-a1', '--result', '{}', '--runs-dir', runsDir], { cwd: dir })).code).not.toBe(0)
   })
 })
 

@@ -45,7 +45,22 @@ describe('startServer', () => {
     const started = await fetch(`${server.url}/v1/workflows/waits/runs`, { method: 'POST', body: '{}' })
     const { runId } = (await started.json()) as { runId: string }
     const events = await fetch(`${server.url}/v1/runs/${runId}/events`)
-    const streamText = events.text()
+    // Read until the stream has delivered run_start (a loaded machine may take a while), then on to its end.
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let received = ''
+    while (!received.includes('event: run_start')) {
+      const chunk = await reader.read()
+      if (chunk.done) break
+      received += decoder.decode(chunk.value, { stream: true })
+    }
+    const streamText = (async () => {
+      for (;;) {
+        const chunk = await reader.read()
+        if (chunk.done) return received
+        received += decoder.decode(chunk.value, { stream: true })
+      }
+    })()
     const poll = fetch(`${server.url}/v1/runs/${runId}/result?wait=60`)
     await sleep(50)
     const closing = server.close()

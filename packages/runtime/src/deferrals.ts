@@ -19,12 +19,17 @@ export type DeferredAnswerOutcome =
 export interface DeferredAnswerSource {
   readonly pollMs: number
   read(ids: readonly string[]): Promise<ReadonlyMap<string, string>>
+  /** Removes a kept answer the run refused, so the deferral can be answered again. */
+  withdraw(id: string, answer: string): Promise<boolean>
 }
 
 /** The answers a run's store keeps, looked at every `pollMs` while a deferral waits. */
 export function storeAnswerSource(store: RunStore, runId: string, pollMs: number): DeferredAnswerSource {
-  return { pollMs, read: (ids) => store.readDeferredAnswers(runId, ids) }
+  return { pollMs, read: (ids) => store.readDeferredAnswers(runId, ids), withdraw: (id, answer) => store.withdrawDeferredAnswer(runId, id, answer) }
 }
+
+/** Told when a kept answer is refused: the deferral stays open, and the answer was withdrawn from the store. */
+export type RefusedAnswerListener = (id: string, problems: readonly string[]) => void
 
 /**
  * One waiting deferral: no timer and no promise chain of its own beyond the
@@ -64,13 +69,16 @@ function parseAnswer(text: string): DeferredAnswer | undefined {
 export class Deferrals {
   private readonly open = new Map<string, OpenDeferral>()
   private readonly answered = new Map<string, DeferredAnswer>()
-  /** Stored answers that failed the tool's output schema: kept answers are final, so they are not read again. */
+  /** Kept answers refused whose withdrawal failed, by id and text, so the same text is not judged twice. */
   private readonly refused = new Set<string>()
   private poll: NodeJS.Timeout | undefined
   private looking = false
   private lookSoon = false
 
-  constructor(private readonly source: DeferredAnswerSource | undefined) {}
+  constructor(
+    private readonly source: DeferredAnswerSource | undefined,
+    private readonly onRefused: RefusedAnswerListener = () => undefined,
+  ) {}
 
   /** The ids waiting now. */
   pending(): string[] {
@@ -146,12 +154,15 @@ export class Deferrals {
     if (this.looking || this.open.size === 0) return
     this.looking = true
     try {
-      const ids = [...this.open.keys()].filter((id) => !this.refused.has(id))
-      if (ids.length === 0) return
-      for (const [id, text] of await source.read(ids)) {
+      for (const [id, text] of await source.read([...this.open.keys()])) {
+        if (this.refused.has(`${id}\n${text}`)) continue
         const answer = parseAnswer(text)
         const outcome = answer === undefined ? undefined : this.answer(id, answer)
-        if (outcome === undefined || outcome.status === 'invalid') this.refused.add(id)
+        if (outcome !== undefined && outcome.status !== 'invalid') continue
+        // Refused: the deferral stays open, and the answer leaves the store so a right one can be given.
+        const problems = outcome?.status === 'invalid' ? outcome.issues : ['the kept answer is not an answer (a resolved result or a rejection)']
+        if (!(await source.withdraw(id, text).catch(() => false))) this.refused.add(`${id}\n${text}`)
+        this.onRefused(id, problems)
       }
     } catch {
       // The store could not be read this time (a dropped connection, say): the next look tries again.

@@ -348,7 +348,11 @@ function startExecution<TInput>(
     { retryBudget: options.retryBudget, jitter: parent?.jitter ?? options.jitter },
   )
   run.launchMode = launchMode
-  run.deferrals = parent?.deferrals ?? new Deferrals(medium.deferredAnswers)
+  run.deferrals =
+    parent?.deferrals ??
+    new Deferrals(medium.deferredAnswers, (deferredId, problems) => {
+      run.emit({ type: 'log', level: 'warn', message: `an answer kept for deferral ${deferredId} was refused and withdrawn; the deferral stays open: ${problems.join('; ')}`, data: { deferredId, problems: [...problems] } })
+    })
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
   run.worker = parent === undefined ? options.worker : parent.worker
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress

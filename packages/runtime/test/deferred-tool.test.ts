@@ -172,24 +172,26 @@ describe('answers kept by the store', () => {
     expect(looks.length).toBe(after)
   })
 
-  it('leaves a deferral open when its kept answer fails the output schema, and a valid answer from the handle settles it', async () => {
+  it('refuses a kept answer that fails the output schema: it withdraws it, says so in the journal, and a right answer kept later settles the deferral', async () => {
     const { store, nextLook } = watchedStore()
     const runtime = createRuntime({ store, workflows: [fanOut] })
     const handle = await runtime.start(fanOut, { input: { count: 1 } })
     const [pending] = await runtime.pendingDeferrals(handle.runId)
     const id = pending?.deferredId ?? ''
     expect(id).not.toBe('')
-    // Kept without the tool's schema at hand (as a shell or another machine keeps it): the run checks it when it reads it.
+    // Kept without the tool's schema at hand (as a shell without the workflow keeps it): the run checks it when it reads it.
     expect(await keepDeferredAnswer(store, handle.runId, id, { kind: 'resolved', result: { approved: 'yes' } })).toEqual({ ok: true, status: 'stored' })
-    // The next look reads it and refuses it; a kept answer is final, so it is not read again.
+    const withdrawn = nextLook()
+    await withdrawn
     await nextLook()
-    expect(runtime.live(handle.runId)).toBeDefined()
+    expect(await store.readDeferredAnswers(handle.runId)).toEqual(new Map())
     expect(await runtime.pendingDeferrals(handle.runId)).toMatchObject([{ deferredId: id }])
-    expect(handle.answerDeferred(id, { kind: 'resolved', result: { approved: true } })).toEqual({ ok: true, status: 'accepted' })
+    expect(await keepDeferredAnswer(store, handle.runId, id, { kind: 'resolved', result: { approved: true } })).toEqual({ ok: true, status: 'stored' })
     const result = await handle.done
     expect(result.disposition).toBe('completed')
     const lines: JournalLine[] = []
     for await (const line of store.readLines({ runId: handle.runId, executionId: handle.executionId })) lines.push(line)
+    expect(linesOfType(lines, 'log').filter((line) => line.level === 'warn')).toMatchObject([{ data: { deferredId: id, problems: [expect.stringMatching(/approved/)] } }])
     expect(linesOfType(lines, 'deferred_settled')).toMatchObject([{ deferredId: id, outcome: 'resolved', result: { approved: true } }])
   })
 

@@ -612,6 +612,12 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       if (row === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
       return { stored: row.stored, answer: row.answer }
     },
+    async withdrawDeferredAnswer(runId, deferredId, answer) {
+      validateDeferredId(deferredId)
+      await ready()
+      const { rowCount } = await pool.query(`delete from ${deferredAnswers} where run_id = $1 and deferred_id = $2 and answer = $3`, [runId, deferredId, answer])
+      return rowCount === 1
+    },
     async readDeferredAnswers(runId, ids) {
       await ready()
       const wanted = ids === undefined ? null : [...ids]

@@ -181,6 +181,12 @@ if (url === undefined) {
           )
           return rows[0]?.id
         })
+      // Only this test's workers: one left alive by an earlier test would take the run and keep its lease.
+      for (const child of workers) {
+        child.kill('SIGCONT')
+        child.kill('SIGKILL')
+      }
+      await Promise.all([...workers].filter((child) => child.exitCode === null && child.signalCode === null).map((child) => once(child, 'exit')))
       const first = await spawnOne()
       await enqueueRun(client, { runId, workflow: 'approval', input: { amount: 120 } })
       const managerId = await openDeferral('manager')

@@ -253,6 +253,22 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     }
   }
 
+  async function withdrawDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<boolean> {
+    const path = join(runPaths(base, validateRunId(runId, 'runId')).rootDir, DEFERRED_ANSWERS_DIR, `${validateDeferredId(deferredId)}.json`)
+    let kept: string
+    try {
+      kept = await readFile(path, 'utf8')
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return false
+      throw error
+    }
+    if (kept !== answer) return false
+    await unlink(path).catch((error: unknown) => {
+      if (codeOf(error) !== 'ENOENT') throw error
+    })
+    return true
+  }
+
   async function readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>> {
     const dir = join(runPaths(base, validateRunId(runId, 'runId')).rootDir, DEFERRED_ANSWERS_DIR)
     const wanted = ids === undefined ? undefined : new Set(ids)
@@ -287,6 +303,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     tail,
     readArtifact,
     putDeferredAnswer,
+    withdrawDeferredAnswer,
     readDeferredAnswers,
   }
 }

@@ -205,6 +205,13 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
         answers.set(deferredId, answer)
         return { stored: true, answer }
       }),
+    withdrawDeferredAnswer: (runId, deferredId, answer) =>
+      settle(() => {
+        const answers = runs.get(validateRunId(runId, 'runId'))?.deferredAnswers
+        if (answers?.get(validateDeferredId(deferredId)) !== answer) return false
+        answers.delete(deferredId)
+        return true
+      }),
     readDeferredAnswers: (runId, ids) =>
       settle(() => {
         const answers = runs.get(validateRunId(runId, 'runId'))?.deferredAnswers

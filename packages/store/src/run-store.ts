@@ -170,6 +170,12 @@ export interface RunStore {
    * conflict. @throws StoreOptionsError for an id that is not a deferral id
    */
   putDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<{ readonly stored: boolean; readonly answer: string }>
+  /**
+   * Withdraws a kept answer the run refused (its result did not fit the tool's
+   * output schema), so the deferral can be answered again: removes it only
+   * while it is exactly `answer`; true when it was removed.
+   */
+  withdrawDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<boolean>
   /** The answers kept for a run's deferrals, by deferral id; only those in `ids` when given. */
   readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>>
 }

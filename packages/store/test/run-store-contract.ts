@@ -266,6 +266,22 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       })
     })
 
+    it('withdraws a kept answer only while it is exactly the one refused, so the deferral can be answered again', async () => {
+      await withStore(factory, async (store) => {
+        await (await store.createExecution({ runId: 'run-w', kind: 'root' })).close()
+        const refused = '{"kind":"resolved","result":{"approved":"yes"}}'
+        await store.putDeferredAnswer('run-w', 'tool-1-a1', refused)
+        expect(await store.withdrawDeferredAnswer('run-w', 'tool-1-a1', '{"kind":"resolved","result":{"approved":true}}')).toBe(false)
+        expect((await store.readDeferredAnswers('run-w')).get('tool-1-a1')).toBe(refused)
+        expect(await store.withdrawDeferredAnswer('run-w', 'tool-1-a1', refused)).toBe(true)
+        expect(await store.withdrawDeferredAnswer('run-w', 'tool-1-a1', refused)).toBe(false)
+        expect(await store.readDeferredAnswers('run-w')).toEqual(new Map())
+        const good = '{"kind":"resolved","result":{"approved":true}}'
+        expect(await store.putDeferredAnswer('run-w', 'tool-1-a1', good)).toEqual({ stored: true, answer: good })
+        expect(await store.withdrawDeferredAnswer('run-nobody', 'tool-1-a1', good)).toBe(false)
+      })
+    })
+
     it('keeps exactly one of many different answers given at once', async () => {
       await withStore(factory, async (store) => {
         await (await store.createExecution({ runId: 'run-race', kind: 'root' })).close()
