@@ -30,3 +30,4 @@ export type {
 } from './attempt.js'
 export { TRANSPORT_RETRYABLE_CAUSES, isTransportRetryable, parseAttempts, transportRetryPolicy } from './transport-retry.js'
 export type { TransportRetryableCause } from './transport-retry.js'
+export { offAbort, onAbort } from './abort-fanout.js'

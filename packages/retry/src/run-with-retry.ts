@@ -3,6 +3,7 @@ import { type JitterMode, JITTER_MODES, applyJitter, backoffDelaySecs, isJitterM
 import { type CallFailure, toCallFailure } from './call-failure.js'
 import { LONGEST_TIMER_MS, type RetryClock, systemClock } from './clock.js'
 import { describeValue } from './describe-value.js'
+import { offAbort, onAbort } from './abort-fanout.js'
 import type { RetryBudget } from './retry-budget.js'
 import { RetryOptionsError } from './retry-options-error.js'
 import { type RetryPolicy, isRetryPolicy, parseRetryPolicy } from './retry-policy.js'
@@ -189,7 +190,7 @@ function runAttempt<T>(
       if (settled) return false
       settled = true
       cancelDeadline?.()
-      signal?.removeEventListener('abort', onCancel)
+      if (signal !== undefined) offAbort(signal, onCancel)
       resolve(settlement)
       return true
     }
@@ -228,8 +229,9 @@ function runAttempt<T>(
     }
 
     if (signal !== undefined) {
+      // One listener on the signal for all attempts: a run's signal may have thousands waiting on it.
       if (signal.aborted) onCancel()
-      else signal.addEventListener('abort', onCancel, { once: true })
+      else onAbort(signal, onCancel)
     }
   })
 }

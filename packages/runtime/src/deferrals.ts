@@ -1,4 +1,5 @@
 import type { JsonValue } from '@locus/outcome'
+import { offAbort, onAbort } from '@locus/retry'
 import { type RunStore, validateDeferredId } from '@locus/store'
 import type { z } from 'zod'
 import { RuntimeInputError } from './errors.js'
@@ -92,12 +93,13 @@ export class Deferrals {
         reject(abortReason(signal))
         return
       }
-      const onAbort = (): void => {
+      const abandon = (): void => {
         this.close(id)
         reject(abortReason(signal))
       }
-      signal.addEventListener('abort', onAbort, { once: true })
-      this.open.set(id, { output, resolve, reject, signal, onAbort })
+      // Through one listener per signal: thousands of deferrals may wait on the run's signal.
+      onAbort(signal, abandon)
+      this.open.set(id, { output, resolve, reject, signal, onAbort: abandon })
       this.watch()
     })
   }
@@ -125,7 +127,7 @@ export class Deferrals {
   private close(id: string): void {
     const open = this.open.get(id)
     if (open === undefined) return
-    open.signal.removeEventListener('abort', open.onAbort)
+    offAbort(open.signal, open.onAbort)
     this.open.delete(id)
     if (this.open.size === 0 && this.poll !== undefined) {
       clearInterval(this.poll)
