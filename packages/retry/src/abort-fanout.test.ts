@@ -29,7 +29,7 @@ describe('onAbort / offAbort', () => {
     controller.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
       added += 1
       original(...args)
-    }) as AbortSignal['addEventListener']
+    })
     for (let index = 0; index < 1_000; index += 1) onAbort(controller.signal, () => undefined)
     expect(added).toBe(1)
   })
