@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { printTable } from '@locus/bench-kit'
 import { canMeasureHeap } from './heap-probe.js'
 import { describeMachine, packageVersions } from './machine.js'
-import { renderReport } from './render-report.js'
+import { formatMeasure, renderReport } from './render-report.js'
 import { type WorkloadResult, runWorkload } from './run-workload.js'
 import { fullSizes, smokeSizes } from './sizes.js'
 import { evaluateTargets } from './targets.js'
@@ -54,8 +54,8 @@ const targets = evaluateTargets(results)
 console.log('')
 for (const target of targets) {
   const verdict = target.met === undefined ? 'context' : target.met ? 'met   ' : 'MISSED'
-  const goal = target.limit === undefined ? '' : ` (target ${target.comparison === 'at-most' ? '<=' : '>='} ${target.limit}x)`
-  console.log(`target ${verdict} ${target.label}: ${target.ratio.toFixed(2)}x${goal}`)
+  const goal = target.limit === undefined ? '' : ` (target ${target.comparison === 'at-most' ? '<=' : '>='} ${target.limit}${target.metric === 'peak-heap-mib' ? ' MiB' : 'x'})`
+  console.log(`target ${verdict} ${target.label}: ${formatMeasure(target)}${goal}`)
 }
 
 const disagreeing = results.filter((result) => !result.agreed).map((result) => result.workload.id)

@@ -64,7 +64,7 @@ function locusRevision(): string {
 export function packageVersions(): PackageVersion[] {
   const revision = locusRevision()
   const langgraphDir = installedDir('@langchain/langgraph')
-  const versions: PackageVersion[] = ['@locus/runtime', '@locus/groups', '@locus/retry', '@locus/journal', '@locus/replay'].map((name) => ({
+  const versions: PackageVersion[] = ['@locus/runtime', '@locus/groups', '@locus/retry', '@locus/journal', '@locus/store'].map((name) => ({
     name,
     version: `${versionAt(installedDir(name))} (workspace, ${revision})`,
   }))

@@ -78,14 +78,21 @@ function renderWorkload(result: WorkloadResult, position: number): string[] {
   return lines
 }
 
+/** A target's measure as its table shows it: a ratio, or a peak heap in MiB. */
+export function formatMeasure(target: TargetOutcome): string {
+  if (target.metric !== 'peak-heap-mib') return formatRatio(target.ratio)
+  return Number.isNaN(target.ratio) ? 'n/a (heap not measured)' : `${target.ratio.toFixed(1)} MiB`
+}
+
 function renderTargets(targets: readonly TargetOutcome[]): string[] {
-  const lines = ['## Targets', '', 'Each target is a ratio of two medians measured in the same process run, so background load on the machine hits both sides alike.', '']
+  const lines = ['## Targets', '', 'Each target is a ratio of two medians measured in the same process run, so background load on the machine hits both sides alike; the peak heap target is the heap a row reached, measured in the same run.', '']
   lines.push('| Target | Measured | Verdict |', '| --- | ---: | --- |')
   for (const target of targets) {
     const sign = target.comparison === 'at-most' ? '<=' : '>='
     const verdict = target.met === undefined ? 'context only' : target.met ? '**met**' : '**missed**'
-    const goal = target.limit === undefined ? '' : ` (target ${sign} ${target.limit}x)`
-    lines.push(`| ${escapeCell(target.label)}${goal} | ${formatRatio(target.ratio)} | ${verdict} |`)
+    const unit = target.metric === 'peak-heap-mib' ? ' MiB' : 'x'
+    const goal = target.limit === undefined ? '' : ` (target ${sign} ${target.limit}${unit})`
+    lines.push(`| ${escapeCell(target.label)}${goal} | ${formatMeasure(target)} | ${verdict} |`)
   }
   lines.push('')
   const missed = targets.filter((target) => target.met === false)
@@ -93,7 +100,7 @@ function renderTargets(targets: readonly TargetOutcome[]): string[] {
     lines.push('Every target was met in this run.', '')
   } else {
     lines.push('### Why a target was missed, and what would close it', '')
-    for (const target of missed) lines.push(`- **${target.label}** (${formatRatio(target.ratio)}): ${target.explanation}`)
+    for (const target of missed) lines.push(`- **${target.label}** (${formatMeasure(target)}): ${target.explanation}`)
     lines.push('')
   }
   const context = targets.filter((target) => target.met === undefined)

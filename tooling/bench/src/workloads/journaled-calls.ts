@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph'
 import { defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
+import { createMemoryRunStore } from '@locus/store'
 import { Effect, Either } from 'effect'
 import { z } from 'zod'
 import { type FlakyTool, type ToolValue, createFlakyTool, isRetryable } from '../flaky-tool.js'
@@ -27,6 +28,7 @@ export interface JournaledCallsSize {
 
 export const JOURNALED_LOCUS = 'Locus tool() in a run, durability batch'
 export const JOURNALED_FLOOR = 'raw: writeSync + fsync every 1000 lines'
+export const JOURNALED_MEMORY = 'Locus tool() in a run, memory store'
 
 const TOOL_NAME = 'work'
 
@@ -113,6 +115,24 @@ export function createJournaledCallsWorkload(size: JournaledCallsSize): Workload
           let retries = 0
           const run = await runWorkflowScript(workflow, {
             runsDir: scratch,
+            durability: 'batch',
+            onEvent: (line) => {
+              if (line.type === 'retry') retries += 1
+            },
+          })
+          const result = run.result as unknown as { succeeded: number; checksum: number; failures: ItemFailure[] }
+          return { succeeded: result.succeeded, failed: result.failures.length, retries, checksum: result.checksum, failures: result.failures }
+        },
+      },
+      {
+        system: 'Locus',
+        name: JOURNALED_MEMORY,
+        note: 'The same run through `createMemoryRunStore()` (a fresh one per run): the same validation, stamping and lines, kept in memory, and no file written.',
+        run: async () => {
+          runtimeTool = createFlakyTool(calls, failEvery)
+          let retries = 0
+          const run = await runWorkflowScript(workflow, {
+            store: createMemoryRunStore(),
             durability: 'batch',
             onEvent: (line) => {
               if (line.type === 'retry') retries += 1
