@@ -2,7 +2,6 @@
 // would diverge, 1 when one would, 2 for a usage error; `--json` for CI;
 // `--since` read as a duration; `--database-url` checks a PostgreSQL store.
 import { writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createScriptedHost, startWorkflowRun } from '@locus/runtime'
@@ -11,7 +10,7 @@ import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { CliIo } from '../src/cli-io.js'
 import { runCli } from '../src/run-cli.js'
-import { onJsonLine, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
+import { adminQuery, onJsonLine, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
 
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
 const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'index.js')
@@ -170,22 +169,8 @@ describe('locus check-deploy --since', () => {
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 
-/** The PostgreSQL client the store package uses (the CLI has no database client of its own to create a database with). */
-interface PgClient {
-  connect(): Promise<unknown>
-  query(sql: string): Promise<unknown>
-  end(): Promise<unknown>
-}
-const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string | undefined }) => PgClient }
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
+function admin(sql: string): Promise<void> {
+  return adminQuery(url, sql)
 }
 
 describe('locus check-deploy --database-url', () => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -78,4 +79,23 @@ export function onJsonLine(child: ChildProcess, onLine: (line: Record<string, un
       if (text.trim() !== '') onLine(JSON.parse(text) as Record<string, unknown>)
     }
   })
+}
+
+/** The PostgreSQL client the store package uses (the CLI has no database client of its own to create a database with). */
+interface PgClient {
+  connect(): Promise<unknown>
+  query(sql: string): Promise<unknown>
+  end(): Promise<unknown>
+}
+
+/** Runs one statement (create or drop a test database, say) on a connection of its own. */
+export async function adminQuery(connectionString: string | undefined, sql: string): Promise<void> {
+  const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string | undefined }) => PgClient }
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
 }

@@ -1,31 +1,16 @@
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot, startLocus, tempDir } from './helpers.js'
+import { adminQuery, repoRoot, startLocus, tempDir } from './helpers.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
 const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'index.js')
 
-/** The PostgreSQL client the store package uses (the CLI has no database client of its own to create a database with). */
-interface PgClient {
-  connect(): Promise<unknown>
-  query(sql: string): Promise<unknown>
-  end(): Promise<unknown>
-}
-const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string | undefined }) => PgClient }
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
+function admin(sql: string): Promise<void> {
+  return adminQuery(url, sql)
 }
 
 /** Resolves with the first stdout line matching `pattern`, or rejects when the process exits first. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph'
 import { defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
-import { createMemoryRunStore } from '@locus/store'
+import { type RunStore, createMemoryRunStore } from '@locus/store'
 import { Effect, Either } from 'effect'
 import { z } from 'zod'
 import { type FlakyTool, type ToolValue, createFlakyTool, isRetryable } from '../flaky-tool.js'
@@ -88,6 +88,20 @@ export function createJournaledCallsWorkload(size: JournaledCallsSize): Workload
     .addConditionalEdges('call', (state: typeof CallState.State) => (state.next < calls ? 'call' : END))
   let threadCounter = 0
 
+  /** One journaled run of the workflow, on the runs directory or in a store; the tally both Locus rows report. */
+  const runLocus = async (where: { readonly runsDir: string } | { readonly store: RunStore }): Promise<Tally> => {
+    runtimeTool = createFlakyTool(calls, failEvery)
+    let retries = 0
+    const run = await runWorkflowScript(workflow, {
+      ...where,
+      durability: 'batch',
+      onEvent: (line) => {
+        if (line.type === 'retry') retries += 1
+      },
+    })
+    const result = run.result as unknown as { succeeded: number; checksum: number; failures: ItemFailure[] }
+    return { succeeded: result.succeeded, failed: result.failures.length, retries, checksum: result.checksum, failures: result.failures }
+  }
   return {
     id: 'journaled-calls',
     title: `Journaled calls: ${calls.toLocaleString('en-US')} sequential tool calls, each durably recorded`,
@@ -110,37 +124,13 @@ export function createJournaledCallsWorkload(size: JournaledCallsSize): Workload
         system: 'Locus',
         name: JOURNALED_LOCUS,
         note: '`runWorkflowScript` with `durability: \'batch\'`: zod-validated tool arguments, every line schema-checked, `tool_start`/`tool_end` per attempt and a `retry` line, written at once and fsynced every 1000 lines or 200 ms; `run_start`, `run_end`, `result.json` and `outputs/README.md` included.',
-        run: async () => {
-          runtimeTool = createFlakyTool(calls, failEvery)
-          let retries = 0
-          const run = await runWorkflowScript(workflow, {
-            runsDir: scratch,
-            durability: 'batch',
-            onEvent: (line) => {
-              if (line.type === 'retry') retries += 1
-            },
-          })
-          const result = run.result as unknown as { succeeded: number; checksum: number; failures: ItemFailure[] }
-          return { succeeded: result.succeeded, failed: result.failures.length, retries, checksum: result.checksum, failures: result.failures }
-        },
+        run: () => runLocus({ runsDir: scratch }),
       },
       {
         system: 'Locus',
         name: JOURNALED_MEMORY,
         note: 'The same run through `createMemoryRunStore()` (a fresh one per run): the same validation, stamping and lines, kept in memory, and no file written.',
-        run: async () => {
-          runtimeTool = createFlakyTool(calls, failEvery)
-          let retries = 0
-          const run = await runWorkflowScript(workflow, {
-            store: createMemoryRunStore(),
-            durability: 'batch',
-            onEvent: (line) => {
-              if (line.type === 'retry') retries += 1
-            },
-          })
-          const result = run.result as unknown as { succeeded: number; checksum: number; failures: ItemFailure[] }
-          return { succeeded: result.succeeded, failed: result.failures.length, retries, checksum: result.checksum, failures: result.failures }
-        },
+        run: () => runLocus({ store: createMemoryRunStore() }),
       },
       {
         system: 'raw floor',
