@@ -1,4 +1,4 @@
-export { runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA, RunResultSchema } from './run-workflow-script.js'
+export { parseWorkflowInput, runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA, RunResultSchema } from './run-workflow-script.js'
 export type { RunResultFile } from './run-result-schema.js'
 export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun } from './resume-run.js'
 export type { ReplayRunResult, ResumeResult } from './resume-run.js'

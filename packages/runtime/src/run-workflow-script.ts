@@ -170,19 +170,23 @@ export function resolveRunsDir(options: Pick<RunOptions, 'runsDir' | 'cwd'>): st
   return options.runsDir ?? join(resolve(options.cwd ?? process.cwd()), '.locus-pi', 'runs')
 }
 
+/**
+ * The input a workflow's schema makes of `input` (unchanged when it declares
+ * none). @throws RuntimeInputError `WORKFLOW_INPUT_INVALID`, naming each problem
+ */
+export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' | 'input'>, input: unknown): unknown {
+  if (definition.input === undefined) return input
+  const parsed = definition.input.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issues = describeZodIssues(parsed.error, 'input')
+  throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
+}
+
 /** Starts a run, a resumed execution or a replay. Internal. */
 export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions, internals: LaunchInternals): RunHandle {
   parseRunOptions(options)
   const definition = normaliseWorkflow(workflow)
-  let input: unknown = options.input
-  if (definition.input !== undefined) {
-    const parsed = definition.input.safeParse(options.input)
-    if (!parsed.success) {
-      const issues = describeZodIssues(parsed.error, 'input')
-      throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
-    }
-    input = parsed.data
-  }
+  const input = parseWorkflowInput(definition, options.input)
   const clock = options.clock ?? systemClock
   if (options.store !== undefined) return launchInStore(definition, input, options, internals, options.store, clock)
   const runsDir = resolveRunsDir(options)

@@ -8,6 +8,7 @@ import {
   type WorkflowDefinition,
   createRunId,
   createRuntime,
+  parseWorkflowInput,
   readStoredRun,
 } from '@locus/runtime'
 import { RunExistsError, StoreOptionsError } from '@locus/store'
@@ -134,11 +135,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
           extra.map((key) => `${key}: not supported for a queued run`),
         )
       }
-      const parsed = definition.input === undefined ? { success: true as const, data: runOptions.input } : definition.input.safeParse(runOptions.input)
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map((issue) => `input${issue.path.length === 0 ? '' : `.${issue.path.join('.')}`}: ${issue.message}`)
-        throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
-      }
+      // The same check a worker makes at start, so a bad input is refused here and nothing is queued.
+      parseWorkflowInput(definition, runOptions.input)
       const runId = runOptions.runId ?? createRunId(new Date())
       if (await store.hasRun(runId)) throw new RunExistsError(runId, 'the PostgreSQL store')
       const client = await pool.connect()
