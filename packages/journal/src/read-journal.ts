@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { JournalReadError } from './journal-file-errors.js'
 import type { JournalLine } from './journal-line-schema.js'
@@ -80,6 +80,29 @@ export async function readJournalAsync(path: string): Promise<JournalReadResult>
   return parseJournalBuffer(buffer)
 }
 
+/** What one complete line of a journal turned out to be. */
+type ParsedLine = { readonly line: JournalLine } | { readonly invalid: InvalidJournalLine } | undefined
+
+/** Parses one complete line (without its newline); `undefined` for a blank line. */
+function parseLineText(lineText: string, lineNumber: number): ParsedLine {
+  // A JSON line starts with `{`; only a line starting with whitespace can be blank.
+  if (lineText.length === 0 || (lineText.charCodeAt(0) <= 0x20 && lineText.trim().length === 0)) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(lineText)
+  } catch (error) {
+    return { invalid: { lineNumber, text: lineText, error: `line ${lineNumber} is not JSON: ${(error as Error).message}` } }
+  }
+  try {
+    // JSON.parse output needs no deep check, except that zod drops own `__proto__` keys:
+    // a line that mentions one takes the full check, so both paths return the same value.
+    return { line: validateLine(value, lineNumber, !lineText.includes('__proto__')) }
+  } catch (error) {
+    if (!isJournalLineError(error)) throw error
+    return { invalid: { lineNumber, text: lineText, error: error.message } }
+  }
+}
+
 /** Splits a journal's bytes into valid lines, invalid lines and a torn tail. */
 function parseJournalBuffer(buffer: Buffer): JournalReadResult {
   const bodyEnd = buffer.lastIndexOf(NEWLINE) + 1
@@ -95,25 +118,13 @@ function parseJournalBuffer(buffer: Buffer): JournalReadResult {
     const lineText = text.slice(start, end)
     start = end + 1
     lineNumber += 1
-    // A JSON line starts with `{`; only a line starting with whitespace can be blank.
-    if (lineText.length === 0 || (lineText.charCodeAt(0) <= 0x20 && lineText.trim().length === 0)) continue
-    let value: unknown
-    try {
-      value = JSON.parse(lineText)
-    } catch (error) {
-      invalid.push({ lineNumber, text: lineText, error: `line ${lineNumber} is not JSON: ${(error as Error).message}` })
+    const parsed = parseLineText(lineText, lineNumber)
+    if (parsed === undefined) continue
+    if ('invalid' in parsed) {
+      invalid.push(parsed.invalid)
       continue
     }
-    let line: JournalLine
-    try {
-      // JSON.parse output needs no deep check, except that zod drops own `__proto__` keys:
-      // a line that mentions one takes the full check, so both paths return the same value.
-      line = validateLine(value, lineNumber, !lineText.includes('__proto__'))
-    } catch (error) {
-      if (!isJournalLineError(error)) throw error
-      invalid.push({ lineNumber, text: lineText, error: error.message })
-      continue
-    }
+    const { line } = parsed
     if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
     previousSeq = line.seq
     lines.push(line)
@@ -121,4 +132,131 @@ function parseJournalBuffer(buffer: Buffer): JournalReadResult {
   const tornTail =
     bodyEnd < buffer.length ? { byteOffset: bodyEnd, text: buffer.toString('utf8', bodyEnd), lineNumber: lineNumber + 1 } : null
   return { lines, tornTail, invalid, outOfOrder }
+}
+
+/** Where a complete line sits in its journal file, so it can be read again on its own with {@link readJournalLineAt}. */
+export interface JournalLinePlace {
+  /** The line's first byte, from the start of the file. */
+  readonly byteOffset: number
+  /** The line's length in bytes, without its newline. */
+  readonly byteLength: number
+}
+
+/** What {@link scanJournal} found besides the lines it handed over. */
+export interface JournalScanResult {
+  /** Partial bytes after the last newline, as {@link readJournal} reports them. */
+  readonly tornTail: TornTail | null
+  /** Complete lines that are not valid journal lines. */
+  readonly invalid: InvalidJournalLine[]
+  /** Valid lines whose `seq` does not increase. */
+  readonly outOfOrder: OutOfOrderLine[]
+  /** Valid lines handed to the visitor. */
+  readonly lines: number
+}
+
+/** How much of the file {@link scanJournal} holds at once, besides one line longer than this. */
+const SCAN_CHUNK_BYTES = 1 << 20
+
+/**
+ * Reads a journal file one chunk at a time and hands every valid complete
+ * line to `visit` with its place in the file, in file order, keeping nothing:
+ * memory stays the size of a chunk (or of the longest line) however long the
+ * journal is. It reports a torn tail, invalid lines and out-of-order lines as
+ * {@link readJournal} does, and throws {@link JournalReadError} only when the
+ * file cannot be read at all. `chunkBytes` (1 MiB by default) sets how much it
+ * reads at a time.
+ *
+ * @example
+ * ```ts
+ * let agentCalls = 0
+ * scanJournal('.locus-pi/runs/run-1/journal.jsonl', (line) => {
+ *   if (line.type === 'agent_start') agentCalls += 1
+ * })
+ * ```
+ */
+export function scanJournal(
+  path: string,
+  visit: (line: JournalLine, place: JournalLinePlace) => void,
+  options: { readonly chunkBytes?: number } = {},
+): JournalScanResult {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch (error) {
+    throw new JournalReadError(path, error)
+  }
+  const invalid: InvalidJournalLine[] = []
+  const outOfOrder: OutOfOrderLine[] = []
+  let previousSeq: number | undefined
+  let lineNumber = 0
+  let count = 0
+  // `pending` holds the bytes of the line being read, from file offset `pendingOffset`.
+  let pending = Buffer.alloc(0)
+  let pendingOffset = 0
+  let position = 0
+  try {
+    const chunk = Buffer.allocUnsafe(Math.max(1, Math.floor(options.chunkBytes ?? SCAN_CHUNK_BYTES)))
+    for (;;) {
+      let read: number
+      try {
+        read = readSync(fd, chunk, 0, chunk.length, position)
+      } catch (error) {
+        throw new JournalReadError(path, error)
+      }
+      if (read === 0) break
+      position += read
+      const bytes = pending.length === 0 ? chunk.subarray(0, read) : Buffer.concat([pending, chunk.subarray(0, read)])
+      let start = 0
+      for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+        lineNumber += 1
+        const parsed = parseLineText(bytes.toString('utf8', start, end), lineNumber)
+        const place = { byteOffset: pendingOffset + start, byteLength: end - start }
+        start = end + 1
+        if (parsed === undefined) continue
+        if ('invalid' in parsed) {
+          invalid.push(parsed.invalid)
+          continue
+        }
+        const { line } = parsed
+        if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
+        previousSeq = line.seq
+        count += 1
+        visit(line, place)
+      }
+      // Copy the unfinished line out of the chunk, which the next read overwrites.
+      pending = Buffer.from(bytes.subarray(start))
+      pendingOffset += start
+    }
+  } finally {
+    closeSync(fd)
+  }
+  const tornTail = pending.length > 0 ? { byteOffset: pendingOffset, text: pending.toString('utf8'), lineNumber: lineNumber + 1 } : null
+  return { tornTail, invalid, outOfOrder, lines: count }
+}
+
+/**
+ * Reads one line of a journal file again from the place {@link scanJournal}
+ * gave it, and validates it. A caller that reads many lines can pass a file
+ * descriptor it opened on `path` (and closes itself) to save an open and a
+ * close per line.
+ *
+ * @throws {JournalReadError} when the file cannot be read or the bytes there are no longer that journal line.
+ */
+export function readJournalLineAt(path: string, place: JournalLinePlace, openFd?: number): JournalLine {
+  const bytes = Buffer.allocUnsafe(place.byteLength)
+  let fd = openFd
+  try {
+    fd ??= openSync(path, 'r')
+    const read = readSync(fd, bytes, 0, place.byteLength, place.byteOffset)
+    if (read !== place.byteLength) throw new Error(`only ${read} of ${place.byteLength} bytes at offset ${place.byteOffset} could be read`)
+  } catch (error) {
+    throw new JournalReadError(path, error)
+  } finally {
+    if (fd !== undefined && openFd === undefined) closeSync(fd)
+  }
+  const parsed = parseLineText(bytes.toString('utf8'), 0)
+  if (parsed === undefined || 'invalid' in parsed) {
+    throw new JournalReadError(path, new Error(`the bytes at offset ${place.byteOffset} are no longer a journal line${parsed === undefined ? '' : `: ${parsed.invalid.error}`}`))
+  }
+  return parsed.line
 }

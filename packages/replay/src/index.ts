@@ -21,6 +21,7 @@ export type {
   RecordedChildCall,
   RecordedAgentCall,
   RecordedCall,
+  RecordedKey,
   RecordedToolCall,
   Recording,
   RecordingEntry,
@@ -29,8 +30,8 @@ export type {
 } from './recording.js'
 export { TOOL_REQUEST_FIELDS, diffToolRequests, toolRequestKey } from './tool-request.js'
 export type { ToolCallRequest, ToolRequestField } from './tool-request.js'
-export { SKIPPED_CALL_REASONS, loadRecording, recordingFromLines } from './load-recording.js'
-export type { LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
+export { SKIPPED_CALL_REASONS, createRecordingBuilder, loadRecording, recordingFromLines } from './load-recording.js'
+export type { LoadRecordingOptions, LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
 export { REPLAY_CALL_STATUSES, REPLAY_LIVE_REASONS, createReplaySession } from './replay-session.js'
 export type {
   ChildReplayCall,

@@ -6,19 +6,22 @@ import {
   type ChildEndLine,
   type ChildStartLine,
   type JournalLine,
-  type JournalReadResult,
+  type JournalScanResult,
   type ToolEndLine,
   type ToolStartLine,
+  JournalReadError,
   RUN_LAYOUT,
   parseAgentResultEnvelope,
-  readJournal,
+  readJournalLineAt,
+  scanJournal,
   validateRunId,
 } from '@locus/journal'
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
-import { type Recording, type RecordingEntry, createRecording } from './recording.js'
-import { RecordingUnreadableError } from './replay-errors.js'
+import { CALL_KINDS, type CallKind, CallTable, Ending } from './call-table.js'
+import { type IndexedCalls, type RecordedCall, type Recording, type RecordingEntry, IndexedRecording, ROWS_PER_SOURCE, toRecordedCall } from './recording.js'
+import { DuplicateOrdinalError, RecordingUnreadableError } from './replay-errors.js'
 
 /** The file the runtime writes a call attempt's result envelope to, inside its result directory. */
 const ENVELOPE_FILE = 'result.json'
@@ -63,54 +66,6 @@ export interface LoadedRecording extends Recording {
   readonly invalidLines: number
   /** Logical calls found in the journal but not recorded, in journal order. */
   readonly skipped: readonly SkippedCall[]
-}
-
-interface AttemptSeen {
-  readonly start: AgentStartLine
-  terminal: boolean
-  /** The attempt's agent_end, when it answered or failed rather than threw. */
-  end?: AgentEndLine
-}
-
-interface LogicalCallSeen {
-  readonly logicalCallId: string
-  /** Attempts by attempt number. */
-  readonly attempts: Map<number, AttemptSeen>
-}
-
-function groupLogicalCalls(journal: JournalReadResult): LogicalCallSeen[] {
-  const calls = new Map<string, LogicalCallSeen>()
-  const attemptsByCallId = new Map<string, AttemptSeen>()
-  for (const line of journal.lines) {
-    if (line.type === 'agent_start') {
-      let call = calls.get(line.logicalCallId)
-      if (call === undefined) {
-        call = { logicalCallId: line.logicalCallId, attempts: new Map() }
-        calls.set(line.logicalCallId, call)
-      }
-      if (attemptsByCallId.has(line.callId)) continue
-      const attempt: AttemptSeen = { start: line, terminal: false }
-      call.attempts.set(line.attempt, attempt)
-      attemptsByCallId.set(line.callId, attempt)
-    } else if (line.type === 'agent_end' || (line.type === 'error' && line.callId !== undefined)) {
-      // An attempt that threw ends with an `error` line instead of `agent_end`; both are terminal.
-      const attempt = line.callId === undefined ? undefined : attemptsByCallId.get(line.callId)
-      if (attempt !== undefined) {
-        attempt.terminal = true
-        if (line.type === 'agent_end') attempt.end = line
-      }
-    }
-  }
-  return [...calls.values()]
-}
-
-function finalAttempt(call: LogicalCallSeen): AttemptSeen {
-  let final: AttemptSeen | undefined
-  for (const [number, attempt] of call.attempts) {
-    if (final === undefined || number > final.start.attempt) final = attempt
-  }
-  // A logical call exists only because an agent_start created it, so there is at least one attempt.
-  return final as AttemptSeen
 }
 
 function readEnvelope(
@@ -168,139 +123,318 @@ function journaledRequest(start: AgentStartLine): CanonicalRequest {
     : { agent: start.agent, prompt: start.prompt, timeoutMs: start.timeoutMs }
 }
 
-interface ToolCallSeen {
-  readonly toolCallId: string
-  /** Each attempt's start line and, once it settled, its end line, by attempt number. */
-  readonly attempts: Map<number, { start: ToolStartLine; end?: ToolEndLine }>
+/**
+ * Where a line a recording needs can be read again: a byte range of a journal
+ * file, or a slot in a list of lines kept in memory.
+ */
+interface LineSource {
+  read(at: number, length: number): JournalLine
+  close?(): void
 }
 
-/** The tool calls the workflow script made itself (they carry an ordinal), in journal order. */
-function groupToolCalls(journal: JournalReadResult): ToolCallSeen[] {
-  const calls = new Map<string, ToolCallSeen>()
-  for (const line of journal.lines) {
-    if (line.type === 'tool_start') {
-      if (line.ordinal === undefined || line.parentCallId !== undefined) continue
-      let call = calls.get(line.toolCallId)
-      if (call === undefined) {
-        call = { toolCallId: line.toolCallId, attempts: new Map() }
-        calls.set(line.toolCallId, call)
+/** Builds a recording from journal lines seen once, in order, keeping per call only its key and where its lines are. */
+class RecordingIndexer implements IndexedCalls {
+  readonly #table = new CallTable()
+  /** Rows by `logicalCallId`, `toolCallId` and `childCallId` while the journal is read. */
+  readonly #rowOf: [Map<string, number>, Map<string, number>, Map<string, number>] = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()]
+  /** Agent attempts not yet ended, by `callId`, so an `error` line (which may lack `logicalCallId`) finds its call. */
+  readonly #openAttempts = new Map<string, number>()
+  /** Envelopes read from their files at load time (older journals, and attempts that threw), by row. */
+  readonly #envelopes = new Map<number, AgentResultEnvelope>()
+  readonly #source: LineSource & { readonly executionDir: string }
+
+  constructor(source: LineSource & { readonly executionDir: string }) {
+    this.#source = source
+  }
+
+  /** Takes one valid line, with where it can be read again. */
+  add(line: JournalLine, at: number, length: number): void {
+    switch (line.type) {
+      case 'agent_start':
+        this.#start('agent', line.logicalCallId, line.ordinal, line.attempt, line.requestKey, at, length, line.callId)
+        return
+      case 'tool_start':
+        // Only the tool calls the script made itself are recorded; a child's stay under its agent call.
+        if (line.ordinal === undefined || line.parentCallId !== undefined) return
+        this.#start('tool', line.toolCallId, line.ordinal, line.attempt, line.requestKey, at, length)
+        return
+      case 'child_start':
+        this.#start('child', line.childCallId, line.ordinal, line.attempt, line.requestKey, at, length)
+        return
+      case 'agent_end':
+      case 'error': {
+        if (line.callId === undefined) return
+        const row = this.#openAttempts.get(line.callId)
+        if (row === undefined) return
+        this.#openAttempts.delete(line.callId)
+        if (line.type === 'error') this.#end(row, Ending.threw, -1, 0)
+        else this.#end(row, line.status === 'completed' && line.answer === undefined ? Ending.answerElsewhere : Ending.whole, at, length)
+        return
       }
-      if (!call.attempts.has(line.attempt)) call.attempts.set(line.attempt, { start: line })
-    } else if (line.type === 'tool_end') {
-      const attempt = calls.get(line.toolCallId)?.attempts.get(line.attempt)
-      if (attempt !== undefined) attempt.end = line
+      case 'tool_end':
+      case 'child_end': {
+        const row = line.type === 'tool_end' ? this.#rowOf[1].get(line.toolCallId) : this.#rowOf[2].get(line.childCallId)
+        if (row === undefined || this.#table.attempt[row] !== line.attempt) return
+        this.#end(row, line.status === 'completed' && line.result === undefined ? Ending.noResult : Ending.whole, at, length)
+        return
+      }
+      default:
     }
   }
-  return [...calls.values()]
+
+  #start(kind: CallKind, id: string, ordinal: string, attempt: number, key: string | undefined, at: number, length: number, callId?: string): void {
+    const table = this.#table
+    const rows = this.#rowOf[CALL_KINDS.indexOf(kind)] as Map<string, number>
+    let row = rows.get(id)
+    if (row === undefined) {
+      row = table.add(kind, ordinal)
+      rows.set(id, row)
+      table.finalKey.set(row, key)
+    } else {
+      const first = table.firstKeyOf(row)
+      // The final attempt is the highest-numbered one; a repeated or older start only fills in a missing first key.
+      if (attempt <= (table.attempt[row] ?? 0)) {
+        if (first === undefined && key !== undefined) table.firstKeys.set(row, key)
+        return
+      }
+      const firstKey = first ?? key
+      if (firstKey === key) table.firstKeys.delete(row)
+      else if (firstKey !== undefined) table.firstKeys.set(row, firstKey)
+      table.finalKey.set(row, key)
+      if (kind === 'agent') for (const [open, openRow] of this.#openAttempts) if (openRow === row) this.#openAttempts.delete(open)
+    }
+    if (callId !== undefined) this.#openAttempts.set(callId, row)
+    table.attempt[row] = attempt
+    table.startAt[row] = at
+    table.startLength[row] = length
+    this.#end(row, Ending.none, -1, 0)
+  }
+
+  #end(row: number, ending: Ending, at: number, length: number): void {
+    this.#table.ending[row] = ending
+    this.#table.endAt[row] = at
+    this.#table.endLength[row] = length
+  }
+
+  #line<TType extends JournalLine['type']>(row: number, which: 'start' | 'end', type: TType): Extract<JournalLine, { type: TType }> {
+    const table = this.#table
+    const line =
+      which === 'start'
+        ? this.#source.read(table.startAt[row] ?? -1, table.startLength[row] ?? 0)
+        : this.#source.read(table.endAt[row] ?? -1, table.endLength[row] ?? 0)
+    if (line.type !== type) throw new Error(`the recording expected a ${type} line where it found a ${line.type} line`)
+    return line as Extract<JournalLine, { type: TType }>
+  }
+
+  kindOf(row: number): CallKind {
+    return this.#table.kindOf(row)
+  }
+
+  close(): void {
+    this.#source.close?.()
+  }
+
+  keyOf(row: number): string {
+    return this.#keyOf(row) ?? ''
+  }
+
+  #keyOf(row: number): string | undefined {
+    const table = this.#table
+    if (table.kindOf(row) !== 'agent') return table.firstKeyOf(row)
+    return table.finalKey.get(row) ?? this.#envelopes.get(row)?.requestKey ?? table.firstKeyOf(row)
+  }
+
+  /** Reads a recorded call back whole, as a replay asks for it. */
+  materialize(row: number): RecordedCall {
+    const ordinal = this.#table.ordinal[row] as string
+    const key = this.keyOf(row)
+    const kind = this.#table.kindOf(row)
+    if (kind === 'agent') {
+      const start = this.#line(row, 'start', 'agent_start')
+      const envelope = this.#envelopes.get(row) ?? envelopeFromJournal(this.#source.executionDir, start, this.#line(row, 'end', 'agent_end'))
+      return toRecordedCall({ ordinal, key, envelope: envelope as AgentResultEnvelope, request: journaledRequest(start), requestFields: JOURNALED_REQUEST_FIELDS }, 0)
+    }
+    if (kind === 'tool') return toRecordedCall(toolEntry(ordinal, key, this.#line(row, 'start', 'tool_start'), this.#line(row, 'end', 'tool_end')), 0)
+    return toRecordedCall(childEntry(ordinal, key, this.#line(row, 'start', 'child_start'), this.#line(row, 'end', 'child_end')), 0)
+  }
+
+  /**
+   * Decides, per call, whether it is recorded or skipped and why, and returns
+   * the recorded ordinals with their rows. Only calls whose answer is not on
+   * their terminal line (older journals, attempts that threw) read anything
+   * here: their envelope file. Skipped calls are listed agents first, then
+   * tools, then spawns, each in the order they started.
+   */
+  finish(envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>): { rows: Map<string, number>; skipped: SkippedCall[] } {
+    const table = this.#table
+    if (table.size >= ROWS_PER_SOURCE) throw new RangeError(`a recording holds at most ${ROWS_PER_SOURCE} calls per execution; this journal has ${table.size}`)
+    const recorded = new Map<string, number>()
+    const skipped: SkippedCall[] = []
+    for (const [index, rows] of this.#rowOf.entries()) {
+      for (const [id, row] of rows) {
+        const ordinal = table.ordinal[row] as string
+        const problem = this.#problemOf(row, CALL_KINDS[index] ?? 'agent', envelopeOf)
+        if (problem === undefined) {
+          if (recorded.has(ordinal)) throw new DuplicateOrdinalError(ordinal)
+          recorded.set(ordinal, row)
+        } else {
+          skipped.push({ ordinal, logicalCallId: id, ...problem })
+        }
+      }
+      rows.clear()
+    }
+    this.#openAttempts.clear()
+    return { rows: recorded, skipped }
+  }
+
+  #problemOf(row: number, kind: CallKind, envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>): Pick<SkippedCall, 'callId' | 'reason' | 'detail'> | undefined {
+    const table = this.#table
+    const ending = table.ending[row]
+    if (kind === 'agent') {
+      if (ending === Ending.whole && table.finalKey.get(row) !== undefined) return undefined
+      const start = this.#line(row, 'start', 'agent_start')
+      if (ending === Ending.none) return { callId: start.callId, reason: 'unfinished', detail: `attempt ${start.attempt} of ${start.attempts} has no agent_end or error line` }
+      if (ending !== Ending.whole) {
+        const read = envelopeOf(start.callId)
+        if ('reason' in read) return { callId: start.callId, reason: read.reason, detail: read.detail }
+        this.#envelopes.set(row, read.envelope)
+      }
+      const key = this.#keyOf(row)
+      if (key === undefined || key.length === 0) {
+        return { callId: start.callId, reason: 'no-request-key', detail: 'the call was journaled without a requestKey, so replay cannot tell whether it is the same request' }
+      }
+      return undefined
+    }
+    const key = table.firstKeyOf(row)
+    const problem = ending === Ending.none ? 'unfinished' : key === undefined || key === '' ? 'no-request-key' : ending === Ending.noResult ? 'no-result' : undefined
+    if (problem === undefined) return undefined
+    const start = this.#source.read(table.startAt[row] ?? -1, table.startLength[row] ?? 0)
+    const [noun, name, callId, endLine] =
+      start.type === 'child_start' ? ['child workflow', start.workflow, start.childExecutionId, 'child_end'] : ['tool', start.type === 'tool_start' ? start.tool : '', start.type === 'tool_start' ? start.toolCallId : '', 'tool_end']
+    const detail =
+      problem === 'unfinished'
+        ? `${noun} "${name}" attempt ${table.attempt[row] ?? 0} has no ${endLine} line`
+        : problem === 'no-request-key'
+          ? `the ${start.type === 'child_start' ? 'spawn' : 'tool call'} was journaled without a requestKey`
+          : `${noun} "${name}" completed but its ${endLine} holds no result, so it runs again`
+    return { callId, reason: problem, detail }
+  }
 }
 
-function toolEntry(call: ToolCallSeen): { entry: RecordingEntry } | { skipped: SkippedCall } {
-  let final: { start: ToolStartLine; end?: ToolEndLine } | undefined
-  for (const [number, attempt] of call.attempts) if (final === undefined || number > final.start.attempt) final = attempt
-  const { start, end } = final as { start: ToolStartLine; end?: ToolEndLine }
-  const ordinal = start.ordinal as string
-  const skip = (reason: SkippedCallReason, detail: string): { skipped: SkippedCall } => ({
-    skipped: { ordinal, logicalCallId: call.toolCallId, callId: call.toolCallId, reason, detail },
-  })
-  if (end === undefined) return skip('unfinished', `tool "${start.tool}" attempt ${start.attempt} has no tool_end line`)
-  let key: string | undefined
-  for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
-  if (key === undefined || key === '') return skip('no-request-key', 'the tool call was journaled without a requestKey')
-  if (end.status === 'completed' && end.result === undefined) {
-    return skip('no-result', `tool "${start.tool}" completed but its tool_end holds no result, so it runs again`)
-  }
+function toolEntry(ordinal: string, key: string, start: ToolStartLine, end: ToolEndLine): RecordingEntry {
   const args = start.args
   return {
-    entry: {
-      kind: 'tool',
-      ordinal,
-      key,
-      record: {
-        callId: call.toolCallId,
-        tool: start.tool,
-        status: end.status === 'completed' ? 'completed' : 'failed',
-        attempt: end.attempt,
-        maxAttempts: end.maxAttempts,
-        ...(end.result === undefined ? {} : { result: end.result }),
-        ...(end.failure === undefined ? {} : { failure: end.failure }),
-        ...(end.status === 'timed-out' ? { timedOut: true } : {}),
-      },
-      ...(args === undefined ? {} : { request: { tool: start.tool, args } }),
+    kind: 'tool',
+    ordinal,
+    key,
+    record: {
+      callId: start.toolCallId,
+      tool: start.tool,
+      status: end.status === 'completed' ? 'completed' : 'failed',
+      attempt: end.attempt,
+      maxAttempts: end.maxAttempts,
+      ...(end.result === undefined ? {} : { result: end.result }),
+      ...(end.failure === undefined ? {} : { failure: end.failure }),
+      ...(end.status === 'timed-out' ? { timedOut: true } : {}),
     },
+    ...(args === undefined ? {} : { request: { tool: start.tool, args } }),
   }
 }
 
-interface ChildCallSeen {
-  readonly childCallId: string
-  readonly attempts: Map<number, { start: ChildStartLine; end?: ChildEndLine }>
-}
-
-/** The child workflow spawns of the script, in journal order. */
-function groupChildCalls(journal: JournalReadResult): ChildCallSeen[] {
-  const calls = new Map<string, ChildCallSeen>()
-  for (const line of journal.lines) {
-    if (line.type === 'child_start') {
-      let call = calls.get(line.childCallId)
-      if (call === undefined) {
-        call = { childCallId: line.childCallId, attempts: new Map() }
-        calls.set(line.childCallId, call)
-      }
-      if (!call.attempts.has(line.attempt)) call.attempts.set(line.attempt, { start: line })
-    } else if (line.type === 'child_end') {
-      const attempt = calls.get(line.childCallId)?.attempts.get(line.attempt)
-      if (attempt !== undefined) attempt.end = line
-    }
-  }
-  return [...calls.values()]
-}
-
-function childEntry(call: ChildCallSeen): { entry: RecordingEntry } | { skipped: SkippedCall } {
-  let final: { start: ChildStartLine; end?: ChildEndLine } | undefined
-  for (const [number, attempt] of call.attempts) if (final === undefined || number > final.start.attempt) final = attempt
-  const { start, end } = final as { start: ChildStartLine; end?: ChildEndLine }
-  const skip = (reason: SkippedCallReason, detail: string): { skipped: SkippedCall } => ({
-    skipped: { ordinal: start.ordinal, logicalCallId: call.childCallId, callId: start.childExecutionId, reason, detail },
-  })
-  // A child still running when the parent stopped is spawned again, as a new attempt.
-  if (end === undefined) return skip('unfinished', `child workflow "${start.workflow}" attempt ${start.attempt} has no child_end line`)
-  let key: string | undefined
-  for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
-  if (key === undefined || key === '') return skip('no-request-key', 'the spawn was journaled without a requestKey')
-  if (end.status === 'completed' && end.result === undefined) {
-    return skip('no-result', `child workflow "${start.workflow}" completed but its child_end holds no result, so it runs again`)
-  }
+function childEntry(ordinal: string, key: string, start: ChildStartLine, end: ChildEndLine): RecordingEntry {
   return {
-    entry: {
-      kind: 'child',
-      ordinal: start.ordinal,
-      key,
-      record: {
-        callId: call.childCallId,
-        workflow: start.workflow,
-        status: end.status === 'completed' ? 'completed' : 'failed',
-        attempt: end.attempt,
-        maxAttempts: end.maxAttempts,
-        childExecutionId: end.childExecutionId,
-        ...(end.disposition === undefined ? {} : { disposition: end.disposition }),
-        ...(end.result === undefined ? {} : { result: end.result }),
-        ...(end.failure === undefined ? {} : { failure: end.failure }),
-        ...(end.status === 'timed-out' ? { timedOut: true } : {}),
-      },
-      ...(start.input === undefined ? {} : { request: { workflow: start.workflow, input: start.input } }),
+    kind: 'child',
+    ordinal,
+    key,
+    record: {
+      callId: start.childCallId,
+      workflow: start.workflow,
+      status: end.status === 'completed' ? 'completed' : 'failed',
+      attempt: end.attempt,
+      maxAttempts: end.maxAttempts,
+      childExecutionId: end.childExecutionId,
+      ...(end.disposition === undefined ? {} : { disposition: end.disposition }),
+      ...(end.result === undefined ? {} : { result: end.result }),
+      ...(end.failure === undefined ? {} : { failure: end.failure }),
+      ...(end.status === 'timed-out' ? { timedOut: true } : {}),
     },
+    ...(start.input === undefined ? {} : { request: { workflow: start.workflow, input: start.input } }),
   }
+}
+
+/** The recording of one execution, with what its reader had to leave out. */
+class JournalRecording extends IndexedRecording implements LoadedRecording {
+  constructor(
+    calls: IndexedCalls,
+    rows: ReadonlyMap<string, number>,
+    readonly executionDir: string,
+    readonly journalPath: string,
+    readonly tornTail: boolean,
+    readonly invalidLines: number,
+    readonly skipped: readonly SkippedCall[],
+  ) {
+    super([calls], rows)
+  }
+}
+
+/** The file descriptors of journals a recording holds open, closed when the recording is collected if nobody closed them. */
+const openJournals = new FinalizationRegistry<{ fd: number | undefined }>((held) => {
+  if (held.fd !== undefined) closeSync(held.fd)
+})
+
+/** Lines read back from a journal file, through one descriptor kept open between reads. */
+class JournalFileLines implements LineSource {
+  readonly #held: { fd: number | undefined } = { fd: undefined }
+
+  constructor(
+    readonly executionDir: string,
+    readonly journalPath: string,
+  ) {
+    openJournals.register(this, this.#held, this)
+  }
+
+  read(at: number, length: number): JournalLine {
+    if (this.#held.fd === undefined) {
+      try {
+        this.#held.fd = openSync(this.journalPath, 'r')
+      } catch (error) {
+        throw new JournalReadError(this.journalPath, error)
+      }
+    }
+    return readJournalLineAt(this.journalPath, { byteOffset: at, byteLength: length }, this.#held.fd)
+  }
+
+  close(): void {
+    if (this.#held.fd === undefined) return
+    closeSync(this.#held.fd)
+    this.#held.fd = undefined
+  }
+}
+
+/** How {@link loadRecording} reads. */
+export interface LoadRecordingOptions {
+  /**
+   * Called with every valid journal line as it is read, in order, so a caller
+   * that needs something else from the journal (open deferrals, say) gets it
+   * from the same single read. The line is not kept.
+   */
+  readonly onLine?: (line: JournalLine) => void
 }
 
 /**
- * Reads the recording of one execution from disk: `<dir>/journal.jsonl` with
- * the journal's reader, and for each logical call (grouped by
- * `logicalCallId`) the ordinal and request key of its `agent_start` lines and
- * the result envelope of its FINAL attempt from
- * `<dir>/calls/<callId>/result/result.json`; and for each `tool()` call the
- * script made (by `toolCallId`, with its ordinal, key, arguments and the
- * final attempt's result or failure from `tool_end`), and likewise each
- * child workflow spawn from its `child_start`/`child_end` lines. All attempts of a call share one
- * ordinal, so a discarded attempt is never recorded on its own.
+ * Reads the recording of one execution from disk: `<dir>/journal.jsonl`, read
+ * once, one chunk at a time. For each logical `agent()` call (grouped by
+ * `logicalCallId`) it keeps the ordinal and request key of its FINAL attempt
+ * and where that attempt's lines are in the file; likewise for each `tool()`
+ * call the script made (by `toolCallId`) and each child workflow spawn. A
+ * call's answer, from its terminal line, is read back from the file only
+ * when a replay asks for that call, so memory grows with the number of calls,
+ * not with the size of their answers. An older journal whose `agent_end`
+ * lines lack the answer has it read from
+ * `<dir>/calls/<callId>/result/result.json` here, as does an attempt that
+ * threw. All attempts of a call share one ordinal, so a discarded attempt is
+ * never recorded on its own. The journal must not be rewritten while the
+ * recording is in use; journals are append-only, so appends do no harm.
  *
  * `dir` is any execution directory holding a `journal.jsonl`: a root run
  * directory (`.locus-pi/runs/<runId>`) or a nested one
@@ -324,25 +458,67 @@ function childEntry(call: ChildCallSeen): { entry: RecordingEntry } | { skipped:
  * const session = createReplaySession(recording)
  * ```
  */
-export function loadRecording(dir: string): LoadedRecording {
+export function loadRecording(dir: string, options: LoadRecordingOptions = {}): LoadedRecording {
   const executionDir = resolve(dir)
   const journalPath = join(executionDir, RUN_LAYOUT.journal)
-  let journal: JournalReadResult
+  const indexer = new RecordingIndexer(new JournalFileLines(executionDir, journalPath))
+  const onLine = options.onLine
+  let scanned: JournalScanResult
   try {
-    journal = readJournal(journalPath)
+    scanned = scanJournal(journalPath, (line, place) => {
+      indexer.add(line, place.byteOffset, place.byteLength)
+      onLine?.(line)
+    })
   } catch (error) {
+    if (!JournalReadError.isInstance(error)) throw error
     throw new RecordingUnreadableError(dir, journalPath, error)
   }
-  return buildRecording(journal, executionDir, journalPath, (callId) => readEnvelope(executionDir, callId))
+  const { rows, skipped } = indexer.finish((callId) => readEnvelope(executionDir, callId))
+  return new JournalRecording(indexer, rows, executionDir, journalPath, scanned.tornTail !== null, scanned.invalid.length, skipped)
 }
 
 /**
- * Builds the recording of one execution from its journal lines, as a
- * `RunStore` returns them (`store.readLines(execution)`), for a run that is
- * not in a runs directory. It reads no file: a completed call's answer comes
- * from its `agent_end` line (which every current journal carries), and a call
- * whose line lacks it is listed in `skipped` as `missing-envelope`, so it
- * runs live again. `location` names the execution in those reports.
+ * Builds a recording from journal lines handed over one at a time, as a
+ * `RunStore` streams them (`store.readLines(execution)`), for a run that is
+ * not in a runs directory. It keeps only the lines of each call's final
+ * attempt, and reads no file: a completed call's answer comes from its
+ * `agent_end` line (which every current journal carries), and a call whose
+ * line lacks it is listed in `skipped` as `missing-envelope`, so it runs live
+ * again. `location` names the execution in those reports.
+ *
+ * @example
+ * ```ts
+ * const builder = createRecordingBuilder(`memory:${runId}`)
+ * for await (const line of store.readLines({ runId, executionId: runId })) builder.add(line)
+ * const recording = builder.finish()
+ * ```
+ */
+export function createRecordingBuilder(location = 'journal lines'): { add(line: JournalLine): void; finish(): LoadedRecording } {
+  const kept: JournalLine[] = []
+  const indexer = new RecordingIndexer({ executionDir: location, read: (at) => kept[at] as JournalLine })
+  return {
+    add(line) {
+      const isCallLine = line.type === 'agent_start' || line.type === 'agent_end' || line.type === 'tool_start' || line.type === 'tool_end' || line.type === 'child_start' || line.type === 'child_end'
+      if (!isCallLine) {
+        indexer.add(line, -1, 0)
+        return
+      }
+      kept.push(line)
+      indexer.add(line, kept.length - 1, 0)
+    },
+    finish() {
+      const { rows, skipped } = indexer.finish((callId) => ({
+        reason: 'missing-envelope',
+        detail: `the agent_end line of ${callId} holds no answer, and the envelopes of a run in a store are not read`,
+      }))
+      return new JournalRecording(indexer, rows, location, location, false, 0, skipped)
+    },
+  }
+}
+
+/**
+ * Builds the recording of one execution from all of its journal lines at
+ * once; see {@link createRecordingBuilder}, which takes them one at a time.
  *
  * @throws {DuplicateOrdinalError} when two logical calls share an ordinal.
  * @example
@@ -352,74 +528,8 @@ export function loadRecording(dir: string): LoadedRecording {
  * const recording = recordingFromLines(lines, `memory:${runId}`)
  * ```
  */
-export function recordingFromLines(lines: readonly JournalLine[], location = 'journal lines'): LoadedRecording {
-  const journal: JournalReadResult = { lines: [...lines], tornTail: null, invalid: [], outOfOrder: [] }
-  return buildRecording(journal, location, location, (callId) => ({
-    reason: 'missing-envelope',
-    detail: `the agent_end line of ${callId} holds no answer, and the envelopes of a run in a store are not read`,
-  }))
-}
-
-function buildRecording(
-  journal: JournalReadResult,
-  executionDir: string,
-  journalPath: string,
-  envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>,
-): LoadedRecording {
-  const entries: RecordingEntry[] = []
-  const skipped: SkippedCall[] = []
-  for (const call of groupLogicalCalls(journal)) {
-    const final = finalAttempt(call)
-    const { callId, ordinal } = final.start
-    const skip = (reason: SkippedCallReason, detail: string): void => {
-      skipped.push({ ordinal, logicalCallId: call.logicalCallId, callId, reason, detail })
-    }
-    if (!final.terminal) {
-      skip('unfinished', `attempt ${final.start.attempt} of ${final.start.attempts} has no agent_end or error line`)
-      continue
-    }
-    const fromJournal = final.end === undefined ? undefined : envelopeFromJournal(executionDir, final.start, final.end)
-    const read = fromJournal === undefined ? envelopeOf(callId) : { envelope: fromJournal }
-    if ('reason' in read) {
-      skip(read.reason, read.detail)
-      continue
-    }
-    let key = final.start.requestKey ?? read.envelope.requestKey
-    if (key === undefined) {
-      for (const attempt of call.attempts.values()) key ??= attempt.start.requestKey
-    }
-    if (key === undefined || key.length === 0) {
-      skip('no-request-key', 'the call was journaled without a requestKey, so replay cannot tell whether it is the same request')
-      continue
-    }
-    entries.push({
-      ordinal,
-      key,
-      envelope: read.envelope,
-      request: journaledRequest(final.start),
-      requestFields: JOURNALED_REQUEST_FIELDS,
-    })
-  }
-  for (const call of groupToolCalls(journal)) {
-    const found = toolEntry(call)
-    if ('entry' in found) entries.push(found.entry)
-    else skipped.push(found.skipped)
-  }
-  for (const call of groupChildCalls(journal)) {
-    const found = childEntry(call)
-    if ('entry' in found) entries.push(found.entry)
-    else skipped.push(found.skipped)
-  }
-  const recording = createRecording(entries)
-  return {
-    get: (ordinal) => recording.get(ordinal),
-    has: (ordinal) => recording.has(ordinal),
-    size: recording.size,
-    entries: () => recording.entries(),
-    executionDir,
-    journalPath,
-    tornTail: journal.tornTail !== null,
-    invalidLines: journal.invalid.length,
-    skipped,
-  }
+export function recordingFromLines(lines: Iterable<JournalLine>, location = 'journal lines'): LoadedRecording {
+  const builder = createRecordingBuilder(location)
+  for (const line of lines) builder.add(line)
+  return builder.finish()
 }

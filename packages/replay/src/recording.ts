@@ -140,6 +140,106 @@ export interface Recording {
   readonly size: number
   /** Every recorded call, in {@link compareOrdinals} order. */
   entries(): readonly RecordedCall[]
+  /**
+   * Every recorded call's kind, ordinal and key, in {@link compareOrdinals}
+   * order, without its answer. A recording read from a journal keeps only
+   * this much in memory and reads a call's answer back when it is asked for,
+   * so this is the cheap way to walk it. Optional: without it, readers use
+   * `entries()`.
+   */
+  keys?(): readonly RecordedKey[]
+  /**
+   * Lets go of what the recording holds open (a journal file it reads answers
+   * back from). It can still be read afterwards; it opens the file again.
+   */
+  close?(): void
+}
+
+/** What a recording keeps of a call in memory: enough to compare, not to answer. */
+export interface RecordedKey {
+  readonly kind: RecordedCall['kind']
+  readonly ordinal: string
+  readonly key: string
+}
+
+/** Where an {@link IndexedRecording} finds its calls: rows of one execution's journal. */
+export interface IndexedCalls {
+  kindOf(row: number): RecordedCall['kind']
+  keyOf(row: number): string
+  /** Reads the whole call back, when a replay asks for it. */
+  materialize(row: number): RecordedCall
+  close?(): void
+}
+
+/** Rows per source in an {@link IndexedRecording}'s locator: a locator is `source * ROWS_PER_SOURCE + row`. */
+export const ROWS_PER_SOURCE = 2 ** 26
+
+/**
+ * A recording that holds each call's key and reads its answer back only when
+ * asked: its size in memory does not depend on how large the answers are.
+ * `loadRecording` builds one from a journal; `mergeRecordings` keeps one.
+ */
+export class IndexedRecording implements Recording {
+  readonly #sources: readonly IndexedCalls[]
+  /** Ordinal to `source * ROWS_PER_SOURCE + row`. */
+  readonly #rows: ReadonlyMap<string, number>
+
+  /** `rows` maps each recorded ordinal to `source * 2 ** 26 + row`, its row in one of `sources`. */
+  constructor(sources: readonly IndexedCalls[], rows: ReadonlyMap<string, number>) {
+    this.#sources = sources
+    this.#rows = rows
+  }
+
+  /** Combines indexed recordings, oldest first; at an ordinal recorded more than once the later one wins. */
+  static merge(recordings: readonly IndexedRecording[]): IndexedRecording {
+    const sources: IndexedCalls[] = []
+    const rows = new Map<string, number>()
+    for (const recording of recordings) {
+      const offset = sources.length * ROWS_PER_SOURCE
+      for (const [ordinal, locator] of recording.#rows) rows.set(ordinal, offset + locator)
+      sources.push(...recording.#sources)
+    }
+    return new IndexedRecording(sources, rows)
+  }
+
+  get(ordinal: string): RecordedCall | undefined {
+    const locator = this.#rows.get(ordinal)
+    return locator === undefined ? undefined : this.#materialize(locator)
+  }
+
+  has(ordinal: string): boolean {
+    return this.#rows.has(ordinal)
+  }
+
+  get size(): number {
+    return this.#rows.size
+  }
+
+  entries(): readonly RecordedCall[] {
+    return Object.freeze(this.#ordered().map(([, locator]) => this.#materialize(locator)))
+  }
+
+  keys(): readonly RecordedKey[] {
+    return Object.freeze(
+      this.#ordered().map(([ordinal, locator]) => {
+        const source = this.#sources[Math.floor(locator / ROWS_PER_SOURCE)] as IndexedCalls
+        const row = locator % ROWS_PER_SOURCE
+        return { kind: source.kindOf(row), ordinal, key: source.keyOf(row) }
+      }),
+    )
+  }
+
+  close(): void {
+    for (const source of this.#sources) source.close?.()
+  }
+
+  #ordered(): [string, number][] {
+    return [...this.#rows].sort((left, right) => compareOrdinals(left[0], right[0]))
+  }
+
+  #materialize(locator: number): RecordedCall {
+    return (this.#sources[Math.floor(locator / ROWS_PER_SOURCE)] as IndexedCalls).materialize(locator % ROWS_PER_SOURCE)
+  }
 }
 
 const EntrySchema = z.object({
@@ -227,7 +327,8 @@ function toRecordedChildCall(entry: ChildRecordingEntry, index: number): Recorde
   }
 }
 
-function toRecordedCall(given: RecordingEntry, index: number): RecordedCall {
+/** Checks one entry and turns it into the call a recording hands out. @internal */
+export function toRecordedCall(given: RecordingEntry, index: number): RecordedCall {
   if (typeof given === 'object' && (given as unknown) !== null && given.kind === 'tool') return toRecordedToolCall(given, index)
   if (typeof given === 'object' && (given as unknown) !== null && given.kind === 'child') return toRecordedChildCall(given, index)
   const entry = given as AgentRecordingEntry
@@ -319,7 +420,10 @@ function entryOf(call: RecordedCall): RecordingEntry {
  * ```
  */
 export function mergeRecordings(recordings: Iterable<Recording>): Recording {
+  const given = [...recordings]
+  // Merge the indexes, so the answers stay where they are until a replay asks for them.
+  if (given.every((recording) => recording instanceof IndexedRecording)) return IndexedRecording.merge(given)
   const byOrdinal = new Map<string, RecordedCall>()
-  for (const recording of recordings) for (const call of recording.entries()) byOrdinal.set(call.ordinal, call)
+  for (const recording of given) for (const call of recording.entries()) byOrdinal.set(call.ordinal, call)
   return createRecording([...byOrdinal.values()].map(entryOf))
 }

@@ -221,8 +221,12 @@ function knownFields(entry: RecordedAgentCall): readonly CanonicalRequestField[]
   return keyOfCanonical(entry.request) === entry.key ? CANONICAL_REQUEST_FIELDS : entry.requestFields
 }
 
+/** What the session keeps of a call replayed with its recorded key: nothing of its own. */
+const REPLAYED: AskedCall = Object.freeze({ key: undefined, decision: 'replay', fields: undefined })
+
 interface AskedCall {
-  readonly key: string
+  /** The key the call was asked with; `undefined` when it was the recorded key (kept once, in the recording). */
+  readonly key: string | undefined
   readonly decision: 'replay' | ReplayLiveReason
   readonly fields: readonly ReplayField[] | undefined
 }
@@ -313,7 +317,7 @@ export function createReplaySession(recording: Recording, options: ReplaySession
           : recorded.kind === 'tool'
             ? { mode: 'replay', record: recorded.record, key }
             : { mode: 'replay', record: recorded.record, key }
-      asked.set(ordinal, { key, decision: 'replay', fields: undefined })
+      asked.set(ordinal, REPLAYED)
     }
     return decision
   }
@@ -324,7 +328,8 @@ export function createReplaySession(recording: Recording, options: ReplaySession
     let diverged = 0
     let missing = 0
     let replayed = 0
-    for (const entry of recording.entries()) {
+    // Keys only: a recording read from a journal does not read every answer back for a report.
+    for (const entry of recording.keys?.() ?? recording.entries()) {
       const seen = asked.get(entry.ordinal)
       if (seen === undefined) {
         missing += 1
@@ -332,16 +337,17 @@ export function createReplaySession(recording: Recording, options: ReplaySession
         continue
       }
       if (seen.decision === 'replay') replayed += 1
-      if (seen.key === entry.key) {
+      const actualKey = seen.key ?? entry.key
+      if (actualKey === entry.key) {
         matched += 1
-        calls.push({ ordinal: entry.ordinal, status: 'matched', expectedKey: entry.key, actualKey: seen.key, decision: seen.decision })
+        calls.push({ ordinal: entry.ordinal, status: 'matched', expectedKey: entry.key, actualKey, decision: seen.decision })
       } else {
         diverged += 1
         calls.push({
           ordinal: entry.ordinal,
           status: 'diverged',
           expectedKey: entry.key,
-          actualKey: seen.key,
+          actualKey,
           fields: seen.fields ?? [],
           decision: seen.decision,
         })
@@ -349,7 +355,7 @@ export function createReplaySession(recording: Recording, options: ReplaySession
     }
     const extra: ReplayExtraCall[] = []
     for (const [ordinal, seen] of asked) {
-      if (!recording.has(ordinal)) extra.push({ ordinal, key: seen.key })
+      if (!recording.has(ordinal)) extra.push({ ordinal, key: seen.key ?? '' })
     }
     extra.sort((left, right) => compareOrdinals(left.ordinal, right.ordinal))
     return {

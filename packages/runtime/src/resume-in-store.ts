@@ -1,56 +1,65 @@
-import type { JournalLine } from '@locus/journal'
+import type { JournalLine, RunStartLine } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
-import { mergeRecordings, recordingFromLines } from '@locus/replay'
-import { type ExecutionInfo, type RunStore, RunNotFoundError } from '@locus/store'
+import { type Recording, createRecordingBuilder, mergeRecordings } from '@locus/replay'
+import { type RunStore, RunNotFoundError } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import type { RunOptions } from './run-options.js'
 import { type WorkflowFunction, launchRun } from './run-workflow-script.js'
 
-/** What a resume or replay reads of a run kept in a store: its executions' lines, oldest first. */
+/**
+ * What a resume carries over from the journals of earlier executions, seen a
+ * line at a time: deferrals opened and never settled (it waits on them under
+ * the same ids), and the spawn attempts started at each ordinal (a spawn run
+ * again numbers its next attempt, and names its next child execution, after
+ * them).
+ */
+export function carryOver(): { see: (line: JournalLine) => void; result: () => { openDeferrals: string[]; priorChildAttempts: Map<string, number> } } {
+  const open = new Set<string>()
+  const priorChildAttempts = new Map<string, number>()
+  return {
+    see: (line) => {
+      if (line.type === 'deferred_open') open.add(line.deferredId)
+      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+      else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
+    },
+    result: () => ({ openDeferrals: [...open], priorChildAttempts }),
+  }
+}
+
+/** What a resume or replay reads of a run kept in a store, each execution streamed once. */
 interface StoredHistory {
-  readonly runId: string
   readonly input: JsonValue | undefined
   readonly lastExecutionId: string
-  /** The root execution and every resume, with their lines; replays and child runs are not part of the run's history. */
-  readonly sources: readonly { readonly info: ExecutionInfo; readonly lines: readonly JournalLine[] }[]
+  /** The merged recording of the root execution and every resume; replays and child runs are not part of the run's history. */
+  readonly recording: Recording
+  readonly openDeferrals: string[]
+  readonly priorChildAttempts: Map<string, number>
 }
 
 async function readHistory(store: RunStore, runId: string): Promise<StoredHistory> {
   const executions = await store.listExecutions(runId)
   if (executions.length === 0) throw new RunNotFoundError(runId, `the ${store.kind} store`)
-  const sources: { info: ExecutionInfo; lines: JournalLine[] }[] = []
+  const carried = carryOver()
+  const recordings: Recording[] = []
+  let start: RunStartLine | undefined
+  let lastExecutionId: string | undefined
+  let rootSeen = false
   for (const info of executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume')) {
-    const lines: JournalLine[] = []
-    for await (const line of store.readLines(info)) lines.push(line)
-    if (lines.length > 0) sources.push({ info, lines })
-  }
-  const root = sources.find((source) => source.info.kind === 'root')
-  if (root === undefined) throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution with a journal)`)
-  const start = root.lines.find((line) => line.type === 'run_start')
-  return {
-    runId,
-    input: start?.type === 'run_start' ? start.input : undefined,
-    lastExecutionId: sources.at(-1)?.info.executionId ?? runId,
-    sources,
-  }
-}
-
-function recordingOf(history: StoredHistory) {
-  return mergeRecordings(history.sources.map((source) => recordingFromLines(source.lines, source.info.location)))
-}
-
-/** Deferrals opened and never settled, and the spawn attempts started at each ordinal, as a resume carries them over. */
-function carriedOver(history: StoredHistory): { openDeferrals: string[]; priorChildAttempts: Map<string, number> } {
-  const open = new Set<string>()
-  const priorChildAttempts = new Map<string, number>()
-  for (const source of history.sources) {
-    for (const line of source.lines) {
-      if (line.type === 'deferred_open') open.add(line.deferredId)
-      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
-      else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
+    const builder = createRecordingBuilder(info.location)
+    let lines = 0
+    for await (const line of store.readLines(info)) {
+      lines += 1
+      if (info.kind === 'root' && line.type === 'run_start') start ??= line
+      builder.add(line)
+      carried.see(line)
     }
+    if (lines === 0) continue
+    if (info.kind === 'root') rootSeen = true
+    recordings.push(builder.finish())
+    lastExecutionId = info.executionId
   }
-  return { openDeferrals: [...open], priorChildAttempts }
+  if (!rootSeen) throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution with a journal)`)
+  return { input: start?.input, lastExecutionId: lastExecutionId ?? runId, recording: mergeRecordings(recordings), ...carried.result() }
 }
 
 /**
@@ -62,12 +71,11 @@ function carriedOver(history: StoredHistory): { openDeferrals: string[]; priorCh
  */
 export async function resumeInStore(runId: string, workflow: WorkflowDefinition | WorkflowFunction, options: RunOptions & { readonly store: RunStore }) {
   const history = await readHistory(options.store, runId)
-  const carried = carriedOver(history)
   const handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
     executionId: 'resume',
-    recording: recordingOf(history),
-    openDeferrals: carried.openDeferrals,
-    priorChildAttempts: carried.priorChildAttempts,
+    recording: history.recording,
+    openDeferrals: history.openDeferrals,
+    priorChildAttempts: history.priorChildAttempts,
     resumeOf: history.lastExecutionId,
   })
   return { result: await handle.done, resumedFrom: history.lastExecutionId }
@@ -79,7 +87,7 @@ export async function replayInStore(runId: string, workflow: WorkflowDefinition 
   const { host: _ignored, ...withoutHost } = options as RunOptions
   const handle = launchRun(workflow, { ...withoutHost, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
     executionId: 'replay',
-    recording: recordingOf(history),
+    recording: history.recording,
     replayFailures: true,
     resumeOf: history.lastExecutionId,
   })

@@ -1,12 +1,12 @@
 import { closeSync, existsSync, openSync, readSync, readdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type JsonValue } from '@locus/outcome'
-import { RUN_LAYOUT, parseJournalLine, readJournal, runPaths } from '@locus/journal'
+import { RUN_LAYOUT, parseJournalLine, runPaths } from '@locus/journal'
 import { type Recording, type ReplayDivergence, type ReplayReport, loadRecording, mergeRecordings } from '@locus/replay'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { claimExecutionDirectory, nextExecutionId } from './run-directory.js'
-import { replayInStore, resumeInStore } from './resume-in-store.js'
+import { carryOver, replayInStore, resumeInStore } from './resume-in-store.js'
 import { acquireRunLock } from './run-lock.js'
 import type { RunOptions } from './run-options.js'
 import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
@@ -100,37 +100,18 @@ function unclaim(rootDir: string, executionId: string): void {
 }
 
 /**
- * Merges the recordings of the root run and every earlier resume: a later
- * execution's answer for an ordinal wins. Replayed calls leave no envelope of
- * their own, so the execution that really made the call keeps recording it.
+ * Reads the earlier executions of a run once each, streamed: the merged
+ * recording of the root run and every earlier resume (a later execution's
+ * answer for an ordinal wins; replayed calls leave no envelope of their own,
+ * so the execution that really made the call keeps recording it), and what a
+ * resume carries over from their journals (see {@link carryOver}).
  */
-function recordingOf(run: RunOnDisk): Recording {
+function historyOf(run: RunOnDisk): { recording: Recording; openDeferrals: string[]; priorChildAttempts: Map<string, number> } {
   const root = runPaths(run.runsDir, run.runId)
   const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
-  return mergeRecordings(sources.filter((source) => existsSync(join(source, RUN_LAYOUT.journal))).map((source) => loadRecording(source)))
-}
-
-/**
- * What a resume carries over from the journals of earlier executions:
- * deferrals opened and never settled (it waits on them under the same ids),
- * and the spawn attempts started at each ordinal (a spawn run again numbers
- * its next attempt, and names its next child execution, after them).
- */
-function carriedOver(run: RunOnDisk): { openDeferrals: string[]; priorChildAttempts: Map<string, number> } {
-  const root = runPaths(run.runsDir, run.runId)
-  const sources = [root.executionDir, ...run.executions.map((executionId) => runPaths(run.runsDir, run.runId, executionId).executionDir)]
-  const open = new Set<string>()
-  const priorChildAttempts = new Map<string, number>()
-  for (const source of sources) {
-    const path = join(source, RUN_LAYOUT.journal)
-    if (!existsSync(path)) continue
-    for (const line of readJournal(path).lines) {
-      if (line.type === 'deferred_open') open.add(line.deferredId)
-      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
-      else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
-    }
-  }
-  return { openDeferrals: [...open], priorChildAttempts }
+  const carried = carryOver()
+  const recordings = sources.filter((source) => existsSync(join(source, RUN_LAYOUT.journal))).map((source) => loadRecording(source, { onLine: carried.see }))
+  return { recording: mergeRecordings(recordings), ...carried.result() }
 }
 
 /**
@@ -166,12 +147,12 @@ export async function resumeRun<TInput>(
     run = findRun(runId, options)
     executionId = claimExecutionDirectory(run.rootDir, RESUME_EXECUTION_PREFIX, run.claimed)
     lock.setExecutionId(executionId)
-    const carried = carriedOver(run)
+    const history = historyOf(run)
     handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
       executionId,
-      recording: recordingOf(run),
-      openDeferrals: carried.openDeferrals,
-      priorChildAttempts: carried.priorChildAttempts,
+      recording: history.recording,
+      openDeferrals: history.openDeferrals,
+      priorChildAttempts: history.priorChildAttempts,
       resumeOf: run.lastExecutionId,
       lock,
     })
@@ -220,7 +201,7 @@ export async function replayRun<TInput>(
   try {
     handle = launchRun(workflow, { ...withoutHost, runId, ...(options.input === undefined ? { input: run.input } : {}) }, {
       executionId,
-      recording: recordingOf(run),
+      recording: historyOf(run).recording,
       replayFailures: true,
       resumeOf: run.lastExecutionId,
     })

@@ -447,8 +447,10 @@ function startExecution<TInput>(
     try {
       return await finishExecution()
     } finally {
-      // Whatever the ending (completed, failed, cancelled, or an error writing it down), the run is free again.
+      // Whatever the ending (completed, failed, cancelled, or an error writing it down), the run is free again,
+      // and the journals its recording read answers from are closed.
       lock?.release()
+      internals.recording?.close?.()
     }
   })()
 

@@ -1,0 +1,72 @@
+import fc from 'fast-check'
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { JournalReadError } from './journal-file-errors.js'
+import type { JournalLine } from './journal-line-schema.js'
+import { type JournalLinePlace, readJournal, readJournalLineAt, scanJournal } from './read-journal.js'
+import { SAMPLE_INPUTS, lineArbitrary, stamp } from '../test/sample-lines.js'
+
+function fileWith(content: string | Buffer): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'locus-scan-')), 'journal.jsonl')
+  writeFileSync(path, content)
+  return path
+}
+
+function scanAll(path: string, chunkBytes?: number) {
+  const seen: { line: JournalLine; place: JournalLinePlace }[] = []
+  const result = scanJournal(path, (line, place) => seen.push({ line, place }), chunkBytes === undefined ? {} : { chunkBytes })
+  return { seen, result }
+}
+
+describe('scanJournal', () => {
+  it('finds what readJournal finds, whatever the chunk size, and each place reads back as its line', () => {
+    const garbage = fc.oneof(fc.string().filter((text) => !text.includes('\n')), fc.constant('{}'), fc.constant('  '), fc.constant('{"note":"é ☕ 🙂"}'))
+    const entry = fc.oneof(
+      { weight: 3, arbitrary: lineArbitrary.map((line) => JSON.stringify(line)) },
+      { weight: 1, arbitrary: garbage },
+    )
+    fc.assert(
+      fc.property(
+        fc.array(entry, { maxLength: 25 }),
+        fc.oneof(fc.constant(''), fc.string().filter((text) => !text.includes('\n')), fc.constant('{"message":"caf\u00e9')),
+        fc.integer({ min: 1, max: 300 }),
+        (entries, tail, chunkBytes) => {
+          const path = fileWith(entries.map((text) => text + '\n').join('') + tail)
+          const whole = readJournal(path)
+          const { seen, result } = scanAll(path, chunkBytes)
+          expect(seen.map((item) => item.line)).toStrictEqual(whole.lines)
+          expect(result).toStrictEqual({ tornTail: whole.tornTail, invalid: whole.invalid, outOfOrder: whole.outOfOrder, lines: whole.lines.length })
+          for (const { line, place } of seen) expect(readJournalLineAt(path, place)).toStrictEqual(line)
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+
+  it('holds one chunk at a time: a line longer than the chunk is still read whole', () => {
+    const long = stamp({ ...SAMPLE_INPUTS.log, message: 'x'.repeat(10_000) }, 1)
+    const path = fileWith(`${JSON.stringify(long)}\n${JSON.stringify(stamp(SAMPLE_INPUTS.log, 2))}\n`)
+    const { seen } = scanAll(path, 64)
+    expect(seen.map((item) => item.line)).toStrictEqual([long, stamp(SAMPLE_INPUTS.log, 2)])
+    expect(seen[1]?.place.byteOffset).toBe(Buffer.byteLength(JSON.stringify(long)) + 1)
+  })
+
+  it('throws a JournalReadError naming the path when the file cannot be read, and when a place no longer holds a line', () => {
+    const missing = join(tmpdir(), 'locus-no-such-dir', 'journal.jsonl')
+    expect(() => scanJournal(missing, () => undefined)).toThrow(JournalReadError)
+    const path = fileWith(`${JSON.stringify(stamp(SAMPLE_INPUTS.log, 1))}\n`)
+    const { seen } = scanAll(path)
+    const place = seen[0]?.place as JournalLinePlace
+    expect(() => readJournalLineAt(path, { byteOffset: place.byteOffset + 1, byteLength: place.byteLength })).toThrow(/no longer a journal line/)
+    expect(() => readJournalLineAt(path, { byteOffset: place.byteLength + 10, byteLength: 5 })).toThrow(JournalReadError)
+  })
+
+  it('sees a line appended after an earlier scan at the place a new scan gives it', () => {
+    const path = fileWith(`${JSON.stringify(stamp(SAMPLE_INPUTS.log, 1))}\n`)
+    appendFileSync(path, `${JSON.stringify(stamp(SAMPLE_INPUTS.run_end, 2))}\n`)
+    const { seen } = scanAll(path, 7)
+    expect(readJournalLineAt(path, seen[1]?.place as JournalLinePlace).type).toBe('run_end')
+  })
+})
