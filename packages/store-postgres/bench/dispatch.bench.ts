@@ -6,7 +6,9 @@
 // - start latency: enqueueRun committed to the first journal line of the run
 //   (its `ts`, stamped on append), p50/p99, against a LISTEN/NOTIFY round trip;
 // - takeover: SIGKILL of a run's owner to the first line its successor writes,
-//   against the configured lease (target under lease + 1 s).
+//   against the configured lease (target under lease + 1 s). Kills land at
+//   spread points of the heartbeat period, and each run is cancelled once taken
+//   over, so every kill finds a surviving worker with a free slot.
 // Skips with a message without LOCUS_TEST_PG_URL.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -14,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { type BenchResult, printTable, reportTarget } from '@locus/bench-kit'
 import { runWorkflowScript } from '@locus/runtime'
 import pg from 'pg'
-import { createPostgresRunStore, enqueueRun, migrateDispatch } from '../src/index.js'
+import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
 import { instantHost, slowWorkflow, stepsWorkflow } from './dispatch-workflows.js'
 
 const base = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
@@ -24,7 +26,7 @@ if (base === undefined) {
 }
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
-const SIZE = smoke ? { runs: 12, starts: 8, takeovers: 1 } : { runs: 300, starts: 100, takeovers: 5 }
+const SIZE = smoke ? { runs: 12, starts: 8, takeovers: 1 } : { runs: 300, starts: 100, takeovers: 10 }
 const LEASE_MS = 2000
 const CONCURRENCY = 4
 const fixture = fileURLToPath(new URL('./dispatch-worker.ts', import.meta.url))
@@ -190,7 +192,9 @@ try {
       30_000,
       `a tool result of ${runId}`,
     )
-    await sleep(300)
+    // Spread the kills over the owner's heartbeat period (a third of the lease): a kill right after a
+    // heartbeat leaves the lease a whole lease to run, one right before it two thirds.
+    await sleep(300 + ((index * 7) % 10) * 70)
     const owner = workers.find((child) => child.pid === pid)
     if (owner === undefined) throw new Error(`dispatch bench: ${runId} is run by pid ${String(pid)}, not one of this bench's workers`)
     const killed = Date.now()
@@ -208,6 +212,10 @@ try {
       `a successor of ${runId}`,
     )
     takeovers.push(first.getTime() - killed)
+    // Runs left going would pile up on the survivors (they take over the dead owner's other runs
+    // too), until a kill finds no worker with a free slot and waits for a run to end instead.
+    await requestCancel(pool, runId)
+    await waitFor(async () => ((await pool.query(`select 1 from locus_runs where run_id = $1 and status <> 'running'`, [runId])).rowCount === 1 ? true : undefined), 30_000, `${runId} to end`)
     if (workers.length < 2) workers.push(await startWorker(url))
   }
 

@@ -78,6 +78,14 @@ export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: stri
   return rowCount === 1
 }
 
+/**
+ * How often every worker looks for expired leases, whatever the lease (a
+ * quarter lease when that is shorter): a takeover waits for the lease to lapse
+ * and then for the next sweep, so this bounds the second wait. A sweep is two
+ * indexed reads when nothing expired.
+ */
+const SWEEP_MS = 200
+
 /** Options of {@link startRunWorker}. */
 export interface RunWorkerOptions {
   readonly connectionString: string
@@ -179,25 +187,32 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   }
 
   const workers = `"${schema}".locus_workers`
+  // The worker's own row lasts one lease, like a run's lease, and is renewed as often (every third of it).
+  const workerBeatMs = Math.max(10, Math.floor(leaseMs / 3))
+  let workerBeatAt = Number.NEGATIVE_INFINITY
   async function beatWorker(): Promise<void> {
     if (poolId === undefined) return
+    const at = performance.now()
     await pool.query(
       `insert into ${workers} (worker_id, expires_at) values ($1, clock_timestamp() + $2 * interval '1 millisecond')
        on conflict (worker_id) do update set expires_at = excluded.expires_at`,
       [poolId, leaseMs],
     )
+    workerBeatAt = at
   }
 
   async function sweep(): Promise<void> {
-    await beatWorker()
-    // Jobs locked by a worker that stopped heartbeating (killed between taking a job and taking its lease, say).
-    const { rows: dead } = await pool.query<{ locked_by: string }>(
-      `select distinct locked_by from graphile_worker.jobs
-       where locked_by is not null and locked_at < now() - $1 * interval '1 millisecond'
-         and locked_by not in (select worker_id from ${workers} where expires_at > clock_timestamp())`,
-      [leaseMs],
-    )
-    const expired = await store.expiredLeases()
+    if (performance.now() - workerBeatAt >= workerBeatMs) await beatWorker()
+    const [{ rows: dead }, expired] = await Promise.all([
+      // Jobs locked by a worker that stopped heartbeating (killed between taking a job and taking its lease, say).
+      pool.query<{ locked_by: string }>(
+        `select distinct locked_by from graphile_worker.jobs
+         where locked_by is not null and locked_at < now() - $1 * interval '1 millisecond'
+           and locked_by not in (select worker_id from ${workers} where expires_at > clock_timestamp())`,
+        [leaseMs],
+      ),
+      store.expiredLeases(),
+    ])
     const owners = [...new Set([...dead.map((row) => row.locked_by), ...expired.map((lease) => lease.owner).filter((owner): owner is string => owner !== undefined)])]
     if (owners.length === 0) return
     await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [owners])
@@ -230,11 +245,20 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     logger: quietLogger(),
     taskList: { [RUN_TASK]: task },
   })
-  // A takeover waits for the lease to lapse and then for the next sweep: sweeping every quarter lease,
-  // and at least every half second, keeps that second wait short (three small queries a sweep).
-  const sweeper = setInterval(() => {
-    sweep().catch(() => undefined)
-  }, Math.max(50, Math.min(Math.floor(leaseMs / 4), 500)))
+  // A takeover waits for the lease to lapse and then for the next sweep: sweeping on a short fixed
+  // interval, not a fraction of the lease, keeps that second wait under SWEEP_MS at any lease. A sweep
+  // still running when the next is due (a slow database) is not joined by another.
+  let sweeping: Promise<void> | undefined
+  const sweeper = setInterval(
+    () => {
+      sweeping ??= sweep()
+        .catch(() => undefined)
+        .finally(() => {
+          sweeping = undefined
+        })
+    },
+    Math.max(25, Math.min(SWEEP_MS, Math.floor(leaseMs / 4))),
+  )
   // A session connection for cancel requests; if it drops, heartbeats still see the flag.
   const listener = new pg.Client({ connectionString: options.connectionString })
   listener.on('error', () => undefined)
@@ -247,6 +271,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   return {
     async stop() {
       clearInterval(sweeper)
+      await sweeping
       await listener.end().catch(() => undefined)
       for (const handle of live.values()) handle.cancel('worker stopping')
       await runner.stop()
