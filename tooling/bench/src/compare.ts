@@ -21,6 +21,8 @@ import { createWorkloads } from './workloads/index.js'
 setMaxListeners(64)
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
+/** `LOCUS_BENCH_ONLY=resume,fan-out` runs only those workloads and, like a smoke run, writes nothing. */
+const only = (process.env.LOCUS_BENCH_ONLY ?? '').split(',').map((id) => id.trim()).filter((id) => id.length > 0)
 const reportPath = fileURLToPath(new URL('../../../docs/benchmarks.md', import.meta.url))
 /** Rounds per workload: the slow LangGraph rows of the journaled workload set its budget. */
 const ROUNDS: Readonly<Record<string, { rounds: number; warmupRounds: number }>> = {
@@ -37,7 +39,12 @@ console.log(`bench:compare${smoke ? ' (smoke: 1% size, one round, nothing writte
 if (!canMeasureHeap()) console.log('no --expose-gc: peak heap will read n/a')
 
 const results: WorkloadResult[] = []
-for (const workload of createWorkloads(sizes, smoke ? 'smoke' : 'full')) {
+const workloads = createWorkloads(sizes, smoke ? 'smoke' : 'full')
+const unknown = only.filter((id) => !workloads.some((workload) => workload.id === id))
+if (unknown.length > 0) {
+  throw new Error(`LOCUS_BENCH_ONLY names no workload "${unknown.join('", "')}"; the workloads are ${workloads.map((workload) => workload.id).join(', ')}.`)
+}
+for (const workload of workloads.filter((candidate) => only.length === 0 || only.includes(candidate.id))) {
   const rounds = smoke ? { rounds: 1, warmupRounds: 0 } : (ROUNDS[workload.id] ?? { rounds: 3, warmupRounds: 1 })
   const result = await runWorkload(workload, { ...rounds, log: (line) => { console.log(line) } })
   results.push(result)
@@ -60,8 +67,8 @@ for (const target of targets) {
 
 const disagreeing = results.filter((result) => !result.agreed).map((result) => result.workload.id)
 const totalSeconds = (performance.now() - started) / 1000
-if (smoke) {
-  console.log(`\nsmoke run done in ${totalSeconds.toFixed(1)} s; docs/benchmarks.md left as it was`)
+if (smoke || only.length > 0) {
+  console.log(`\n${smoke ? 'smoke' : `partial (${only.join(', ')})`} run done in ${totalSeconds.toFixed(1)} s; docs/benchmarks.md left as it was`)
 } else {
   // Figures of other benchmarks (the server's load test) are recorded by hand below this marker; they are kept.
   const marker = '<!-- Recorded by hand from other benchmarks; the generator keeps everything below this line. -->'
