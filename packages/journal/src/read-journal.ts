@@ -103,14 +103,35 @@ function parseLineText(lineText: string, lineNumber: number): ParsedLine {
   }
 }
 
+/** Checks complete lines in file order, keeping the invalid and out-of-order ones aside. */
+function createLineChecker(): { readonly invalid: InvalidJournalLine[]; readonly outOfOrder: OutOfOrderLine[]; take(lineText: string, lineNumber: number): JournalLine | undefined } {
+  const invalid: InvalidJournalLine[] = []
+  const outOfOrder: OutOfOrderLine[] = []
+  let previousSeq: number | undefined
+  return {
+    invalid,
+    outOfOrder,
+    take(lineText, lineNumber) {
+      const parsed = parseLineText(lineText, lineNumber)
+      if (parsed === undefined) return undefined
+      if ('invalid' in parsed) {
+        invalid.push(parsed.invalid)
+        return undefined
+      }
+      const { line } = parsed
+      if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
+      previousSeq = line.seq
+      return line
+    },
+  }
+}
+
 /** Splits a journal's bytes into valid lines, invalid lines and a torn tail. */
 function parseJournalBuffer(buffer: Buffer): JournalReadResult {
   const bodyEnd = buffer.lastIndexOf(NEWLINE) + 1
   const text = buffer.toString('utf8', 0, bodyEnd)
   const lines: JournalLine[] = []
-  const invalid: InvalidJournalLine[] = []
-  const outOfOrder: OutOfOrderLine[] = []
-  let previousSeq: number | undefined
+  const checker = createLineChecker()
   let lineNumber = 0
   let start = 0
   while (start < text.length) {
@@ -118,20 +139,12 @@ function parseJournalBuffer(buffer: Buffer): JournalReadResult {
     const lineText = text.slice(start, end)
     start = end + 1
     lineNumber += 1
-    const parsed = parseLineText(lineText, lineNumber)
-    if (parsed === undefined) continue
-    if ('invalid' in parsed) {
-      invalid.push(parsed.invalid)
-      continue
-    }
-    const { line } = parsed
-    if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
-    previousSeq = line.seq
-    lines.push(line)
+    const line = checker.take(lineText, lineNumber)
+    if (line !== undefined) lines.push(line)
   }
   const tornTail =
     bodyEnd < buffer.length ? { byteOffset: bodyEnd, text: buffer.toString('utf8', bodyEnd), lineNumber: lineNumber + 1 } : null
-  return { lines, tornTail, invalid, outOfOrder }
+  return { lines, tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder }
 }
 
 /** Where a complete line sits in its journal file, so it can be read again on its own with {@link readJournalLineAt}. */
@@ -185,9 +198,7 @@ export function scanJournal(
   } catch (error) {
     throw new JournalReadError(path, error)
   }
-  const invalid: InvalidJournalLine[] = []
-  const outOfOrder: OutOfOrderLine[] = []
-  let previousSeq: number | undefined
+  const checker = createLineChecker()
   let lineNumber = 0
   let count = 0
   // `pending` holds the bytes of the line being read, from file offset `pendingOffset`.
@@ -209,17 +220,10 @@ export function scanJournal(
       let start = 0
       for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
         lineNumber += 1
-        const parsed = parseLineText(bytes.toString('utf8', start, end), lineNumber)
+        const line = checker.take(bytes.toString('utf8', start, end), lineNumber)
         const place = { byteOffset: pendingOffset + start, byteLength: end - start }
         start = end + 1
-        if (parsed === undefined) continue
-        if ('invalid' in parsed) {
-          invalid.push(parsed.invalid)
-          continue
-        }
-        const { line } = parsed
-        if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
-        previousSeq = line.seq
+        if (line === undefined) continue
         count += 1
         visit(line, place)
       }
@@ -231,7 +235,7 @@ export function scanJournal(
     closeSync(fd)
   }
   const tornTail = pending.length > 0 ? { byteOffset: pendingOffset, text: pending.toString('utf8'), lineNumber: lineNumber + 1 } : null
-  return { tornTail, invalid, outOfOrder, lines: count }
+  return { tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, lines: count }
 }
 
 /**
