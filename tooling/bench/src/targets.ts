@@ -112,7 +112,7 @@ export const TARGETS: readonly Target[] = [
     comparison: 'at-most',
     limit: 64,
     explanation:
-      'A fresh run renders its README from the fold and keeps no lines, but a resume reads the earlier executions whole before the script starts: `readJournal` loads every line of each journal (once for the recording, once more for open deferrals and spawn attempts), and the recording keeps every recorded call with its request key and answer, about 4.7 KB per call in all. Building the recording from a streamed read of the journal, and then keeping for each call only its key and the byte offset of its answer (read back when the script asks for it), would make the peak independent of the run\'s length.',
+      'The resume reads each earlier journal once, a chunk at a time, and its recording keeps per call only the ordinal, the request key as 32 raw bytes and where the lines are (about 140 bytes a call still held at the last call, against 4.7 KB before), reading an answer back when the script asks for it. The peak is garbage, not what is held: V8 allocates a Map\'s new hash table in the old generation when the Map lives there, and the run view adds and removes every call in four such maps, so each replayed call leaves about a kilobyte of old-generation garbage (with the materialized answer) that only a full collection frees. In this process the other systems\' rows (LangGraph\'s 100,000 checkpoints) also raise the heap V8 lets garbage fill; `pnpm --filter @locus/bench run bench:run-heap` measures the run and the resume each in a process of its own. Keeping the run view\'s per-call state in one map that never empties, and handing out the recorded answer without building a whole envelope, would cut that garbage.',
   },
   {
     workloadId: 'resume',
@@ -122,7 +122,7 @@ export const TARGETS: readonly Target[] = [
     comparison: 'at-most',
     limit: 2,
     explanation:
-      "Answers now travel on the journal's agent_end lines and the run's input is read from the first line, so a resume reads the journal once and no result files. What remains: it hashes every re-asked request to compare keys, writes every replayed call back as two schema-checked journal lines (an agent_start and a replayed agent_end), and reads the earlier journal twice. Journaling a replayed prefix as one summary line and one streamed read of the journal would bring it near the floor.",
+      "The journal is now read once, streamed, and answers are read back per call from the journal (one pread of the start line and one of the end line, through a descriptor kept open). What remains: each replayed call is still journaled again as two schema-checked lines (an agent_start and a replayed agent_end), its request is hashed again to compare keys, and its answer is parsed twice (once at the scan, once when read back). Journaling a replayed prefix as one summary line and comparing keys before building the request would bring it near the floor.",
   },
   {
     workloadId: 'resume',
