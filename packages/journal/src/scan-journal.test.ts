@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { JournalReadError } from './journal-file-errors.js'
 import type { JournalLine } from './journal-line-schema.js'
-import { type JournalLinePlace, readJournal, readJournalLineAt, scanJournal } from './read-journal.js'
+import { type JournalLinePlace, openJournalLineReader, readJournal, readJournalLineAt, scanJournal } from './read-journal.js'
 import { SAMPLE_INPUTS, lineArbitrary, stamp } from '../test/sample-lines.js'
 
 function fileWith(content: string | Buffer): string {
@@ -32,13 +32,19 @@ describe('scanJournal', () => {
         fc.array(entry, { maxLength: 25 }),
         fc.oneof(fc.constant(''), fc.string().filter((text) => !text.includes('\n')), fc.constant('{"message":"caf\u00e9')),
         fc.integer({ min: 1, max: 300 }),
-        (entries, tail, chunkBytes) => {
+        fc.integer({ min: 1, max: 400 }),
+        fc.boolean(),
+        (entries, tail, chunkBytes, windowBytes, backwards) => {
           const path = fileWith(entries.map((text) => text + '\n').join('') + tail)
           const whole = readJournal(path)
           const { seen, result } = scanAll(path, chunkBytes)
           expect(seen.map((item) => item.line)).toStrictEqual(whole.lines)
           expect(result).toStrictEqual({ tornTail: whole.tornTail, invalid: whole.invalid, outOfOrder: whole.outOfOrder, lines: whole.lines.length })
           for (const { line, place } of seen) expect(readJournalLineAt(path, place)).toStrictEqual(line)
+          // Through one reader with a read-ahead window of any size, in file order or backwards.
+          const reader = openJournalLineReader(path, { windowBytes })
+          for (const { line, place } of backwards ? [...seen].reverse() : seen) expect(reader.read(place)).toStrictEqual(line)
+          reader.close()
         },
       ),
       { numRuns: 200 },
@@ -61,6 +67,18 @@ describe('scanJournal', () => {
     const place = seen[0]?.place as JournalLinePlace
     expect(() => readJournalLineAt(path, { byteOffset: place.byteOffset + 1, byteLength: place.byteLength })).toThrow(/no longer a journal line/)
     expect(() => readJournalLineAt(path, { byteOffset: place.byteLength + 10, byteLength: 5 })).toThrow(JournalReadError)
+  })
+
+  it('a reader closed and read again opens the file again and sees what is there now', () => {
+    const path = fileWith(`${JSON.stringify(stamp(SAMPLE_INPUTS.log, 1))}\n`)
+    const { seen } = scanAll(path)
+    const place = seen[0]?.place as JournalLinePlace
+    const reader = openJournalLineReader(path)
+    expect(reader.read(place).seq).toBe(1)
+    writeFileSync(path, `${JSON.stringify(stamp(SAMPLE_INPUTS.log, 7))}\n`)
+    reader.close()
+    expect(reader.read(place).seq).toBe(7)
+    reader.close()
   })
 
   it('sees a line appended after an earlier scan at the place a new scan gives it', () => {

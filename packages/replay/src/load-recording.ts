@@ -12,11 +12,12 @@ import {
   JournalReadError,
   RUN_LAYOUT,
   parseAgentResultEnvelope,
-  readJournalLineAt,
+  type JournalLineReader,
+  openJournalLineReader,
   scanJournal,
   validateRunId,
 } from '@locus/journal'
-import { closeSync, openSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
 import { CALL_KINDS, type CallKind, CallTable, Ending } from './call-table.js'
@@ -377,37 +378,29 @@ class JournalRecording extends IndexedRecording implements LoadedRecording {
   }
 }
 
-/** The file descriptors of journals a recording holds open, closed when the recording is collected if nobody closed them. */
-const openJournals = new FinalizationRegistry<{ fd: number | undefined }>((held) => {
-  if (held.fd !== undefined) closeSync(held.fd)
+/** Journal readers a recording holds open, closed when the recording is collected if nobody closed them. */
+const openJournals = new FinalizationRegistry<JournalLineReader>((reader) => {
+  reader.close()
 })
 
-/** Lines read back from a journal file, through one descriptor kept open between reads. */
+/** Lines read back from a journal file, through one reader kept open between reads. */
 class JournalFileLines implements LineSource {
-  readonly #held: { fd: number | undefined } = { fd: undefined }
+  readonly #reader: JournalLineReader
 
   constructor(
     readonly executionDir: string,
-    readonly journalPath: string,
+    journalPath: string,
   ) {
-    openJournals.register(this, this.#held, this)
+    this.#reader = openJournalLineReader(journalPath)
+    openJournals.register(this, this.#reader, this)
   }
 
   read(at: number, length: number): JournalLine {
-    if (this.#held.fd === undefined) {
-      try {
-        this.#held.fd = openSync(this.journalPath, 'r')
-      } catch (error) {
-        throw new JournalReadError(this.journalPath, error)
-      }
-    }
-    return readJournalLineAt(this.journalPath, { byteOffset: at, byteLength: length }, this.#held.fd)
+    return this.#reader.read({ byteOffset: at, byteLength: length })
   }
 
   close(): void {
-    if (this.#held.fd === undefined) return
-    closeSync(this.#held.fd)
-    this.#held.fd = undefined
+    this.#reader.close()
   }
 }
 
