@@ -1,5 +1,5 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { type FileHandle, open, readFile } from 'node:fs/promises'
 import { JournalReadError } from './journal-file-errors.js'
 import type { JournalLine } from './journal-line-schema.js'
 import { validateLine } from './parse-journal-line.js'
@@ -198,16 +198,10 @@ export function scanJournal(
   } catch (error) {
     throw new JournalReadError(path, error)
   }
-  const checker = createLineChecker()
-  let lineNumber = 0
-  let count = 0
-  // `pending` holds the bytes of the line being read, from file offset `pendingOffset`.
-  let pending = Buffer.alloc(0)
-  let pendingOffset = 0
-  let position = 0
+  const splitter = createLineSplitter()
   try {
     const chunk = Buffer.allocUnsafe(Math.max(1, Math.floor(options.chunkBytes ?? SCAN_CHUNK_BYTES)))
-    for (;;) {
+    for (let position = 0; ; ) {
       let read: number
       try {
         read = readSync(fd, chunk, 0, chunk.length, position)
@@ -216,7 +210,76 @@ export function scanJournal(
       }
       if (read === 0) break
       position += read
-      const bytes = pending.length === 0 ? chunk.subarray(0, read) : Buffer.concat([pending, chunk.subarray(0, read)])
+      splitter.push(chunk.subarray(0, read), visit)
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return splitter.finish()
+}
+
+/**
+ * {@link scanJournal} as an async iterable that does not block the event
+ * loop: the valid lines of a journal in file order, read a chunk at a time.
+ * What it found besides them (a torn tail, invalid lines) goes to
+ * `onProblem`, once the file has been read.
+ *
+ * @throws {JournalReadError} when the file cannot be read at all.
+ * @example
+ * ```ts
+ * for await (const line of readJournalLines('.locus-pi/runs/run-1/journal.jsonl')) console.log(line.seq)
+ * ```
+ */
+export async function* readJournalLines(
+  path: string,
+  options: { readonly chunkBytes?: number; readonly onProblem?: (problem: string) => void } = {},
+): AsyncGenerator<JournalLine> {
+  let file: FileHandle
+  try {
+    file = await open(path, 'r')
+  } catch (error) {
+    throw new JournalReadError(path, error)
+  }
+  const splitter = createLineSplitter()
+  try {
+    const chunk = Buffer.allocUnsafe(Math.max(1, Math.floor(options.chunkBytes ?? SCAN_CHUNK_BYTES)))
+    for (let position = 0; ; ) {
+      let read: number
+      try {
+        ;({ bytesRead: read } = await file.read(chunk, 0, chunk.length, position))
+      } catch (error) {
+        throw new JournalReadError(path, error)
+      }
+      if (read === 0) break
+      position += read
+      const found: JournalLine[] = []
+      splitter.push(chunk.subarray(0, read), (line) => found.push(line))
+      yield* found
+    }
+  } finally {
+    await file.close()
+  }
+  const { tornTail, invalid } = splitter.finish()
+  if (options.onProblem !== undefined) {
+    if (tornTail !== null) options.onProblem(`torn last line at byte ${tornTail.byteOffset} (the process stopped mid-write)`)
+    for (const line of invalid) options.onProblem(`line ${line.lineNumber}: ${line.error}`)
+  }
+}
+
+/** Splits chunks of a journal file into checked lines with their places, holding only the line being read. */
+function createLineSplitter(): {
+  push(chunk: Buffer, visit: (line: JournalLine, place: JournalLinePlace) => void): void
+  finish(): JournalScanResult
+} {
+  const checker = createLineChecker()
+  let lineNumber = 0
+  let count = 0
+  // `pending` holds the bytes of the line being read, from file offset `pendingOffset`.
+  let pending = Buffer.alloc(0)
+  let pendingOffset = 0
+  return {
+    push(chunk, visit) {
+      const bytes = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
       let start = 0
       for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
         lineNumber += 1
@@ -227,15 +290,15 @@ export function scanJournal(
         count += 1
         visit(line, place)
       }
-      // Copy the unfinished line out of the chunk, which the next read overwrites.
+      // Copy the unfinished line out of the chunk, which the caller's next read overwrites.
       pending = Buffer.from(bytes.subarray(start))
       pendingOffset += start
-    }
-  } finally {
-    closeSync(fd)
+    },
+    finish() {
+      const tornTail = pending.length > 0 ? { byteOffset: pendingOffset, text: pending.toString('utf8'), lineNumber: lineNumber + 1 } : null
+      return { tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, lines: count }
+    },
   }
-  const tornTail = pending.length > 0 ? { byteOffset: pendingOffset, text: pending.toString('utf8'), lineNumber: lineNumber + 1 } : null
-  return { tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, lines: count }
 }
 
 /** Reads lines of one journal file back from their places, through one descriptor and a read-ahead window. */

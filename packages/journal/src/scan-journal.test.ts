@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { JournalReadError } from './journal-file-errors.js'
 import type { JournalLine } from './journal-line-schema.js'
-import { type JournalLinePlace, openJournalLineReader, readJournal, readJournalLineAt, scanJournal } from './read-journal.js'
+import { type JournalLinePlace, openJournalLineReader, readJournal, readJournalLineAt, readJournalLines, scanJournal } from './read-journal.js'
 import { SAMPLE_INPUTS, lineArbitrary, stamp } from '../test/sample-lines.js'
 
 function fileWith(content: string | Buffer): string {
@@ -49,6 +49,35 @@ describe('scanJournal', () => {
       ),
       { numRuns: 200 },
     )
+  })
+
+  it('readJournalLines yields the lines readJournal finds, reports the same problems, and stops early when asked', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(lineArbitrary.map((line) => JSON.stringify(line)), fc.constant('not json')), { maxLength: 20 }),
+        fc.oneof(fc.constant(''), fc.constant('{"torn')),
+        fc.integer({ min: 1, max: 200 }),
+        async (entries, tail, chunkBytes) => {
+          const path = fileWith(entries.map((text) => text + '\n').join('') + tail)
+          const whole = readJournal(path)
+          const problems: string[] = []
+          const lines: JournalLine[] = []
+          for await (const line of readJournalLines(path, { chunkBytes, onProblem: (problem) => problems.push(problem) })) lines.push(line)
+          expect(lines).toStrictEqual(whole.lines)
+          expect(problems).toHaveLength(whole.invalid.length + (whole.tornTail === null ? 0 : 1))
+          if (whole.lines.length > 1) {
+            const first: JournalLine[] = []
+            for await (const line of readJournalLines(path, { chunkBytes })) {
+              first.push(line)
+              break
+            }
+            expect(first).toStrictEqual(whole.lines.slice(0, 1))
+          }
+        },
+      ),
+      { numRuns: 100 },
+    )
+    await expect(readJournalLines(join(tmpdir(), 'locus-no-such-dir', 'journal.jsonl')).next()).rejects.toThrow(JournalReadError)
   })
 
   it('holds one chunk at a time: a line longer than the chunk is still read whole', () => {

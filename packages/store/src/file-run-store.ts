@@ -3,7 +3,8 @@ import {
   RUN_LAYOUT,
   createJournalWriter,
   parseJournalLine,
-  readJournalAsync,
+  JournalReadError,
+  readJournalLines,
   runPaths,
   validateRunId,
 } from '@locus/journal'
@@ -188,24 +189,20 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     let left = read.limit ?? Number.POSITIVE_INFINITY
     if (left <= 0) return
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
-    let lines: JournalLine[]
+    // Streamed a chunk at a time: reading a long run's journal holds one chunk, not every line.
+    const lines = readJournalLines(path, read.onProblem === undefined ? {} : { onProblem: read.onProblem })
     try {
-      const journal = await readJournalAsync(path)
-      lines = journal.lines
-      if (read.onProblem !== undefined) {
-        if (journal.tornTail !== null) read.onProblem(`torn last line at byte ${journal.tornTail.byteOffset} (the process stopped mid-write)`)
-        for (const invalid of journal.invalid) read.onProblem(`line ${invalid.lineNumber}: ${invalid.error}`)
+      for await (const line of lines) {
+        if (line.seq <= afterSeq) continue
+        yield line
+        left -= 1
+        if (left <= 0) return
       }
     } catch (error) {
+      if (!JournalReadError.isInstance(error)) throw error
       if (!(await isDirectory(executionDir(ref)))) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, base)
-      if (codeOf((error as { cause?: unknown }).cause) === 'ENOENT') return
+      if (codeOf(error.cause) === 'ENOENT') return
       throw error
-    }
-    for (const line of lines) {
-      if (line.seq <= afterSeq) continue
-      yield line
-      left -= 1
-      if (left <= 0) return
     }
   }
 
