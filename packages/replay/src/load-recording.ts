@@ -101,7 +101,9 @@ function readEnvelope(
 function envelopeFromJournal(executionDir: string, start: AgentStartLine, end: AgentEndLine): AgentResultEnvelope | undefined {
   if (end.status === 'completed' && end.answer === undefined) return undefined
   const callDir = join(executionDir, RUN_LAYOUT.calls, start.callId)
-  const common = {
+  // Built one property at a time in a fixed order, not by spreading optional parts: a replay builds one
+  // envelope per recorded call, and spreads of optional objects gave V8 a large dictionary-mode object each time.
+  const envelope: Record<string, unknown> = {
     schema: AGENT_RESULT_SCHEMA,
     callId: start.callId,
     logicalCallId: start.logicalCallId,
@@ -109,13 +111,19 @@ function envelopeFromJournal(executionDir: string, start: AgentStartLine, end: A
     attempts: start.attempts,
     agent: start.agent,
     ordinal: start.ordinal,
-    ...(start.requestKey === undefined ? {} : { requestKey: start.requestKey }),
-    ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
-    ...(end.usage === undefined ? {} : { usage: end.usage }),
-    paths: { transcriptDir: join(callDir, RUN_LAYOUT.transcript), resultDir: join(callDir, RUN_LAYOUT.callResult) },
-  } as const
-  if (end.status === 'completed') return { ...common, status: 'completed', ...(end.answer === undefined ? {} : { answer: end.answer }) }
-  return { ...common, status: 'failed', failureCause: end.failureCause ?? 'unclassified', ...(end.reason === undefined ? {} : { reason: end.reason }) }
+  }
+  if (start.requestKey !== undefined) envelope.requestKey = start.requestKey
+  if (end.stopReason !== undefined) envelope.stopReason = end.stopReason
+  if (end.usage !== undefined) envelope.usage = end.usage
+  envelope.paths = { transcriptDir: join(callDir, RUN_LAYOUT.transcript), resultDir: join(callDir, RUN_LAYOUT.callResult) }
+  envelope.status = end.status
+  if (end.status === 'completed') {
+    envelope.answer = end.answer
+  } else {
+    envelope.failureCause = end.failureCause ?? 'unclassified'
+    if (end.reason !== undefined) envelope.reason = end.reason
+  }
+  return envelope as unknown as AgentResultEnvelope
 }
 
 function journaledRequest(start: AgentStartLine): CanonicalRequest {
