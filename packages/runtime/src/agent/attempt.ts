@@ -1,4 +1,4 @@
-import type { AttemptContext } from '@locus/retry'
+import { type AttemptContext, offAbort, onAbort } from '@locus/retry'
 import type { AgentCallOptions } from '../define.js'
 import { type AgentSession, type CountedBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from '../host.js'
 import type { RunState } from '../run-state.js'
@@ -34,9 +34,16 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
   }
   const controller = new AbortController()
   let firedBy: 'call-timeout' | 'cancelled' | undefined
+  // Settled by fire() itself rather than by a listener on the controller's signal: one attempt per
+  // call, so every listener structure saved is saved a hundred thousand times in a long run.
+  let settleAborted: (value: 'aborted') => void = () => undefined
+  const aborted = new Promise<'aborted'>((resolve) => {
+    settleAborted = resolve
+  })
   const fire = (by: 'call-timeout' | 'cancelled'): void => {
     firedBy ??= by
     controller.abort()
+    settleAborted('aborted')
   }
   const onRunAbort = (): void => {
     fire('cancelled')
@@ -45,7 +52,7 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
     fire('call-timeout')
   }
   if (run.signal.aborted) onRunAbort()
-  else run.signal.addEventListener('abort', onRunAbort, { once: true })
+  else onAbort(run.signal, onRunAbort)
   // The deadline is null without timeoutMs; only then is the attempt's signal never read.
   const fuse = context.deadline === null ? undefined : context.signal
   if (fuse?.aborted === true) onFuse()
@@ -54,10 +61,6 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
     if (firedBy === undefined && context.deadline !== null && run.clock.now() >= context.deadline) fire('call-timeout')
     return firedBy !== undefined
   }
-  const aborted = new Promise<'aborted'>((resolve) => {
-    if (controller.signal.aborted) resolve('aborted')
-    else controller.signal.addEventListener('abort', () => { resolve('aborted') }, { once: true })
-  })
   let usage: Usage | undefined
   let lastStop: string | undefined
   const interrupted = (): AttemptEnd => ({
@@ -114,6 +117,6 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
     return { kind: 'threw', failureCause: failureCauseOf(error), error }
   } finally {
     fuse?.removeEventListener('abort', onFuse)
-    run.signal.removeEventListener('abort', onRunAbort)
+    offAbort(run.signal, onRunAbort)
   }
 }

@@ -88,21 +88,30 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
   } catch {
     // closing is best effort; the attempt's outcome is already decided
   }
-  const common = {
+  // Built one property at a time in a fixed order: spreads of optional parts gave V8 a large
+  // dictionary-mode object for every attempt of a long run.
+  const fields: Record<string, unknown> = {
     schema: AGENT_RESULT_SCHEMA,
     callId,
-    ...trio,
+    attempt: trio.attempt,
+    attempts: trio.attempts,
+    logicalCallId: trio.logicalCallId,
     agent: where.agent,
     ordinal: call.ordinal,
     requestKey: call.key,
-    ...(end.kind !== 'threw' && end.stopReason !== undefined ? { stopReason: end.stopReason } : {}),
-    ...(end.kind !== 'threw' && end.usage !== undefined ? { usage: end.usage } : {}),
-    paths: outputs.envelopePaths,
-  } as const
-  const envelope: AgentResultEnvelope =
-    end.kind === 'answered'
-      ? { ...common, status: 'completed', answer: end.answer }
-      : { ...common, status: 'failed', failureCause: end.failureCause, reason: end.kind === 'failed' ? end.reason : messageOf(end.error) }
+  }
+  if (end.kind !== 'threw' && end.stopReason !== undefined) fields.stopReason = end.stopReason
+  if (end.kind !== 'threw' && end.usage !== undefined) fields.usage = end.usage
+  fields.paths = outputs.envelopePaths
+  if (end.kind === 'answered') {
+    fields.status = 'completed'
+    fields.answer = end.answer
+  } else {
+    fields.status = 'failed'
+    fields.failureCause = end.failureCause
+    fields.reason = end.kind === 'failed' ? end.reason : messageOf(end.error)
+  }
+  const envelope = fields as unknown as AgentResultEnvelope
   // Written once into a fresh directory; a crash mid-write leaves an envelope
   // that replay reports as invalid and re-runs, so no rename is needed.
   outputs.writeEnvelope(JSON.stringify(envelope, null, 2) + '\n')
