@@ -34,6 +34,20 @@ export interface RunHandle {
   events(cursor?: FeedCursor): AsyncIterable<JournalLine>
   /** Answers an open deferral of this execution in this process; undefined when the execution cannot be reached that way. */
   answerDeferred(deferredId: string, answer: DeferredAnswer): DeferredAnswerOutcome | undefined
+  /**
+   * Suspends the execution without ending the run: calls in flight are
+   * abandoned as on cancel (one whose terminal line was not written runs
+   * again, as a new attempt, on resume), one `log` line records `reason`, and
+   * no `run_end`, result or README is written. `done` resolves with
+   * `suspended: true`; `resume(runId)` continues the run, waiting again on
+   * its open deferrals. A no-op once the script settled or the run was
+   * cancelled, and for an execution this process does not run.
+   */
+  suspend(reason?: string): void
+  /** True while at least one call is in flight and every call in flight is a deferred tool waiting for its answer. */
+  waitingOnly(): boolean
+  /** Calls `listener` each time {@link RunHandle.waitingOnly} changes; returns the unsubscribe function. */
+  onWaitingChange(listener: (waitingOnly: boolean) => void): () => void
 }
 
 /** A deferral waiting for an answer, as a stored run's journal shows it. */
@@ -49,6 +63,14 @@ interface Started {
   readonly done: Promise<RunResult>
   readonly flush?: () => void
   readonly answer?: (deferredId: string, answer: DeferredAnswer) => DeferredAnswerOutcome
+}
+
+/** What a launch gives the execution it begins. */
+interface LaunchHooks {
+  readonly signal: AbortSignal
+  readonly suspendSignal: AbortSignal
+  readonly onWaitingChange: (waitingOnly: boolean) => void
+  readonly onEvent: (line: JournalLine) => void
 }
 
 /** What {@link createRuntime} needs. */
@@ -67,11 +89,11 @@ export interface RuntimeOptions {
    */
   readonly store?: RunStore | undefined
   /** Options every run starts with; each call's options override them. */
-  readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir'> | undefined
+  readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'> | undefined
 }
 
 /** Options of one start, resume or replay. */
-export type RuntimeRunOptions = Omit<RunOptions, 'signal' | 'onEvent' | 'runsDir'>
+export type RuntimeRunOptions = Omit<RunOptions, 'signal' | 'onEvent' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'>
 
 /** A runtime: one way in for every run, whoever starts it (code, CLI, server, MCP). */
 export interface Runtime {
@@ -163,9 +185,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * from the store first; the handle resolves when the execution's first line
    * (`run_start`) names it, or rejects when the launch is refused.
    */
-  function launch(runId: string | undefined, begin: (hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }) => Started): Promise<RunHandle> {
+  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started): Promise<RunHandle> {
     const controller = new AbortController()
     setMaxListeners(0, controller.signal)
+    const suspender = new AbortController()
+    let waitingOnly = false
+    const waitingListeners = new Set<(waitingOnly: boolean) => void>()
+    const onWaitingChange = (now: boolean): void => {
+      waitingOnly = now
+      for (const listener of [...waitingListeners]) listener(now)
+    }
     let executionId: string | undefined
     let knownRunId = runId
     let flushNow: (() => void) | undefined
@@ -194,6 +223,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         },
         flush: () => flushNow?.(),
         answerDeferred: (deferredId, answer) => started?.answer?.(deferredId, answer),
+        suspend: (reason) => {
+          suspender.abort(reason ?? 'suspended by the host')
+        },
+        waitingOnly: () => waitingOnly,
+        onWaitingChange: (listener) => {
+          waitingListeners.add(listener)
+          return () => {
+            waitingListeners.delete(listener)
+          }
+        },
         done: (started as { done: Promise<RunResult> }).done,
         subscribe: (listener, cursor) => feed.subscribe(listener, cursor),
         events: (cursor) => feed.events(cursor),
@@ -208,7 +247,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         feed.publish(line)
       }
       try {
-        started = begin({ signal: controller.signal, onEvent })
+        started = begin({ signal: controller.signal, suspendSignal: suspender.signal, onWaitingChange, onEvent })
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)))
         return
@@ -234,7 +273,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     })
   }
 
-  const base = (runOptions: RuntimeRunOptions | undefined, hooks: { signal: AbortSignal; onEvent: (line: JournalLine) => void }): RunOptions => ({
+  const base = (runOptions: RuntimeRunOptions | undefined, hooks: LaunchHooks): RunOptions => ({
     ...options.defaults,
     ...(options.host === undefined ? {} : { host: options.host }),
     // Scripts may spawn the runtime's workflows by name.
@@ -242,6 +281,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...runOptions,
     ...(options.store === undefined ? { runsDir } : { store: options.store }),
     signal: hooks.signal,
+    suspendSignal: hooks.suspendSignal,
+    onWaitingChange: hooks.onWaitingChange,
     onEvent: hooks.onEvent,
   })
 

@@ -44,6 +44,14 @@ export interface RunOptions {
   readonly clock?: RetryClock
   /** Receives every journal line as it is written: a live subscription for CLIs and servers. */
   readonly onEvent?: (line: JournalLine) => void
+  /**
+   * Aborting it suspends the execution instead of ending it: calls in flight
+   * are abandoned as a cancel would, but nothing more is journaled (one `log`
+   * line says why) and there is no `run_end`, so `resume` continues the run.
+   */
+  readonly suspendSignal?: AbortSignal
+  /** Told each time the run starts or stops waiting only on deferrals (every call in flight is a deferred tool waiting for its answer). */
+  readonly onWaitingChange?: (waitingOnly: boolean) => void
   /** Progress of agent calls while their model streams (tokens so far), for live views; never written to the journal. */
   readonly onProgress?: (progress: RunProgress) => void
   /** Where the run's answer outcome and gaps are recorded when it ends (see @locus/partial). */
@@ -125,6 +133,8 @@ const runOptionsSchema = z
       )
       .optional(),
     onEvent: z.custom<(line: JournalLine) => void>((value) => typeof value === 'function', { error: 'onEvent must be a function' }).optional(),
+    suspendSignal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'suspendSignal must be an AbortSignal' }).optional(),
+    onWaitingChange: z.custom<(waitingOnly: boolean) => void>((value) => typeof value === 'function', { error: 'onWaitingChange must be a function' }).optional(),
     onProgress: z.custom<(progress: RunProgress) => void>((value) => typeof value === 'function', { error: 'onProgress must be a function' }).optional(),
     metrics: z
       .custom<OutcomeStore>((value) => typeof value === 'object' && value !== null && typeof (value as OutcomeStore).recordRun === 'function', {

@@ -8,6 +8,7 @@ import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget }
 import type { TriggerTransport } from '@locus/protocol'
 import type { LaunchMode } from './budgets.js'
 import { Deferrals } from './deferrals.js'
+import { CallActivity } from './call-activity.js'
 import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
@@ -80,6 +81,10 @@ export class RunState {
   perCallOverrides: CallBudgets | undefined
   /** Open deferrals of deferred tools, and where answers given from outside this process land. */
   deferrals: Deferrals = new Deferrals(undefined)
+  /** The calls in flight, and how many of them wait on a deferral. Shared with children. */
+  activity: CallActivity = new CallActivity()
+  /** Set once the execution is suspended: nothing more is written, and no run_end. Shared with children. */
+  suspension: { suspended: boolean } = { suspended: false }
   /** Deferrals an earlier execution opened that are still waiting: a resume waits on them without opening them again. */
   openedDeferrals: ReadonlySet<string> = new Set()
   /** How remote tools reach their worker; undefined when the run has none. */

@@ -44,6 +44,7 @@ import { recordRunOutcome } from './run-metrics.js'
 import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
 import { judgeRunAnswer } from '@locus/partial'
 import { callTool } from './tool-call.js'
+import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
 
@@ -65,6 +66,13 @@ export interface RunResult {
   readonly error?: SerializedError
   /** Set on a resumed or replayed execution: which recorded calls replayed, diverged or went missing. */
   readonly replay?: ReplayReport
+  /**
+   * Set when the execution was suspended (`suspend()`): the run did not end.
+   * No `run_end`, `result.json` or outputs README was written, `disposition`
+   * is `cancelled` and `ok` false for this execution only, and `resume`
+   * continues the run.
+   */
+  readonly suspended?: true
 }
 
 /** What a resumed or replayed execution starts from. Internal to the runtime. */
@@ -105,6 +113,15 @@ export interface RunHandle {
   rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }): DeferredAnswerOutcome
   /** The deferrals waiting now. */
   pendingDeferrals(): string[]
+  /**
+   * Suspends the execution without ending the run: calls in flight are
+   * abandoned as on cancel, one `log` line records `reason`, and no `run_end`
+   * is written; `done` resolves with `suspended: true`. A no-op once the
+   * script has settled or the run is cancelled.
+   */
+  suspend(reason?: string): void
+  /** True while at least one call is in flight and every one is a deferred tool waiting for its answer. */
+  waitingOnly(): boolean
   readonly done: Promise<RunResult>
 }
 
@@ -183,10 +200,36 @@ export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' |
 }
 
 /** Starts a run, a resumed execution or a replay. Internal. */
-export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions, internals: LaunchInternals): RunHandle {
-  parseRunOptions(options)
+export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, given: RunOptions, internals: LaunchInternals): RunHandle {
+  parseRunOptions(given)
   const definition = normaliseWorkflow(workflow)
-  const input = parseWorkflowInput(definition, options.input)
+  const input = parseWorkflowInput(definition, given.input)
+  // One suspend signal for the handle's suspend() and the caller's suspendSignal.
+  const suspender = new AbortController()
+  const outerSuspend = given.suspendSignal
+  const forwardSuspend = (): void => {
+    suspender.abort(outerSuspend?.reason)
+  }
+  if (outerSuspend?.aborted === true) forwardSuspend()
+  else outerSuspend?.addEventListener('abort', forwardSuspend, { once: true })
+  const options: RunOptions = { ...given, suspendSignal: suspender.signal }
+  let handle: RunHandle
+  try {
+    handle = launchExecution(definition, input, options, internals)
+  } catch (error) {
+    outerSuspend?.removeEventListener('abort', forwardSuspend)
+    throw error
+  }
+  void handle.done.finally(() => outerSuspend?.removeEventListener('abort', forwardSuspend)).catch(() => undefined)
+  return {
+    ...handle,
+    suspend: (reason?: string) => {
+      suspender.abort(reason ?? 'suspended by the host')
+    },
+  }
+}
+
+function launchExecution(definition: WorkflowDefinition, input: unknown, options: RunOptions, internals: LaunchInternals): RunHandle {
   const clock = options.clock ?? systemClock
   if (options.store !== undefined) return launchInStore(definition, input, options, internals, options.store, clock)
   const runsDir = resolveRunsDir(options)
@@ -294,6 +337,9 @@ function launchInStore<TInput>(
     resolveDeferred: (deferredId, result) => started?.resolveDeferred(deferredId, result) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     rejectDeferred: (deferredId, error) => started?.rejectDeferred(deferredId, error) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     pendingDeferrals: () => started?.pendingDeferrals() ?? [],
+    // Replaced by launchRun's, which reaches the execution through its suspendSignal.
+    suspend: () => undefined,
+    waitingOnly: () => started?.waitingOnly() ?? false,
     done,
   }
 }
@@ -331,10 +377,15 @@ function startExecution<TInput>(
   const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], parent?.perCallOverrides ?? options.budgets?.perCall)
   // The README is rendered from this fold at the end, so memory does not grow with the length of the run.
   const view = createRunView()
-  const medium = claimed.openMedium((line) => {
-    view.apply(line)
-    options.onEvent?.(line)
-  })
+  // A child shares its root's suspension: once the root is suspended, nothing anywhere in the run is written.
+  const suspension = parent?.suspension ?? { suspended: false }
+  const medium = mutedOnSuspend(
+    claimed.openMedium((line) => {
+      view.apply(line)
+      options.onEvent?.(line)
+    }),
+    suspension,
+  )
   const startedAt = clock.now()
   const run = new RunState(
     runId,
@@ -358,6 +409,8 @@ function startExecution<TInput>(
       run.emit({ type: 'log', level: 'warn', message: `an answer kept for deferral ${deferredId} was refused and withdrawn; the deferral stays open: ${problems.join('; ')}`, data: { deferredId, problems: [...problems] } })
     })
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
+  run.suspension = suspension
+  run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
   run.worker = parent === undefined ? options.worker : parent.worker
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
   run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
@@ -390,7 +443,7 @@ function startExecution<TInput>(
     name,
     description: tool.description,
     input: tool.input,
-    invoke: (args: unknown) => callTool(run, name, args),
+    invoke: (args: unknown) => run.activity.track(() => callTool(run, name, args)),
   }))
 
   run.emit({
@@ -431,8 +484,8 @@ function startExecution<TInput>(
 
   const context: WorkflowContext<unknown> = {
     input,
-    agent: (prompt, callOptions) => callAgent(run, prompt, callOptions),
-    tool: (name, args, callOptions) => callTool(run, name, args, callOptions),
+    agent: (prompt, callOptions) => run.activity.track(() => callAgent(run, prompt, callOptions)),
+    tool: (name, args, callOptions) => run.activity.track(() => callTool(run, name, args, callOptions)),
     spawn: (workflow, childInput, spawnOptions) => callSpawn(run, workflow, childInput, spawnOptions),
     parallel,
     pipeline,
@@ -442,6 +495,19 @@ function startExecution<TInput>(
       run.emit({ type: 'log', level: 'info', message, ...(data === undefined ? {} : { data: safeJson(data) }) })
     },
   }
+
+  // Suspending: one log line says why, then nothing more is written and the script is aborted as on cancel.
+  let scriptSettled = false
+  const suspendSignal = parent === undefined ? options.suspendSignal : undefined
+  const onSuspend = (): void => {
+    if (scriptSettled || suspension.suspended || controller.signal.aborted) return
+    const reason = suspendSignal?.reason === undefined ? 'suspended by the host' : String(suspendSignal.reason)
+    run.emit({ type: 'log', level: 'info', message: `execution suspended: ${reason}; the run has not ended, and resume continues it`, data: { suspended: true, reason } })
+    suspension.suspended = true
+    controller.abort(`suspended: ${reason}`)
+  }
+  if (suspendSignal?.aborted === true) onSuspend()
+  else suspendSignal?.addEventListener('abort', onSuspend, { once: true })
 
   const done = (async (): Promise<RunResult> => {
     try {
@@ -462,7 +528,25 @@ function startExecution<TInput>(
     } catch (error) {
       outcome = { returned: false, error }
     }
+    scriptSettled = true
+    suspendSignal?.removeEventListener('abort', onSuspend)
     hostSignal?.removeEventListener('abort', onHostAbort)
+    if (suspension.suspended) {
+      // The run goes on elsewhere: no metrics, no run_end, no result.json, no README.
+      medium.close()
+      await medium.settled()
+      return {
+        runId,
+        executionId,
+        runDir: medium.runDir,
+        executionDir: medium.executionDir,
+        disposition: 'cancelled',
+        ok: false,
+        result: null,
+        suspended: true,
+        ...(run.replay === undefined ? {} : { replay: run.replay.report() }),
+      }
+    }
     const settled = settle(outcome, controller.signal.aborted)
     const ok = settled.disposition === 'completed'
     const endedAt = clock.now()
@@ -525,7 +609,51 @@ function startExecution<TInput>(
     rejectDeferred: (deferredId, error) =>
       run.deferrals.answer(deferredId, { kind: 'rejected', error: error.error, retryable: error.retryable === true, ...(error.code === undefined ? {} : { code: error.code }) }),
     pendingDeferrals: () => run.deferrals.pending(),
+    // Replaced by launchRun's, which reaches the execution through its suspendSignal.
+    suspend: () => undefined,
+    waitingOnly: () => run.activity.waitingOnly,
     done,
+  }
+}
+
+/**
+ * The medium, muted once the run is suspended: lines and artifacts written
+ * after that are dropped, as if the process had stopped there, so a resume
+ * sees the calls in flight as unfinished and runs them again.
+ */
+function mutedOnSuspend(medium: ExecutionMedium, suspension: { readonly suspended: boolean }): ExecutionMedium {
+  return {
+    runDir: medium.runDir,
+    executionDir: medium.executionDir,
+    deferredAnswers: medium.deferredAnswers,
+    append: (line) => (suspension.suspended ? ({ ...line, seq: -1, ts: new Date().toISOString() } as unknown as JournalLine) : medium.append(line)),
+    flush: () => {
+      medium.flush()
+    },
+    close: () => {
+      medium.close()
+    },
+    prepareCall(callId) {
+      if (suspension.suspended) return { transcriptDir: undefined, envelopePaths: { transcriptDir: '', resultDir: '' }, writeTranscript: () => undefined, writeEnvelope: () => undefined }
+      const outputs = medium.prepareCall(callId)
+      return {
+        transcriptDir: outputs.transcriptDir,
+        envelopePaths: outputs.envelopePaths,
+        writeTranscript: (json) => {
+          if (!suspension.suspended) outputs.writeTranscript(json)
+        },
+        writeEnvelope: (json) => {
+          if (!suspension.suspended) outputs.writeEnvelope(json)
+        },
+      }
+    },
+    writeResult: (value) => {
+      if (!suspension.suspended) medium.writeResult(value)
+    },
+    writeReadme: (markdown) => {
+      if (!suspension.suspended) medium.writeReadme(markdown)
+    },
+    settled: () => medium.settled(),
   }
 }
 

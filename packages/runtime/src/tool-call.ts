@@ -267,12 +267,15 @@ async function waitForAnswer(
     })
   }
   let answer
+  const endWait = run.activity.beginWait()
   try {
     answer = await waiting
   } catch (error) {
+    endWait()
     run.emit({ type: 'deferred_settled', deferredId, outcome: run.signal.aborted ? 'cancelled' : 'expired' })
     throw error
   }
+  endWait()
   if (answer.kind === 'rejected') {
     const code = answer.code as ErrorCode | undefined
     run.emit({ type: 'deferred_settled', deferredId, outcome: 'rejected', error: { error: answer.error, retryable: answer.retryable, ...(code === undefined ? {} : { code }) } })
