@@ -62,11 +62,11 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
   const reader = createRuntime({ store, workflows: options.workflows })
   const runs = `"${schema}".locus_runs`
 
-  /** The run's row status once it left `running`; undefined while it runs or waits in the queue. */
+  /** The run's row status once it ended; undefined while it runs, waits in the queue or is parked `waiting` for an answer. */
   async function endedStatus(runId: string): Promise<string | undefined> {
     const { rows } = await pool.query<{ status: string }>(`select status from ${runs} where run_id = $1`, [runId])
     const status = rows[0]?.status
-    return status === undefined || status === 'running' ? undefined : status
+    return status === undefined || status === 'running' || status === 'waiting' ? undefined : status
   }
 
   function handleOf(runId: string, executionId: string): RunHandle {
@@ -115,6 +115,10 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       events: (cursor) => events(cursor?.afterSeq),
       // Answers go through the store (answerDeferred of the runtime), where the owning worker looks.
       answerDeferred: () => undefined,
+      // The execution runs on a worker: only that worker can suspend it (it parks waiting runs itself).
+      suspend: () => undefined,
+      waitingOnly: () => false,
+      onWaitingChange: () => () => undefined,
     }
   }
 

@@ -6,9 +6,9 @@ import { EventEmitter } from 'node:events'
 import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
 import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
+import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 
-/** The graphile-worker task that executes (or resumes) one run. */
-export const RUN_TASK = 'locus_run'
+export { RUN_TASK } from './run-task.js'
 
 /** The job payload: the run id, plus what a first start needs. */
 interface RunJobPayload {
@@ -67,13 +67,22 @@ export const CANCEL_CHANNEL = 'locus_cancel'
 /**
  * Asks for a run to stop, wherever it runs: a flag on the run row (seen by the
  * owner's next heartbeat, or by the next worker to take the run) and a
- * `NOTIFY locus_cancel` that the owning worker acts on at once.
+ * `NOTIFY locus_cancel` that the owning worker acts on at once. A run parked
+ * while it waits on a deferral (`waiting`) is queued again, so a worker
+ * resumes it and ends it `cancelled`.
  */
 export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: string, schema = 'public'): Promise<boolean> {
+  const runs = `"${schema}".locus_runs`
   const { rowCount } = await client.query(
-    `with flagged as (update "${schema}".locus_runs set cancel_requested_at = clock_timestamp() where run_id = $1 and status = 'running' returning run_id)
-     select pg_notify($2, run_id) from flagged`,
-    [runId, CANCEL_CHANNEL],
+    `with before as (select status from ${runs} where run_id = $1 for update),
+     flagged as (
+       update ${runs} r set cancel_requested_at = clock_timestamp(), status = 'running', updated_at = clock_timestamp()
+       from before where r.run_id = $1 and before.status in ('running', 'waiting') returning before.status as was
+     )
+     select pg_notify($2, $1),
+       case when was = 'waiting' then (select graphile_worker.add_job($3, json_build_object('runId', $1::text), job_key := $1::text, job_key_mode := 'preserve_run_at')) is not null end
+     from flagged`,
+    [runId, CANCEL_CHANNEL, RUN_TASK],
   )
   return rowCount === 1
 }
@@ -95,11 +104,23 @@ export interface RunWorkerOptions {
   readonly concurrency?: number | undefined
   /** How long a lease lasts without a heartbeat; heartbeats go every third of it. @default 10000 */
   readonly leaseMs?: number | undefined
+  /**
+   * How long a run may wait only on deferred tools (every call in flight a
+   * deferral waiting for its answer) before the worker parks it: suspends its
+   * execution, marks it `waiting`, releases its lease and frees its slot. An
+   * answer queues it again. @default 1000
+   */
+  readonly parkAfterMs?: number | undefined
   readonly schema?: string | undefined
 }
 
 /** A running worker; its leases carry graphile-worker's worker id (a job's `locked_by`). */
 export interface RunWorker {
+  /**
+   * Stops taking jobs and hands every live run over: each execution is
+   * suspended (no `run_end`), its lease released and its job queued again at
+   * once, so another worker resumes it; then graphile-worker stops.
+   */
   stop(): Promise<void>
 }
 
@@ -113,7 +134,9 @@ export interface RunWorker {
 export async function startRunWorker(options: RunWorkerOptions): Promise<RunWorker> {
   const leaseMs = options.leaseMs ?? 10_000
   const concurrency = options.concurrency ?? 4
+  const parkAfterMs = options.parkAfterMs ?? 1000
   if (!Number.isSafeInteger(leaseMs) || leaseMs < 100) throw new StoreOptionsError(`startRunWorker: leaseMs must be a whole number of at least 100, not ${String(leaseMs)}.`)
+  if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) throw new StoreOptionsError(`startRunWorker: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
   await migrateDispatch(options.connectionString, schema)
@@ -124,10 +147,18 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   pool.on('error', () => undefined)
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
   const live = new Map<string, RunHandle>()
+  /** Hands a live run over (suspends it, then releases and re-queues it), by run id. */
+  const handOvers = new Map<string, () => Promise<void>>()
+  let stopping = false
 
   const task: Task = async (rawPayload, helpers) => {
     const payload = rawPayload as RunJobPayload
     const owner = helpers.job.locked_by ?? 'unknown-worker'
+    // A job fetched while this worker stops goes straight back to the queue, for another worker.
+    if (stopping) {
+      await pool.query(REQUEUE_SQL, [RUN_TASK, payload.runId])
+      return
+    }
     const lease = await store.acquireLease(payload.runId, owner, leaseMs)
     // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
     if (lease === undefined) return
@@ -148,7 +179,18 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     const workflow = queued[0]?.workflow ?? payload.workflow
     const input = queued[0]?.input ?? payload.input
     let handle: RunHandle | undefined
-    const state = { lost: false }
+    const state: { lost: boolean; leaving: 'park' | 'stop' | undefined } = { lost: false, leaving: undefined }
+    let parkTimer: NodeJS.Timeout | undefined
+    const leave = (why: 'park' | 'stop'): void => {
+      if (state.leaving !== undefined || state.lost || handle === undefined) return
+      state.leaving = why
+      clearTimeout(parkTimer)
+      handle.suspend(
+        why === 'park'
+          ? `worker ${lease.owner} parked the run after it waited only on deferrals for ${String(parkAfterMs)} ms, and released its lease (epoch ${String(lease.epoch)}); an answer queues it again`
+          : `worker ${lease.owner} is stopping: it released the run's lease (epoch ${String(lease.epoch)}) and queued the run for another worker`,
+      )
+    }
     const beat = setInterval(() => {
       void (async () => {
         try {
@@ -170,14 +212,94 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         handle = await runtime.start(workflow, { runId: payload.runId, ...(input === undefined || input === null ? {} : { input }) })
       }
       live.set(payload.runId, handle)
-      if (await cancelRequested(payload.runId)) handle.cancel('cancelled on request')
-      await handle.done.catch((error: unknown) => {
-        if (!state.lost) throw error
+      const running = handle
+      const finished = running.done.then(
+        () => undefined,
+        () => undefined,
+      )
+      handOvers.set(payload.runId, async () => {
+        leave('stop')
+        await finished
       })
+      // A run that only waits on deferrals for parkAfterMs gives its slot and lease up.
+      const onWaiting = (waitingOnly: boolean): void => {
+        clearTimeout(parkTimer)
+        parkTimer = waitingOnly
+          ? setTimeout(() => {
+              leave('park')
+            }, parkAfterMs)
+          : undefined
+      }
+      const stopListening = running.onWaitingChange(onWaiting)
+      if (running.waitingOnly()) onWaiting(true)
+      if (stopping) leave('stop')
+      if (await cancelRequested(payload.runId)) running.cancel('cancelled on request')
+      let result
+      try {
+        result = await running.done
+      } catch (error) {
+        if (!state.lost) throw error
+      } finally {
+        stopListening()
+        clearTimeout(parkTimer)
+      }
+      if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
+        clearInterval(beat)
+        const open = state.leaving === 'park' ? (await runtime.pendingDeferrals(payload.runId)).map((pending) => pending.deferredId) : []
+        await handOver(lease, state.leaving, open)
+      }
     } finally {
       clearInterval(beat)
+      clearTimeout(parkTimer)
       live.delete(payload.runId)
+      handOvers.delete(payload.runId)
       if (!state.lost) await store.releaseLease(lease).catch(() => undefined)
+    }
+  }
+
+  /**
+   * Gives a suspended run up in one transaction: releases its lease and, when
+   * stopping (or when an answer came while it was being parked), queues its
+   * job again; a parked run with no answer yet becomes `waiting`, and the
+   * answer queues it (see putDeferredAnswer). The run row's lock orders this
+   * against an answer being kept.
+   */
+  async function handOver(lease: RunLease, why: 'park' | 'stop', open: readonly string[]): Promise<void> {
+    const client = await pool.connect()
+    let broken: Error | undefined
+    const onError = (error: Error): void => {
+      broken = error
+    }
+    client.on('error', onError)
+    try {
+      await client.query('begin')
+      await client.query(`select 1 from "${schema}".locus_runs where run_id = $1 for update`, [lease.runId])
+      let requeue = why === 'stop'
+      if (why === 'park') {
+        const answered =
+          open.length > 0 &&
+          (await client.query(`select 1 from "${schema}".locus_deferred_answers where run_id = $1 and deferred_id = any($2::text[]) limit 1`, [lease.runId, [...open]])).rowCount !== 0
+        const cancelled = (await client.query(`select 1 from "${schema}".locus_runs where run_id = $1 and cancel_requested_at is not null`, [lease.runId])).rowCount !== 0
+        requeue = answered || cancelled || open.length === 0
+        if (!requeue) await client.query(`update "${schema}".locus_runs set status = 'waiting', updated_at = clock_timestamp() where run_id = $1 and status = 'running'`, [lease.runId])
+      }
+      const released = await client.query(
+        `update "${schema}".locus_leases set owner = null, expires_at = '-infinity', updated_at = clock_timestamp() where run_id = $1 and epoch = $2 and owner = $3`,
+        [lease.runId, lease.epoch, lease.owner],
+      )
+      if (released.rowCount !== 1) {
+        // Lost meanwhile: whoever holds the run now owns it.
+        await client.query('rollback')
+        return
+      }
+      if (requeue) await client.query(REQUEUE_SQL, [RUN_TASK, lease.runId])
+      await client.query('commit')
+    } catch (error) {
+      if (broken === undefined) await client.query('rollback').catch(() => undefined)
+      throw error
+    } finally {
+      client.removeListener('error', onError)
+      client.release(broken)
     }
   }
 
@@ -270,11 +392,22 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
 
   return {
     async stop() {
+      stopping = true
       clearInterval(sweeper)
       await sweeping
       await listener.end().catch(() => undefined)
-      for (const handle of live.values()) handle.cancel('worker stopping')
-      await runner.stop()
+      // No new jobs from here; the live runs are handed over while graphile-worker waits for their tasks.
+      const stopped = runner.stop()
+      await Promise.all([...handOvers.values()].map((handOver) => handOver().catch(() => undefined)))
+      await stopped
+      // graphile-worker marks a finished job done without awaiting it: give those deletes (of the jobs just
+      // handed over) a moment to land before the pool ends, or the jobs would stay locked by this worker.
+      const settleBy = performance.now() + leaseMs
+      while (poolId !== undefined && performance.now() < settleBy) {
+        const { rowCount } = await pool.query('select 1 from graphile_worker.jobs where locked_by = $1 limit 1', [poolId]).catch(() => ({ rowCount: 0 }))
+        if (rowCount === 0) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
       await store.close()
       await pool.end()
     },

@@ -90,6 +90,14 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "a run's 'waiting' status: parked by its worker until a deferral is answered",
+    sql: `
+      alter table $schema.locus_runs drop constraint if exists locus_runs_status_check;
+      alter table $schema.locus_runs add constraint locus_runs_status_check check (status in ('running', 'waiting', 'completed', 'failed', 'cancelled'));
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

@@ -30,6 +30,7 @@ import {
 } from '@locus/store'
 import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
+import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 
 /** Options of {@link createPostgresRunStore}: a connection string, or a pool you own. */
 export interface PostgresRunStoreOptions {
@@ -287,6 +288,18 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       [limit],
     )
     return rows.map((row) => ({ runId: row.run_id, owner: row.owner, epoch: Number(row.epoch), expired: true }))
+  }
+
+  /** Queues a parked run's job again, in the caller's transaction, and marks it running. */
+  async function requeueParked(client: pg.PoolClient, runId: string): Promise<void> {
+    const { rows } = await client.query<{ present: boolean }>(`select to_regproc('graphile_worker.add_job') is not null as present`)
+    if (rows[0]?.present !== true) {
+      throw new StoreOptionsError(
+        `Run "${runId}" is waiting, parked by a worker, but this database has no graphile_worker schema to queue it on: run migrateDispatch() (or start a worker) against it. The answer was not kept.`,
+      )
+    }
+    await client.query(`update ${runs} set status = 'running', updated_at = clock_timestamp() where run_id = $1`, [runId])
+    await client.query(REQUEUE_SQL, [RUN_TASK, runId])
   }
 
   async function requireRun(runId: string): Promise<void> {
@@ -600,17 +613,26 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     async putDeferredAnswer(runId, deferredId, answer) {
       validateDeferredId(deferredId)
       await requireRun(runId)
-      // Text, not jsonb: the answer comes back byte for byte, so a repeat compares equal to the first.
-      const { rows } = await pool.query<{ answer: string; stored: boolean }>(
-        `with put as (insert into ${deferredAnswers} (run_id, deferred_id, answer) values ($1, $2, $3) on conflict do nothing returning answer)
-         select answer, true as stored from put
-         union all select answer, false from ${deferredAnswers} where run_id = $1 and deferred_id = $2 and not exists (select 1 from put)`,
-        [runId, deferredId, answer],
-      )
-      const row = rows[0]
-      // Inserted and read in one statement: a row is always there, unless the run was deleted meanwhile.
-      if (row === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
-      return { stored: row.stored, answer: row.answer }
+      return transaction(async (client) => {
+        // The run row's lock orders this against a worker parking the run: either the worker sees the
+        // answer and queues the run itself, or this sees the run `waiting` and queues it here.
+        const run = await client.query<{ status: string }>(`select status from ${runs} where run_id = $1 for update`, [runId])
+        const status = run.rows[0]?.status
+        if (status === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+        // Text, not jsonb: the answer comes back byte for byte, so a repeat compares equal to the first.
+        const { rows } = await client.query<{ answer: string; stored: boolean }>(
+          `with put as (insert into ${deferredAnswers} (run_id, deferred_id, answer) values ($1, $2, $3) on conflict do nothing returning answer)
+           select answer, true as stored from put
+           union all select answer, false from ${deferredAnswers} where run_id = $1 and deferred_id = $2 and not exists (select 1 from put)`,
+          [runId, deferredId, answer],
+        )
+        const row = rows[0]
+        // Inserted and read in one statement: a row is always there, unless the run was deleted meanwhile.
+        if (row === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
+        // A parked run (a worker released it while it waited) goes back in the queue with its answer.
+        if (status === 'waiting') await requeueParked(client, runId)
+        return { stored: row.stored, answer: row.answer }
+      })
     },
     async withdrawDeferredAnswer(runId, deferredId, answer) {
       validateDeferredId(deferredId)

@@ -46,7 +46,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
       resolve()
     })
   })
-  io.stdout.write('locus: worker stopping; its runs are cancelled and another worker can resume them\n')
+  io.stdout.write('locus: worker stopping; its runs are handed over to another worker, which resumes them\n')
   await worker.stop()
   return EXIT_CODES.completed
 }
