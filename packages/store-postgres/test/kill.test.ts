@@ -5,30 +5,14 @@ import type { JournalLine } from '@locus/journal'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresRunStore, enqueueRun, migrateDispatch } from '../src/index.js'
+import { admin, databaseUrl, testDatabaseUrl } from './pg-test-database.js'
 
-const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const url = testDatabaseUrl
 // CI size asserts every invariant in seconds; LOCUS_KILL_FULL=1 runs the full size.
 const full = process.env.LOCUS_KILL_FULL === '1'
 const SIZE = full ? { workers: 3, runs: 60, kills: 30, branches: 4, rounds: 3 } : { workers: 3, runs: 10, kills: 4, branches: 3, rounds: 3 }
 const LEASE_MS = 1000
 const fixture = fileURLToPath(new URL('./fixtures/kill-worker.ts', import.meta.url))
-
-/** The database of this file alone: graphile-worker's schema is per database. */
-function databaseUrl(base: string, name: string): string {
-  const parsed = new URL(base)
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
-
-async function admin(base: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: base })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 function startWorker(dbUrl: string): { child: ChildProcess; ready: Promise<void> } {
   const child = spawn(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', fixture, dbUrl, String(LEASE_MS)], { stdio: ['ignore', 'pipe', 'pipe'] })

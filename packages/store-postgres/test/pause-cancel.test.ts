@@ -6,28 +6,12 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRuntime } from '@locus/runtime'
 import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
+import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
 
-const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const url = testDatabaseUrl
 // Long enough that a loaded CI machine does not lapse a live worker's lease between heartbeats.
 const LEASE_MS = 2000
 const fixture = fileURLToPath(new URL('./fixtures/kill-worker.ts', import.meta.url))
-
-/** The database of this file alone: graphile-worker's schema is per database. */
-function databaseUrl(base: string, name: string): string {
-  const parsed = new URL(base)
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
-
-async function admin(base: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: base })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 function startWorker(dbUrl: string): { child: ChildProcess; ready: Promise<void>; stderr: () => string } {
   const child = spawn(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', fixture, dbUrl, String(LEASE_MS)], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -44,16 +28,6 @@ function startWorker(dbUrl: string): { child: ChildProcess; ready: Promise<void>
     })
   })
   return { child, ready, stderr: () => stderr }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 if (url === undefined) {

@@ -4,35 +4,9 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { type RunWorker, createPostgresRunStore, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
 
-const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
-
-/** The database of this file alone: graphile-worker's schema is per database. */
-function databaseUrl(base: string, name: string): string {
-  const parsed = new URL(base)
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
-
-async function admin(base: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: base })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+const url = testDatabaseUrl
 
 const quick = defineWorkflow({
   name: 'quick',
