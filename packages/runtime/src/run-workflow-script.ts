@@ -199,6 +199,18 @@ export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' |
   throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
 }
 
+/** Aborts `target` when `source` aborts (at once when it has), with its reason; returns the function that stops forwarding. */
+function forwardAbort(source: AbortSignal | undefined, target: AbortController): () => void {
+  const forward = (): void => {
+    target.abort(source?.reason)
+  }
+  if (source?.aborted === true) forward()
+  else source?.addEventListener('abort', forward, { once: true })
+  return () => {
+    source?.removeEventListener('abort', forward)
+  }
+}
+
 /** Starts a run, a resumed execution or a replay. Internal. */
 export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, given: RunOptions, internals: LaunchInternals): RunHandle {
   parseRunOptions(given)
@@ -206,21 +218,16 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   const input = parseWorkflowInput(definition, given.input)
   // One suspend signal for the handle's suspend() and the caller's suspendSignal.
   const suspender = new AbortController()
-  const outerSuspend = given.suspendSignal
-  const forwardSuspend = (): void => {
-    suspender.abort(outerSuspend?.reason)
-  }
-  if (outerSuspend?.aborted === true) forwardSuspend()
-  else outerSuspend?.addEventListener('abort', forwardSuspend, { once: true })
+  const stopForwarding = forwardAbort(given.suspendSignal, suspender)
   const options: RunOptions = { ...given, suspendSignal: suspender.signal }
   let handle: RunHandle
   try {
     handle = launchExecution(definition, input, options, internals)
   } catch (error) {
-    outerSuspend?.removeEventListener('abort', forwardSuspend)
+    stopForwarding()
     throw error
   }
-  void handle.done.finally(() => outerSuspend?.removeEventListener('abort', forwardSuspend)).catch(() => undefined)
+  void handle.done.finally(stopForwarding).catch(() => undefined)
   return {
     ...handle,
     suspend: (reason?: string) => {
@@ -286,12 +293,7 @@ function launchInStore<TInput>(
   const runId = options.runId ?? createRunId(new Date(clock.now()))
   // Cancels before the execution exists reach it through the same signal the run listens on.
   const early = new AbortController()
-  const hostSignal = options.signal
-  const forwardAbort = (): void => {
-    early.abort(hostSignal?.reason)
-  }
-  if (hostSignal?.aborted === true) forwardAbort()
-  else hostSignal?.addEventListener('abort', forwardAbort, { once: true })
+  const stopForwarding = forwardAbort(options.signal, early)
   let started: RunHandle | undefined
   let forward: (line: JournalLine) => void = () => undefined
   const openChildMedium: OpenChildMedium = async (childExecutionId) => {
@@ -322,7 +324,7 @@ function launchInStore<TInput>(
       })
       return await started.done
     } finally {
-      hostSignal?.removeEventListener('abort', forwardAbort)
+      stopForwarding()
     }
   })()
   return {
@@ -366,10 +368,7 @@ function startExecution<TInput>(
   const controller = new AbortController()
   // Every in-flight call listens on the run's signal; a wide fan-out is not a leak.
   setMaxListeners(0, controller.signal)
-  const hostSignal = options.signal
-  const onHostAbort = (): void => { controller.abort(hostSignal?.reason) }
-  if (hostSignal?.aborted === true) onHostAbort()
-  else hostSignal?.addEventListener('abort', onHostAbort, { once: true })
+  const stopHostAbort = forwardAbort(options.signal, controller)
 
   const parent = internals.parent?.run
   // A child inherits its root's launch mode and run-level per-call budgets, whatever its own options say.
@@ -530,7 +529,7 @@ function startExecution<TInput>(
     }
     scriptSettled = true
     suspendSignal?.removeEventListener('abort', onSuspend)
-    hostSignal?.removeEventListener('abort', onHostAbort)
+    stopHostAbort()
     if (suspension.suspended) {
       // The run goes on elsewhere: no metrics, no run_end, no result.json, no README.
       medium.close()
