@@ -130,7 +130,7 @@ export function createResumeWorkload(size: ResumeSize): Workload {
       {
         system: 'Locus',
         name: RESUME_LOCUS,
-        note: '`resumeRun(runId, workflow, { host })` with a host that throws if called: loads the recording (the journal and each call\'s result envelope), re-runs the script, answers every agent() call from the recording while its request key matches, journals the new execution and writes its result. Each round first deletes the previous round\'s resume execution (a few files), so every round resumes the same recorded run.',
+        note: '`resumeRun(runId, workflow, { host })` with a host that throws if called: reads the journal once, a chunk at a time, into a recording that keeps each call\'s key and where its lines are (answers are read back from the journal when the script asks for them), re-runs the script, answers every agent() call from the recording while its request key matches, journals the new execution and writes its result. Each round first deletes the previous round\'s resume execution (a few files), so every round resumes the same recorded run.',
         run: async () => {
           rmSync(join(runPaths(runsDir, RUN_ID).rootDir, RUN_LAYOUT.executions), { recursive: true, force: true })
           hostCalls = 0
