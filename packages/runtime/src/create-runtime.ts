@@ -9,7 +9,7 @@ import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
-import { recordedStart } from './recorded-options.js'
+import { readRunStarts, recordedStart } from './recorded-options.js'
 import { replayRun, resumeRun } from './resume-run.js'
 import type { RunOptions } from './run-options.js'
 import { type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
@@ -327,9 +327,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       })
     },
     async resume(runId, resumeOptions) {
-      const stored = await readStoredRun(store, runId)
-      const recorded = recordedStart(stored)
-      const recordedName = resumeOptions?.workflow === undefined ? (stored.root.view.workflow ?? stored.executions.find((execution) => execution.info.executionId === recorded.executionId)?.view.workflow) : undefined
+      // The first line of each execution says how the run started; resumeRun reads the rest once, for its recording.
+      const starts = await readRunStarts(store, runId)
+      const recorded = recordedStart(starts)
+      const recordedName =
+        resumeOptions?.workflow === undefined
+          ? (starts.root.view.runStart?.workflow ?? starts.executions.find((execution) => execution.info.executionId === recorded.executionId)?.view.runStart?.workflow)
+          : undefined
       const definition = workflowOf(resumeOptions?.workflow, recordedName)
       const { workflow: _workflow, ...rest } = resumeOptions ?? {}
       // The run's recorded budgets, scheduling and retry settings, under the ones given now.
@@ -337,7 +341,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, base(options, hooks)) }))
     },
     async replay(runId, replayOptions) {
-      const recordedName = replayOptions?.workflow === undefined ? (await readStoredRun(store, runId)).root.view.workflow : undefined
+      const recordedName = replayOptions?.workflow === undefined ? (await readRunStarts(store, runId)).root.view.runStart?.workflow : undefined
       const definition = workflowOf(replayOptions?.workflow, recordedName)
       const { workflow: _workflow, ...rest } = replayOptions ?? {}
       return launch(runId, (hooks) => {

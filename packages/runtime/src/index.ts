@@ -71,7 +71,7 @@ export type { ReadStoredRunOptions, StoredExecution, StoredRun } from './read-ru
 export { summarizeRunView } from './run-summary.js'
 export type { RetriedAttempt, RetriedCall, RunStanding, RunSummary, SummaryChild, SummaryExtras, SummaryGap } from './run-summary.js'
 export { RecordedRunOptionsSchema, recordedRunOptions, recordedStart } from './recorded-options.js'
-export type { RecordedExecutionOptions, RecordedRunOptions, RecordedStart } from './recorded-options.js'
+export type { ExecutionStart, RecordedExecutionOptions, RecordedRunOptions, RecordedStart, RunStarts } from './recorded-options.js'
 export { DEPLOY_CHECK_VERDICTS, checkDeploy } from './check-deploy.js'
 export { DURATION_FORMS, durationMs } from './duration.js'
 export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, DeployCheckRun, DeployCheckVerdict, LiveAgainCounts } from './check-deploy.js'

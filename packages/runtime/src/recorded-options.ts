@@ -4,7 +4,7 @@ import { JITTER_MODES } from '@locus/retry'
 import { z } from 'zod'
 import { LAUNCH_MODES, type RunBudgets } from './budgets.js'
 import type { CallBudgets } from './host.js'
-import type { StoredExecution, StoredRun } from './read-run.js'
+import type { ExecutionInfo, RunStore } from '@locus/store'
 import type { RunOptions } from './run-options.js'
 
 // Every field is read on its own: a field a journal lacks (an older version)
@@ -110,6 +110,35 @@ export function recordedRunOptions(line: Pick<RunStartLine, 'options'> | undefin
   }
 }
 
+/** An execution as far as how it started: its identity and its `run_start` line, if it has one. A `StoredExecution` is one. */
+export interface ExecutionStart {
+  readonly info: ExecutionInfo
+  readonly view: { readonly runStart: RunStartLine | undefined }
+}
+
+/** The root execution and every resume of a run (oldest first), as far as how they started. A `StoredRun` is one. */
+export interface RunStarts {
+  readonly root: ExecutionStart
+  readonly executions: readonly ExecutionStart[]
+}
+
+/**
+ * Reads how a stored run's root and resumes started: the first line of each,
+ * not their whole journals, which `resume` reads anyway for its recording.
+ */
+export async function readRunStarts(store: RunStore, runId: string): Promise<RunStarts> {
+  const infos = (await store.listExecutions(runId)).filter((info) => info.kind === 'root' || info.kind === 'resume')
+  const executions = await Promise.all(
+    infos.map(async (info): Promise<ExecutionStart> => {
+      for await (const line of store.readLines(info, { limit: 1 })) return { info, view: { runStart: line.type === 'run_start' ? line : undefined } }
+      return { info, view: { runStart: undefined } }
+    }),
+  )
+  // A run queued for workers has no execution until one starts it.
+  const root = executions[0] ?? { info: { runId, executionId: runId, kind: 'root', location: `${store.kind}:${runId}` }, view: { runStart: undefined } }
+  return { root, executions: executions.length === 0 ? [root] : executions }
+}
+
 /** How a stored run was started, as `resume` and `replay` start it again. */
 export interface RecordedStart extends RecordedRunOptions {
   /**
@@ -132,9 +161,9 @@ export interface RecordedStart extends RecordedRunOptions {
  * torn before its first line). The workflow file falls back to the latest
  * execution that names one (a run started from code, resumed with a file).
  */
-export function recordedStart(run: Pick<StoredRun, 'root' | 'executions'>): RecordedStart {
+export function recordedStart(run: RunStarts): RecordedStart {
   const newestFirst = [...run.executions].reverse()
-  const starting: StoredExecution | undefined = [run.root, ...newestFirst].find((execution) => execution.view.runStart !== undefined)
+  const starting: ExecutionStart | undefined = [run.root, ...newestFirst].find((execution) => execution.view.runStart !== undefined)
   const recorded = recordedRunOptions(starting?.view.runStart)
   const source = recorded.source ?? newestFirst.map((execution) => recordedRunOptions(execution.view.runStart).source).find((candidate) => candidate !== undefined)
   return {
