@@ -18,6 +18,7 @@ import { runWorkflowScript } from '@locus/runtime'
 import pg from 'pg'
 import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
 import { instantHost, slowWorkflow, stepsWorkflow } from './dispatch-workflows.js'
+import { admin, databaseUrl } from '../test/pg-test-database.js'
 
 const base = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 if (base === undefined) {
@@ -32,21 +33,6 @@ const CONCURRENCY = 4
 const fixture = fileURLToPath(new URL('./dispatch-worker.ts', import.meta.url))
 const dbName = `locus_bench_dispatch_${String(process.pid)}`
 
-function databaseUrl(name: string): string {
-  const parsed = new URL(base ?? '')
-  parsed.pathname = `/${name}`
-  return parsed.toString()
-}
-
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: base })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -90,9 +76,9 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   }
 }
 
-await admin(`drop database if exists "${dbName}" with (force)`)
-await admin(`create database "${dbName}"`)
-const url = databaseUrl(dbName)
+await admin(base, `drop database if exists "${dbName}" with (force)`)
+await admin(base, `create database "${dbName}"`)
+const url = databaseUrl(base, dbName)
 const pool = new pg.Pool({ connectionString: url, max: 4 })
 try {
   await migrateDispatch(url)
@@ -239,5 +225,5 @@ try {
 } finally {
   for (const child of children) child.kill('SIGKILL')
   await pool.end()
-  await admin(`drop database if exists "${dbName}" with (force)`)
+  await admin(base, `drop database if exists "${dbName}" with (force)`)
 }

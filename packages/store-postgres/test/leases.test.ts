@@ -2,8 +2,9 @@ import { LeaseLostError, StoreOptionsError } from '@locus/store'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresRunStore, createPostgresRunStore } from '../src/index.js'
+import { postgresFor } from './postgres-for.js'
 
-const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const url = postgresFor('PostgreSQL leases: set LOCUS_TEST_PG_URL to run them')
 
 async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url })
@@ -24,15 +25,7 @@ async function untilExpired(store: PostgresRunStore, runId: string): Promise<voi
   }
 }
 
-if (url === undefined) {
-  if (process.env.CI !== undefined && process.env.CI !== '') {
-    it('has a PostgreSQL database in CI (LOCUS_TEST_PG_URL)', () => {
-      throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start) and export the URL.')
-    })
-  } else {
-    it.skip('PostgreSQL leases: set LOCUS_TEST_PG_URL to run them', () => undefined)
-  }
-} else {
+if (url !== undefined) {
   describe('run leases with epoch fencing', () => {
     const schema = `locus_lease_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
     let store: PostgresRunStore

@@ -2,8 +2,9 @@ import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { runStoreContract } from '../../store/test/run-store-contract.js'
 import { STORE_MIGRATIONS, createPostgresRunStore } from '../src/index.js'
+import { postgresFor } from './postgres-for.js'
 
-const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+const url = postgresFor('PostgreSQL run store: set LOCUS_TEST_PG_URL to run it')
 
 function uniqueSchema(): string {
   return `locus_store_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
@@ -19,15 +20,7 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-if (url === undefined) {
-  if (process.env.CI !== undefined && process.env.CI !== '') {
-    it('has a PostgreSQL database in CI (LOCUS_TEST_PG_URL)', () => {
-      throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start) and export the URL.')
-    })
-  } else {
-    it.skip('PostgreSQL run store: set LOCUS_TEST_PG_URL to run it', () => undefined)
-  }
-} else {
+if (url !== undefined) {
   runStoreContract('postgres', () => {
     const schema = uniqueSchema()
     const store = createPostgresRunStore({ connectionString: url, schema, tailPollMs: 200, maxConnections: 4 })

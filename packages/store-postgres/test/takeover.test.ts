@@ -4,9 +4,10 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { type RunWorker, createPostgresRunStore, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
-import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
+import { admin, databaseUrl, until } from './pg-test-database.js'
+import { postgresFor } from './postgres-for.js'
 
-const url = testDatabaseUrl
+const url = postgresFor('PostgreSQL takeover test: set LOCUS_TEST_PG_URL to run it')
 
 const quick = defineWorkflow({
   name: 'quick',
@@ -17,15 +18,7 @@ const quick = defineWorkflow({
   },
 })
 
-if (url === undefined) {
-  if (process.env.CI !== undefined && process.env.CI !== '') {
-    it('has a PostgreSQL database in CI (LOCUS_TEST_PG_URL)', () => {
-      throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start) and export the URL.')
-    })
-  } else {
-    it.skip('PostgreSQL takeover test: set LOCUS_TEST_PG_URL to run it', () => undefined)
-  }
-} else {
+if (url !== undefined) {
   describe('taking over a run whose owner stopped heartbeating', () => {
     const dbName = `locus_takeover_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
     const dbUrl = databaseUrl(url, dbName)
