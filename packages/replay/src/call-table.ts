@@ -57,6 +57,11 @@ class KeyColumn {
     }
   }
 
+  /** Whether the row has a key, without building its text. */
+  has(row: number): boolean {
+    return this.#state[row] !== 0
+  }
+
   get(row: number): string | undefined {
     const state = this.#state[row]
     if (state === 1) return KEY_PREFIX + this.#digests.toString('hex', row * DIGEST_BYTES, (row + 1) * DIGEST_BYTES)

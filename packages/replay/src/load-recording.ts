@@ -300,7 +300,7 @@ class RecordingIndexer implements IndexedCalls {
     const table = this.#table
     const ending = table.ending[row]
     if (kind === 'agent') {
-      if (ending === Ending.whole && table.finalKey.get(row) !== undefined) return undefined
+      if (ending === Ending.whole && table.finalKey.has(row)) return undefined
       const start = this.#line(row, 'start', 'agent_start')
       if (ending === Ending.none) return { callId: start.callId, reason: 'unfinished', detail: `attempt ${start.attempt} of ${start.attempts} has no agent_end or error line` }
       if (ending !== Ending.whole) {
