@@ -1,7 +1,7 @@
 // Run by check-deploy.bench.ts in its own process with --expose-gc: the peak
 // heap of one checkDeploy over the runs directory given as the first argument,
 // sampled every few milliseconds above a collected baseline (as
-// tooling/bench/src/heap-probe.ts does), printed as one JSON line.
+// apps/bench/src/heap-probe.ts does), printed as one JSON line.
 import { getHeapStatistics } from 'node:v8'
 import { checkDeploy } from '@locus/runtime'
 import workflow from './check-deploy-workflow.js'

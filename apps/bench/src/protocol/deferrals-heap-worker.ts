@@ -11,10 +11,9 @@
 // which gives closures created per call a `name` property of their own, and
 // that costs heap the built code does not pay.
 import { z } from 'zod'
-// @locus/runtime depends on @locus/protocol, so this package cannot declare it
-// (turbo refuses the cycle); its source is loaded here as the @locus/source
-// condition would load it by name, or its build as the default condition would.
-import type * as RuntimeModule from '../../runtime/src/index.js'
+// Loaded by name: a process started with --conditions=@locus/source gets the
+// runtime's sources, one started without it gets the build (dist/).
+import type * as RuntimeModule from '@locus/runtime'
 
 const count = Number(process.argv[2])
 const storeKind = process.argv[3]
@@ -23,10 +22,7 @@ const runsDir = process.argv[5]
 if (!Number.isInteger(count) || count < 1 || (storeKind !== 'memory' && storeKind !== 'file') || (build !== 'source' && build !== 'dist') || (storeKind === 'file' && runsDir === undefined)) {
   throw new Error('usage: deferrals-heap-worker.ts <count> <memory|file> <source|dist> [runsDir]')
 }
-// The build is named by URL, so type-checking never needs dist/ to exist; its types are the source's.
-const distEntry = new URL('../../runtime/dist/index.js', import.meta.url).href
-const { defineDeferredTool, defineWorkflow, startWorkflowRun } = build === 'dist' ? ((await import(distEntry)) as typeof RuntimeModule) : await import('../../runtime/src/index.js')
-// By name: the @locus/source condition, when the process was started with it, picks the source.
+const { defineDeferredTool, defineWorkflow, startWorkflowRun } = (await import('@locus/runtime')) as typeof RuntimeModule
 const { createMemoryRunStore } = await import('@locus/store')
 type RunOptions = RuntimeModule.RunOptions
 const gc = (globalThis as { gc?: () => void }).gc

@@ -19,11 +19,8 @@ import { fileURLToPath } from 'node:url'
 import { measure, printTable, reportTarget } from '@locus/bench-kit'
 import { createMemoryRunStore } from '@locus/store'
 import { z } from 'zod'
-// @locus/runtime depends on @locus/protocol, so this package cannot declare it
-// (turbo refuses the cycle); its source is loaded here exactly as the
-// @locus/source condition would load it by name.
-import { defineRemoteTool, defineTool, defineWorkflow, runWorkflowScript } from '../../runtime/src/index.js'
-import { type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker, type TriggerTransport } from '../src/index.js'
+import { type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker, type TriggerTransport } from '@locus/protocol'
+import { defineRemoteTool, defineTool, defineWorkflow, runWorkflowScript } from '@locus/runtime'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const inProcessCalls = smoke ? 200 : 5_000
@@ -32,7 +29,7 @@ const deferralCount = smoke ? 1_000 : 10_000
 const rounds = smoke ? 1 : 7
 const warmupRounds = smoke ? 1 : 2
 
-const packageDir = fileURLToPath(new URL('..', import.meta.url))
+const packageDir = fileURLToPath(new URL('../..', import.meta.url))
 const stdioWorker = fileURLToPath(new URL('stdio-worker.ts', import.meta.url))
 const echoWorker = fileURLToPath(new URL('ndjson-echo-worker.ts', import.meta.url))
 const heapWorker = fileURLToPath(new URL('deferrals-heap-worker.ts', import.meta.url))
