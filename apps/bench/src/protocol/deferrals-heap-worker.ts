@@ -22,7 +22,7 @@ const runsDir = process.argv[5]
 if (!Number.isInteger(count) || count < 1 || (storeKind !== 'memory' && storeKind !== 'file') || (build !== 'source' && build !== 'dist') || (storeKind === 'file' && runsDir === undefined)) {
   throw new Error('usage: deferrals-heap-worker.ts <count> <memory|file> <source|dist> [runsDir]')
 }
-const { defineDeferredTool, defineWorkflow, startWorkflowRun } = (await import('@locus/runtime')) as typeof RuntimeModule
+const { defineDeferredTool, defineWorkflow, startWorkflowRun } = await import('@locus/runtime')
 const { createMemoryRunStore } = await import('@locus/store')
 type RunOptions = RuntimeModule.RunOptions
 const gc = (globalThis as { gc?: () => void }).gc

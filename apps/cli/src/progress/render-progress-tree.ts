@@ -53,10 +53,19 @@ function groupLine(node: ProgressGroupNode, now: number, style: Style): string {
   return `${glyph(node.status, style)} ${node.groupKind} ${node.id}${label}  ${counts}  ${style.dim(elapsed(node, now))}`
 }
 
-function renderNode(node: ProgressNode, depth: number, now: number, style: Style, out: string[], tokens: ReadonlyMap<string, number> | undefined): void {
+/** What every node of one rendering shares. */
+interface RenderPass {
+  readonly now: number
+  readonly style: Style
+  readonly tokens: ReadonlyMap<string, number> | undefined
+  readonly out: string[]
+}
+
+function renderNode(node: ProgressNode, depth: number, pass: RenderPass): void {
+  const { now, style, out } = pass
   const indent = '  '.repeat(depth)
   if (node.kind !== 'group') {
-    out.push(indent + callLine(node, now, style, tokens))
+    out.push(indent + callLine(node, now, style, pass.tokens))
     return
   }
   out.push(indent + groupLine(node, now, style))
@@ -67,7 +76,7 @@ function renderNode(node: ProgressNode, depth: number, now: number, style: Style
       hidden += 1
       continue
     }
-    renderNode(child, depth + 1, now, style, out, tokens)
+    renderNode(child, depth + 1, pass)
   }
   if (hidden > 0) out.push(`${indent}  ${style.green(GLYPHS.completed)} ${style.dim(`${hidden} more completed`)}`)
 }
@@ -86,7 +95,8 @@ export function renderProgressTree(
   const state = tree.disposition ?? 'running'
   const header = `${style.bold(tree.workflow ?? 'workflow')}  ${state}  ${style.dim(tree.startedAt === undefined ? '' : formatDuration((tree.endedAt ?? now) - tree.startedAt))}`
   const out = [header]
-  for (const node of tree.roots) renderNode(node, 1, now, style, out, options.tokens)
+  const pass: RenderPass = { now, style, tokens: options.tokens, out }
+  for (const node of tree.roots) renderNode(node, 1, pass)
   const maxLines = options.maxLines ?? Number.POSITIVE_INFINITY
   if (out.length > maxLines && maxLines >= 2) {
     const kept = out.slice(0, maxLines - 1)
