@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { randomJournal } from '../test/random-journal.js'
+import { randomJournal } from './testing.js'
 import type { JournalLine, JournalLineInput } from './journal-line-schema.js'
 import { type ProgressCallNode, type ProgressNode, progressTree } from './progress-tree.js'
 import { createRunView } from './run-view.js'

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { randomJournal } from '../test/random-journal.js'
+import { randomJournal } from './testing.js'
 import type { JournalLine } from './journal-line-schema.js'
 import { parseJournalLine } from './parse-journal-line.js'
 import { renderOutputsReadme } from './render-outputs-readme.js'

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { type JournalLine, type ProgressCallNode, type ProgressNode, createRunView, progressTree, renderOutputsReadme } from '@locus/journal'
 import { summarizeRunView } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
-import { randomJournal } from '../../journal/test/random-journal.js'
+import { randomJournal } from '@locus/journal/testing'
 
 interface Numbers {
   readonly agentCalls: number

@@ -1,10 +1,12 @@
+// @locus/journal/testing: helpers for testing code that reads journals. Not
+// part of the runtime's path; it needs fast-check, an optional peer dependency.
 // A fast-check arbitrary of whole, plausible journals: a run_start, logical
 // agent and tool calls whose attempts interleave, retry boundaries, groups,
 // and (sometimes) a run_end. The lines are valid and in seq order, as one
 // writer would leave them, so folds over them can be compared.
 import fc from 'fast-check'
 import { FAILURE_CAUSES } from '@locus/outcome'
-import type { JournalLine, JournalLineInput } from '../src/journal-line-schema.js'
+import type { JournalLine, JournalLineInput } from './journal-line-schema.js'
 
 type AttemptEnd = 'completed' | 'failed' | 'threw' | 'unfinished'
 
