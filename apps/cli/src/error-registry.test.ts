@@ -1,3 +1,4 @@
+import { COST_ERROR_CODES } from '@locus/cost'
 import { GROUP_INVALID_INPUT, GROUP_OBSERVER_FAILED, WORKFLOW_CANCELLED, WORKFLOW_GROUP_FAILURE, WORKFLOW_INVOCATION_CAP, WORKFLOW_RUN_DEADLINE } from '@locus/groups'
 import { AGENT_RESULT_INVALID, JOURNAL_FILE_ERROR_CODES, JOURNAL_LINE_INVALID, RUN_ID_INVALID, RunIdError } from '@locus/journal'
 import { ERROR_CODE_REGISTRY, EXIT_CODE_OF_KIND, LocusError, UNKNOWN_ERROR_CODE, exitCodeOfError, httpStatusOfError } from '@locus/outcome'
@@ -23,6 +24,7 @@ const OWNED: Record<string, readonly string[]> = {
   '@locus/host-contract': HOST_CONTRACT_ERROR_CODES,
   '@locus/store': STORE_ERROR_CODES,
   '@locus/host-ai-sdk': ['AI_SDK_HOST_OPTIONS_INVALID'],
+  '@locus/cost': COST_ERROR_CODES,
   '@locus/cli': CLI_ERROR_CODES,
 }
 
