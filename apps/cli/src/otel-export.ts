@@ -2,6 +2,7 @@ import type { JournalLine } from '@locus/journal'
 import { createJournalTracer } from '@locus/otel'
 import type { RunHandle, Runtime } from '@locus/runtime'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { type Resource, defaultResource, resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { CliError } from './cli-error.js'
 
@@ -53,6 +54,32 @@ function headersOf(env: Readonly<Record<string, string | undefined>>): Record<st
   return headers
 }
 
+/** The service name spans carry when the environment names none. */
+export const DEFAULT_SERVICE_NAME = 'locus'
+
+/**
+ * The resource every span of this process carries, from the standard
+ * variables: `OTEL_RESOURCE_ATTRIBUTES` (`key=value,key=value`, values
+ * URL-encoded), then `OTEL_SERVICE_NAME`, which wins for `service.name`, as
+ * the OpenTelemetry specification says; `locus` when neither names a service.
+ */
+export function otelResource(env: Readonly<Record<string, string | undefined>>): Resource {
+  const attributes: Record<string, string> = {}
+  for (const pair of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
+    const equals = pair.indexOf('=')
+    if (equals <= 0) continue
+    try {
+      attributes[decodeURIComponent(pair.slice(0, equals).trim())] = decodeURIComponent(pair.slice(equals + 1).trim())
+    } catch {
+      // The specification says to drop a pair that does not decode, not the whole variable.
+    }
+  }
+  const serviceName = env.OTEL_SERVICE_NAME?.trim()
+  if (serviceName !== undefined && serviceName !== '') attributes['service.name'] = serviceName
+  attributes['service.name'] ??= DEFAULT_SERVICE_NAME
+  return defaultResource().merge(resourceFromAttributes(attributes))
+}
+
 /**
  * Starts exporting traces over OTLP/HTTP (JSON) to the endpoint the
  * environment names. How journal lines become spans is `@locus/otel`'s;
@@ -60,7 +87,7 @@ function headersOf(env: Readonly<Record<string, string | undefined>>): Record<st
  */
 export function startOtelExport(env: Readonly<Record<string, string | undefined>>): OtelExport {
   const url = otlpTracesUrl(env)
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, headers: headersOf(env), timeoutMillis: timeoutOf(env) }))] })
+  const provider = new BasicTracerProvider({ resource: otelResource(env), spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, headers: headersOf(env), timeoutMillis: timeoutOf(env) }))] })
   const tracer = provider.getTracer('locus')
   const tracerForExecution = (): ((line: JournalLine) => void) => {
     const journal = createJournalTracer({ tracer })

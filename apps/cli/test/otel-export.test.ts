@@ -29,6 +29,14 @@ async function collector(): Promise<{ url: string; received: Received[]; close: 
   return { url: `http://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => server.close(() => { resolve() })) }
 }
 
+/** The `service.name` of every resource in the OTLP/JSON requests received. */
+function serviceNames(received: readonly Received[]): string[] {
+  return received.flatMap((request) => {
+    const body = JSON.parse(request.body) as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] } }[] }
+    return body.resourceSpans.map((resource) => resource.resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '')
+  })
+}
+
 /** The names of every span in the OTLP/JSON requests received. */
 function spanNames(received: readonly Received[]): string[] {
   return received.flatMap((request) => {
@@ -63,9 +71,11 @@ describe('--otel', () => {
     const file = await workflowFile(dir)
     const run = await runLocus(['run', file, '--otel', '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--runs-dir', join(dir, 'runs'), '--quiet'], {
       cwd: dir,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: 'billing-agents', OTEL_RESOURCE_ATTRIBUTES: 'service.name=ignored,deployment.environment=ci' },
     })
     expect(run.stderr).toBe('')
+    expect(new Set(serviceNames(otlp.received))).toEqual(new Set(['billing-agents']))
+    expect(otlp.received.map((request) => request.body).join('')).toContain('deployment.environment')
     expect(run.code).toBe(0)
     expect(otlp.received.length).toBeGreaterThan(0)
     expect(otlp.received.every((request) => request.path === '/v1/traces' && request.contentType.includes('json'))).toBe(true)
@@ -114,5 +124,7 @@ describe('--otel', () => {
     child.kill('SIGTERM')
     expect((await ended).code).toBe(0)
     expect(spanNames(otlp.received)).toContain('invoke_workflow traced')
+    // No OTEL_SERVICE_NAME: the spans say who sent them rather than unknown_service:node.
+    expect(new Set(serviceNames(otlp.received))).toEqual(new Set(['locus']))
   })
 })

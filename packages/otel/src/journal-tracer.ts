@@ -84,6 +84,8 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
   const attempts = new Map<string, PendingAttempt>()
   const logical = new Map<string, LogicalCall>()
   const tools = new Map<string, PendingTool>()
+  /** Tool retries not yet on a span, by the key of the attempt they lead to. */
+  const toolRetries = new Map<string, { readonly attributes: Attributes; readonly time: number }>()
   /** Spawn attempts whose child has not ended, by `childCallId#attempt`. */
   const children = new Map<string, { readonly start: ChildStartLine; readonly span: Span }>()
   /** Open deferrals: the key of the tool attempt that waits. */
@@ -241,6 +243,12 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
     if (captureContent && start.args !== undefined) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(start.args)
     pending.span = tracer.startSpan(`execute_tool ${start.tool}`, { startTime: at(start), attributes }, parentContext)
     pending.parent = parentContext
+    // The retry that led to this attempt, on the attempt's own span: the failed one had ended before the retry line came.
+    const retried = toolRetries.get(key)
+    if (retried !== undefined) {
+      toolRetries.delete(key)
+      pending.span.addEvent('locus.retry', retried.attributes, retried.time)
+    }
     return pending.span
   }
 
@@ -403,6 +411,12 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
         if (line.callId !== undefined && attempts.has(line.callId)) endAttempt(line, line.callId)
         return
       case 'retry': {
+        if (line.kind === 'tool' && line.callId !== undefined) {
+          const attributes: Attributes = { 'locus.cause': line.cause, 'locus.from_attempt': line.fromAttempt, 'locus.to_attempt': line.toAttempt }
+          if (line.delayMs !== undefined) attributes['locus.delay_ms'] = line.delayMs
+          toolRetries.set(`${line.callId}#${line.toAttempt}`, { attributes, time: at(line) })
+          return
+        }
         const call = line.logicalCallId === undefined ? undefined : logical.get(line.logicalCallId)
         call?.span.addEvent('locus.retry', { 'locus.cause': line.cause, ...(line.delayMs === undefined ? {} : { 'locus.delay_ms': line.delayMs }) }, at(line))
         return

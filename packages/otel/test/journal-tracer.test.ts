@@ -89,6 +89,11 @@ describe('createJournalTracer', () => {
       [2, SpanStatusCode.UNSET],
     ])
     expect(toolSpans.every((span) => parentOf(span) === root?.spanContext().spanId)).toBe(true)
+    // The tool's retry is an event on the attempt it led to, as an agent's is on its logical call.
+    expect(toolSpans[0]?.events.map((event) => event.name)).toEqual([])
+    expect(toolSpans[1]?.events.map((event) => [event.name, event.attributes])).toEqual([
+      ['locus.retry', { 'locus.cause': 'provider_error', 'locus.from_attempt': 1, 'locus.to_attempt': 2, 'locus.delay_ms': 0 }],
+    ])
   })
 
   it('keeps prompts and tool arguments off spans unless asked', async () => {
