@@ -98,6 +98,10 @@ function progressOf(line: JournalLine): string | undefined {
       return `agent ${line.agent} attempt ${line.attempt}/${line.attempts} started`
     case 'agent_end':
       return `agent ${line.agent} attempt ${line.attempt}/${line.attempts} ${line.status}${line.failureCause === undefined ? '' : ` (${line.failureCause})`}`
+    case 'error':
+      // An agent attempt that threw ends with an error line, not agent_end: it ended all the same.
+      if (line.agent === undefined || line.attempt === undefined || line.attempts === undefined) return undefined
+      return `agent ${line.agent} attempt ${line.attempt}/${line.attempts} threw${line.failureCause === undefined ? '' : ` (${line.failureCause})`}`
     case 'tool_start':
       return `tool ${line.tool} attempt ${line.attempt} started`
     case 'tool_end':

@@ -69,6 +69,34 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
     await close()
   })
 
+  it('reports an agent attempt that threw as ended, so every started attempt has an end in the progress', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'locus-mcp-server-'))
+    dirs.push(dir)
+    const host = createScriptedHost({ rules: [{ steps: [{ throw: 'provider-error' }, { text: 'second try' }] }] })
+    const caught = defineWorkflow({
+      name: 'caught',
+      run: async ({ agent }) => {
+        const first = await agent('ask').catch(() => undefined)
+        return { ok: true, answer: first?.answer ?? (await agent('ask again')).answer }
+      },
+    })
+    const server = createLocusMcpServer({ workflows: [caught], runOptions: { host, runsDir: join(dir, 'runs') } })
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    await server.connect(serverTransport)
+    const client = new Client({ name: 'test-client', version: '1.0.0' })
+    await client.connect(clientTransport)
+    const progress: string[] = []
+    const result = await client.callTool({ name: 'caught', arguments: {} }, undefined, { onprogress: (event) => progress.push(event.message ?? '') })
+    expect(result.structuredContent).toMatchObject({ disposition: 'completed', result: { answer: 'second try' } })
+    expect(progress).toEqual([
+      'agent default attempt 1/1 started',
+      'agent default attempt 1/1 threw (provider-error)',
+      'agent default attempt 1/1 started',
+      'agent default attempt 1/1 completed',
+    ])
+    await client.close()
+  })
+
   it('answers a partial run with isError and its gaps and caveats as fields, not prose alone', async () => {
     const { client, close } = await connected()
     const result = await client.callTool({ name: 'research', arguments: {} })
