@@ -32,8 +32,12 @@ export const AI_SDK_ATTEMPT_LOG_MODES = ['on-failure', 'always', 'off'] as const
 /** One of {@link AI_SDK_ATTEMPT_LOG_MODES}. */
 export type AiSdkAttemptLog = (typeof AI_SDK_ATTEMPT_LOG_MODES)[number]
 
-/** Which wire protocol a `baseURL` speaks. */
-export const AI_SDK_HOST_APIS = ['openai-compatible', 'openai'] as const
+/**
+ * Which provider, and so which wire protocol, the host speaks: any
+ * OpenAI-compatible server, OpenAI, Anthropic's Messages API or Google's
+ * Gemini API, each through the AI SDK's own provider package.
+ */
+export const AI_SDK_HOST_APIS = ['openai-compatible', 'openai', 'anthropic', 'google'] as const
 /** One of {@link AI_SDK_HOST_APIS}. */
 export type AiSdkHostApi = (typeof AI_SDK_HOST_APIS)[number]
 
@@ -57,15 +61,22 @@ export interface AiSdkHostOptions {
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>>
   /**
-   * The wire protocol of `baseURL`: `openai-compatible` (`@ai-sdk/openai-compatible`)
-   * or `openai` (`@ai-sdk/openai`'s chat model; `baseURL` may then be omitted).
+   * The provider: `openai-compatible` (`@ai-sdk/openai-compatible`, needs
+   * `baseURL`), `openai` (`@ai-sdk/openai`'s chat model), `anthropic`
+   * (`@ai-sdk/anthropic`) or `google` (`@ai-sdk/google`); the last three may
+   * omit `baseURL`, and take their key from `apiKey` or their usual variable
+   * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY`).
+   * `provider` with one of these names means the same.
    * @default 'openai-compatible'
    */
   readonly api?: AiSdkHostApi
   /** The provider name the AI SDK reports. @default 'locus' */
   readonly providerName?: string
-  /** Resolves a model id to a model, instead of `baseURL`: for example `createOpenAI({ apiKey }).chat`. */
-  readonly provider?: (modelId: string) => AiSdkLanguageModel
+  /**
+   * A provider by name (as `api`), or a function that resolves a model id to
+   * a model, instead of `baseURL`: for example `createOpenAI({ apiKey }).chat`.
+   */
+  readonly provider?: AiSdkHostApi | ((modelId: string) => AiSdkLanguageModel)
   /** The default model as an object, instead of `modelId`. */
   readonly model?: AiSdkLanguageModel
   /** Per-role overrides: `{ analyst: { model: 'qwen2.5:14b', retry: {...} } }`. */
@@ -165,7 +176,12 @@ const optionsSchema = z
     headers: z.record(z.string(), z.string()).optional(),
     api: z.enum(AI_SDK_HOST_APIS, { error: `api must be one of ${AI_SDK_HOST_APIS.join(', ')}` }).optional(),
     providerName: z.string().min(1).optional(),
-    provider: z.custom<(modelId: string) => AiSdkLanguageModel>(isFunction, { error: 'provider must be a function from a model id to a model' }).optional(),
+    provider: z
+      .union([
+        z.enum(AI_SDK_HOST_APIS),
+        z.custom<(modelId: string) => AiSdkLanguageModel>(isFunction),
+      ], { error: `provider must be one of ${AI_SDK_HOST_APIS.join(', ')}, or a function from a model id to a model` })
+      .optional(),
     model: z
       .custom<AiSdkLanguageModel>((value) => typeof value === 'object' && value !== null && typeof (value as { modelId?: unknown }).modelId === 'string', {
         error: 'model must be an AI SDK language model object (with a modelId); pass a string id as modelId',
@@ -220,10 +236,16 @@ export function parseAiSdkHostOptions(input: unknown): AiSdkHostOptions {
     })
     throw new AiSdkHostOptionsError(issues, parsed.error)
   }
-  const options = input as AiSdkHostOptions
+  const given = input as AiSdkHostOptions
   const issues: string[] = []
+  if (typeof given.provider === 'string' && given.api !== undefined && given.api !== given.provider) {
+    issues.push(`provider: "${given.provider}" disagrees with api "${given.api}"; give one of them`)
+  }
+  // A provider given by name is the same as api: the rest of the host reads api, and provider only as a function.
+  const { provider: named, ...rest } = given
+  const options: AiSdkHostOptions = typeof named === 'string' ? { ...rest, api: named } : given
   const api = options.api ?? 'openai-compatible'
-  if (options.baseURL === undefined && options.provider === undefined && options.model === undefined && api !== 'openai') {
+  if (options.baseURL === undefined && options.provider === undefined && options.model === undefined && api === 'openai-compatible') {
     issues.push('baseURL: give the server\'s base URL (or a provider function, or a model object) so the host can reach a model')
   }
   if (options.modelId === undefined && options.model === undefined) {

@@ -235,7 +235,7 @@ export class AiSdkSession implements AgentSession {
       }
       const firstTokens = new Map<number, number>()
       // What the provider reported for each attempt that answered; counted chunks are not usage.
-      const usages = new Map<number, { inputTokens: number; outputTokens: number }>()
+      const usages = new Map<number, NonNullable<LlmAttempt['usage']>>()
       const outputBefore = outputTokens
       const send = async (attemptSignal: AbortSignal, attempt: number): Promise<LlmStep> => {
         const requestWatch = watch.startRequest()
@@ -267,7 +267,7 @@ export class AiSdkSession implements AgentSession {
         try {
           if (!settings.streaming) {
             const generated = await generateStep(ai, stepRequest, attemptSignal)
-            if (generated.inputTokens !== undefined && generated.outputTokens !== undefined) usages.set(attempt, { inputTokens: generated.inputTokens, outputTokens: generated.outputTokens })
+            if (generated.inputTokens !== undefined && generated.outputTokens !== undefined) usages.set(attempt, { inputTokens: generated.inputTokens, outputTokens: generated.outputTokens, ...generated.usageDetails })
             return generated
           }
           const result = await streamStep(ai, stepRequest, attemptSignal, {
@@ -286,7 +286,7 @@ export class AiSdkSession implements AgentSession {
             },
           })
           if (progressListeners.length > 0) emit('step-end', result.outputTokens ?? result.chunks)
-          if (result.inputTokens !== undefined && result.outputTokens !== undefined) usages.set(attempt, { inputTokens: result.inputTokens, outputTokens: result.outputTokens })
+          if (result.inputTokens !== undefined && result.outputTokens !== undefined) usages.set(attempt, { inputTokens: result.inputTokens, outputTokens: result.outputTokens, ...result.usageDetails })
           return result
         } finally {
           requestWatch.end()

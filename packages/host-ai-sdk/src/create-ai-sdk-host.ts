@@ -3,7 +3,8 @@ import { type AgentHost, type AgentSession, HostError, type SessionRequest } fro
 import { type AiSdkHostOptions, type AiSdkLanguageModel, parseAiSdkHostOptions } from './ai-sdk-host-options.js'
 import { type AiSdkPromptOptions, AiSdkSession, type AiSdkTurnResult } from './ai-sdk-session.js'
 import { type AiSdkHostSettings, describeAiSdkHostSettings } from './host-settings.js'
-import { loadAi, loadOpenAi, loadOpenAiCompatible } from './load-sdk.js'
+import { AiSdkHostOptionsError } from './ai-sdk-host-error.js'
+import { loadAi, loadAnthropic, loadGoogle, loadOpenAi, loadOpenAiCompatible } from './load-sdk.js'
 import { resolveAgentSettings } from './resolve-agent-settings.js'
 import type { AiSdkSessionRequest } from './turn-budget.js'
 
@@ -27,11 +28,39 @@ export interface AiSdkHost extends AgentHost {
 
 type ModelFactory = (modelId: string) => AiSdkLanguageModel
 
+/** The variable each named provider reads its key from when `apiKey` is not given. */
+export const PROVIDER_KEY_VARIABLES = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' } as const
+
+/**
+ * A named hosted provider needs a key: from `apiKey`, or its usual variable.
+ * Checked when the host is made, so a run never starts only to fail its first call.
+ */
+function checkProviderKey(options: AiSdkHostOptions, env: Readonly<Record<string, string | undefined>>): void {
+  const api = options.api
+  if (api !== 'anthropic' && api !== 'google') return
+  if (typeof options.provider === 'function' || options.model !== undefined) return
+  const variable = PROVIDER_KEY_VARIABLES[api]
+  if (options.apiKey === undefined && (env[variable] ?? '') === '') {
+    throw new AiSdkHostOptionsError([`apiKey: the ${api} provider needs an API key; set ${variable} (or pass apiKey)`])
+  }
+}
+
 async function createFactory(options: AiSdkHostOptions): Promise<ModelFactory | undefined> {
-  if (options.provider !== undefined) return options.provider
-  if (options.baseURL === undefined && options.api !== 'openai') return undefined
+  if (typeof options.provider === 'function') return options.provider
+  if (options.baseURL === undefined && (options.api ?? 'openai-compatible') === 'openai-compatible') return undefined
   const headers = options.headers === undefined ? {} : { headers: { ...options.headers } }
   const apiKey = options.apiKey === undefined ? {} : { apiKey: options.apiKey }
+  const baseURL = options.baseURL === undefined ? {} : { baseURL: options.baseURL }
+  if (options.api === 'anthropic') {
+    const { createAnthropic } = await loadAnthropic()
+    const provider = createAnthropic({ ...baseURL, ...apiKey, ...headers })
+    return (modelId) => provider(modelId)
+  }
+  if (options.api === 'google') {
+    const { createGoogleGenerativeAI } = await loadGoogle()
+    const provider = createGoogleGenerativeAI({ ...baseURL, ...apiKey, ...headers })
+    return (modelId) => provider(modelId)
+  }
   if (options.api === 'openai') {
     const { createOpenAI } = await loadOpenAi()
     const provider = createOpenAI({ ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }), ...apiKey, ...headers })
@@ -80,6 +109,7 @@ async function createFactory(options: AiSdkHostOptions): Promise<ModelFactory | 
  */
 export function createAiSdkHost(options: AiSdkHostOptions): AiSdkHost {
   const parsed = parseAiSdkHostOptions(options)
+  checkProviderKey(parsed, process.env)
   const clock = parsed.clock ?? systemClock
   const models = new Map<string, AiSdkLanguageModel>()
   let factory: Promise<ModelFactory | undefined> | undefined

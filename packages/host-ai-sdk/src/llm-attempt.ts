@@ -47,8 +47,19 @@ export interface LlmAttempt {
   readonly retryAfterMs?: number
   /** The wait before the next attempt: `max(backoff, Retry-After)`; present only when another attempt follows. */
   readonly delayBeforeNextMs?: number
-  /** Tokens the provider reported for this request (a succeeded attempt whose answer carried usage). */
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /**
+   * Tokens the provider reported for this request (a succeeded attempt whose
+   * answer carried usage): every input and output token, and, when the
+   * provider said, how many input tokens were read from or written to its
+   * cache and how many output tokens were reasoning.
+   */
+  readonly usage?: {
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly cacheReadTokens?: number
+    readonly cacheWriteTokens?: number
+    readonly reasoningTokens?: number
+  }
 }
 
 /**

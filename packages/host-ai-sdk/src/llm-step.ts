@@ -1,4 +1,4 @@
-import type { FinishReason, ModelMessage, ToolSet, TypedToolCall } from 'ai'
+import type { FinishReason, LanguageModelUsage, ModelMessage, ToolSet, TypedToolCall } from 'ai'
 import type { AiSdkLanguageModel } from './ai-sdk-host-options.js'
 import type { AiModule } from './load-sdk.js'
 
@@ -17,10 +17,31 @@ export interface LlmStep {
   readonly finishReason: FinishReason
   readonly inputTokens: number | undefined
   readonly outputTokens: number | undefined
+  /** How many of the input tokens were read from or written to the provider's cache, and of the output tokens were reasoning, when it said. */
+  readonly usageDetails: UsageDetails
   readonly toolCalls: ReadonlyArray<TypedToolCall<ToolSet>>
   readonly responseMessages: readonly ModelMessage[]
   /** Streamed chunks of text, reasoning or tool input received; 0 when not streamed. */
   readonly chunks: number
+}
+
+/** The parts of a request's usage that price differently: cache reads and writes (of the input), reasoning (of the output). */
+export interface UsageDetails {
+  readonly cacheReadTokens?: number
+  readonly cacheWriteTokens?: number
+  readonly reasoningTokens?: number
+}
+
+/** The detail counts the provider reported, each only when it reported it. */
+export function usageDetailsOf(usage: LanguageModelUsage): UsageDetails {
+  const details: { cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number } = {}
+  const cacheRead = usage.inputTokenDetails.cacheReadTokens
+  const cacheWrite = usage.inputTokenDetails.cacheWriteTokens
+  const reasoning = usage.outputTokenDetails.reasoningTokens
+  if (cacheRead !== undefined && cacheRead > 0) details.cacheReadTokens = cacheRead
+  if (cacheWrite !== undefined && cacheWrite > 0) details.cacheWriteTokens = cacheWrite
+  if (reasoning !== undefined && reasoning > 0) details.reasoningTokens = reasoning
+  return details
 }
 
 /** What a streamed step reports while it runs. */
@@ -39,6 +60,7 @@ export async function generateStep(ai: AiModule, request: LlmStepRequest, abortS
     finishReason: result.finishReason,
     inputTokens: result.usage.inputTokens,
     outputTokens: result.usage.outputTokens,
+    usageDetails: usageDetailsOf(result.usage),
     toolCalls: result.toolCalls,
     responseMessages: result.response.messages,
     chunks: 0,
@@ -62,7 +84,7 @@ export async function streamStep(ai: AiModule, request: LlmStepRequest, abortSig
   let chunks = 0
   // Read from the parts as they pass rather than from the result's promises: one promise to await, not five.
   let text = ''
-  let finish: { readonly finishReason: FinishReason; readonly inputTokens: number | undefined; readonly outputTokens: number | undefined } | undefined
+  let finish: { readonly finishReason: FinishReason; readonly inputTokens: number | undefined; readonly outputTokens: number | undefined; readonly usageDetails: UsageDetails } | undefined
   const toolCalls: Array<TypedToolCall<ToolSet>> = []
   try {
     for await (const part of result.fullStream) {
@@ -82,7 +104,7 @@ export async function streamStep(ai: AiModule, request: LlmStepRequest, abortSig
           toolCalls.push(part)
           break
         case 'finish':
-          finish = { finishReason: part.finishReason, inputTokens: part.totalUsage.inputTokens, outputTokens: part.totalUsage.outputTokens }
+          finish = { finishReason: part.finishReason, inputTokens: part.totalUsage.inputTokens, outputTokens: part.totalUsage.outputTokens, usageDetails: usageDetailsOf(part.totalUsage) }
           break
         case 'error':
           failure ??= { error: part.error }
@@ -104,6 +126,7 @@ export async function streamStep(ai: AiModule, request: LlmStepRequest, abortSig
     finishReason: finish?.finishReason ?? 'other',
     inputTokens: finish?.inputTokens,
     outputTokens: finish?.outputTokens,
+    usageDetails: finish?.usageDetails ?? {},
     toolCalls,
     responseMessages: response.messages,
     chunks,

@@ -2,6 +2,8 @@ import { HostError } from '@locus/host-contract'
 import type * as Ai from 'ai'
 import type * as OpenAiCompatible from '@ai-sdk/openai-compatible'
 import type * as OpenAi from '@ai-sdk/openai'
+import type * as Anthropic from '@ai-sdk/anthropic'
+import type * as Google from '@ai-sdk/google'
 
 /** The AI SDK core module, as this host uses it. */
 export type AiModule = typeof Ai
@@ -9,6 +11,10 @@ export type AiModule = typeof Ai
 export type OpenAiCompatibleModule = typeof OpenAiCompatible
 /** The OpenAI provider module. */
 export type OpenAiModule = typeof OpenAi
+/** The Anthropic provider module. */
+export type AnthropicModule = typeof Anthropic
+/** The Google Generative AI provider module. */
+export type GoogleModule = typeof Google
 
 /** Imports a module once; a failure is remembered as `sdk-unavailable`, because no turn can run without it. */
 export function lazily<TModule>(specifier: string, load: () => Promise<TModule>): () => Promise<TModule> {
@@ -32,3 +38,5 @@ export function lazily<TModule>(specifier: string, load: () => Promise<TModule>)
 export const loadAi = lazily<AiModule>('ai', () => import('ai'))
 export const loadOpenAiCompatible = lazily<OpenAiCompatibleModule>('@ai-sdk/openai-compatible', () => import('@ai-sdk/openai-compatible'))
 export const loadOpenAi = lazily<OpenAiModule>('@ai-sdk/openai', () => import('@ai-sdk/openai'))
+export const loadAnthropic = lazily<AnthropicModule>('@ai-sdk/anthropic', () => import('@ai-sdk/anthropic'))
+export const loadGoogle = lazily<GoogleModule>('@ai-sdk/google', () => import('@ai-sdk/google'))

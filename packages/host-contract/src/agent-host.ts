@@ -104,8 +104,24 @@ export interface LlmAttemptRecord {
   readonly delayBeforeNextMs?: number
   readonly timeToFirstTokenMs?: number
   readonly turnBudget?: 'idle' | 'total'
-  /** Tokens the provider reported for this one request, when it reported them. */
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  /**
+   * Tokens the provider reported for this one request, when it reported them:
+   * all input and output tokens, and (when the provider said) how many input
+   * tokens were cache reads or writes and how many output tokens were reasoning.
+   */
+  readonly usage?: LlmUsageRecord
+}
+
+/** One request's tokens: totals, and the parts that are priced differently. */
+export interface LlmUsageRecord {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  /** Of `inputTokens`, read from the provider's prompt cache. */
+  readonly cacheReadTokens?: number
+  /** Of `inputTokens`, written to the provider's prompt cache. */
+  readonly cacheWriteTokens?: number
+  /** Of `outputTokens`, reasoning. */
+  readonly reasoningTokens?: number
 }
 
 /** Progress of a turn while the model streams: never journaled token by token. */

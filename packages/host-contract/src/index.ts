@@ -9,6 +9,7 @@ export type {
   HostTool,
   LaunchMode,
   LlmAttemptRecord,
+  LlmUsageRecord,
   SessionRequest,
   StopReason,
   TranscriptEntry,

@@ -92,7 +92,13 @@ export const RetryRefusedSchema = z
   .meta({ id: 'RetryRefused' })
 
 const UsageSchema = z
-  .object({ inputTokens: count, outputTokens: count })
+  .object({
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadTokens: count.optional().describe('Of inputTokens, read from the provider\'s prompt cache.'),
+    cacheWriteTokens: count.optional().describe('Of inputTokens, written to the provider\'s prompt cache.'),
+    reasoningTokens: count.optional().describe('Of outputTokens, reasoning.'),
+  })
   .describe('Tokens the provider reported for this attempt.')
 
 /** One gap of a run's answer: a tool it could not use, how much the answer needed it, and why. */

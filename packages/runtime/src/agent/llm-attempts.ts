@@ -1,3 +1,4 @@
+import type { LlmUsageRecord } from '@locus/host-contract'
 import type { LlmAttemptRecord, SessionRequest } from '../host.js'
 import type { RunState } from '../run-state.js'
 
@@ -34,10 +35,19 @@ export function recordLlmAttempts(run: RunState, request: SessionRequest, attemp
         ...(record.delayBeforeNextMs === undefined ? {} : { delayBeforeNextMs: record.delayBeforeNextMs }),
         ...(record.timeToFirstTokenMs === undefined ? {} : { timeToFirstTokenMs: record.timeToFirstTokenMs }),
         ...(record.turnBudget === undefined ? {} : { turnBudget: record.turnBudget }),
-        ...(record.usage === undefined ? {} : { usage: { inputTokens: record.usage.inputTokens, outputTokens: record.usage.outputTokens } }),
+        ...(record.usage === undefined ? {} : { usage: usageLine(record.usage) }),
       })
     } catch (error) {
       run.emit({ type: 'log', level: 'warn', message: `the host reported an LLM attempt the journal cannot hold: ${error instanceof Error ? error.message : String(error)}` })
     }
   }
+}
+
+/** A request's usage as the journal keeps it: the totals, and each detail count the host reported. */
+function usageLine(usage: LlmUsageRecord): LlmUsageRecord {
+  const line: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number } = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }
+  if (usage.cacheReadTokens !== undefined) line.cacheReadTokens = usage.cacheReadTokens
+  if (usage.cacheWriteTokens !== undefined) line.cacheWriteTokens = usage.cacheWriteTokens
+  if (usage.reasoningTokens !== undefined) line.reasoningTokens = usage.reasoningTokens
+  return line
 }

@@ -1,0 +1,159 @@
+/**
+ * Small loopback servers for tests that speak two more providers' real wire
+ * formats: Anthropic's Messages API (`POST /v1/messages`, JSON or server-sent
+ * events with `event:` names) and Google's Gemini API (`POST
+ * /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`).
+ * Each plays scripted replies (an answer with usage, or an HTTP error with the
+ * provider's error body and headers) and records every request.
+ */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/** Usage as a provider reports it, in the terms the tests use. */
+export interface WireUsage {
+  /** Prompt tokens not read from or written to a cache. */
+  readonly plainInputTokens: number
+  readonly cacheReadTokens?: number
+  readonly cacheWriteTokens?: number
+  /** Every output token, reasoning included. */
+  readonly outputTokens: number
+  readonly reasoningTokens?: number
+}
+
+/** One scripted reply. */
+export type WireReply =
+  | { readonly kind: 'text'; readonly text: string; readonly usage: WireUsage; readonly stop?: 'end' | 'length' }
+  | { readonly kind: 'status'; readonly status: number; readonly message: string; readonly headers?: Readonly<Record<string, string>> }
+
+/** A request the server received. */
+export interface WireRequest {
+  readonly path: string
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  readonly body: Record<string, unknown>
+  readonly receivedAt: number
+}
+
+/** A running test server. */
+export interface WireServer {
+  /** The base URL to give the provider (`http://127.0.0.1:port/v1` or `.../v1beta`). */
+  readonly baseURL: string
+  readonly requests: WireRequest[]
+  close(): Promise<void>
+}
+
+/** The two wire formats. */
+export type WireFormat = 'anthropic' | 'google'
+
+interface Options {
+  readonly replies: readonly WireReply[]
+  readonly now?: () => number
+}
+
+function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+      } catch {
+        resolve({})
+      }
+    })
+  })
+}
+
+function sse(response: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>): void {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  for (const { event, data } of events) response.write(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`)
+  response.end()
+}
+
+function anthropicUsage(usage: WireUsage): Record<string, number> {
+  return {
+    input_tokens: usage.plainInputTokens,
+    cache_creation_input_tokens: usage.cacheWriteTokens ?? 0,
+    cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+    output_tokens: usage.outputTokens,
+  }
+}
+
+function answerAnthropic(reply: WireReply, streamed: boolean, model: string, response: ServerResponse): void {
+  if (reply.kind === 'status') {
+    const type = reply.status === 429 ? 'rate_limit_error' : reply.status >= 500 ? 'api_error' : 'invalid_request_error'
+    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ type: 'error', error: { type, message: reply.message } }))
+    return
+  }
+  const stopReason = reply.stop === 'length' ? 'max_tokens' : 'end_turn'
+  const usage = anthropicUsage(reply.usage)
+  if (!streamed) {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'msg_test', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: reply.text }], stop_reason: stopReason, stop_sequence: null, usage }),
+    )
+    return
+  }
+  const half = Math.ceil(reply.text.length / 2)
+  sse(response, [
+    { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } },
+    { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+    { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text.slice(0, half) } } },
+    { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text.slice(half) } } },
+    { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.usage.outputTokens } } },
+    { event: 'message_stop', data: { type: 'message_stop' } },
+  ])
+}
+
+function googleUsage(usage: WireUsage): Record<string, number> {
+  const cached = usage.cacheReadTokens ?? 0
+  const thoughts = usage.reasoningTokens ?? 0
+  const prompt = usage.plainInputTokens + cached
+  // Gemini counts thoughts apart from the candidates' tokens.
+  const candidates = usage.outputTokens - thoughts
+  return { promptTokenCount: prompt, candidatesTokenCount: candidates, thoughtsTokenCount: thoughts, cachedContentTokenCount: cached, totalTokenCount: prompt + candidates + thoughts }
+}
+
+function answerGoogle(reply: WireReply, streamed: boolean, response: ServerResponse): void {
+  if (reply.kind === 'status') {
+    const status = reply.status === 429 ? 'RESOURCE_EXHAUSTED' : reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'
+    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ error: { code: reply.status, message: reply.message, status } }))
+    return
+  }
+  const finishReason = reply.stop === 'length' ? 'MAX_TOKENS' : 'STOP'
+  const candidate = (text: string, finish?: string) => ({ content: { parts: [{ text }], role: 'model' }, index: 0, ...(finish === undefined ? {} : { finishReason: finish }) })
+  if (!streamed) {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ candidates: [candidate(reply.text, finishReason)], usageMetadata: googleUsage(reply.usage) }))
+    return
+  }
+  const half = Math.ceil(reply.text.length / 2)
+  sse(response, [{ data: { candidates: [candidate(reply.text.slice(0, half))] } }, { data: { candidates: [candidate(reply.text.slice(half), finishReason)], usageMetadata: googleUsage(reply.usage) } }])
+}
+
+/** Starts a loopback server speaking `format`. */
+export async function createWireServer(format: WireFormat, options: Options): Promise<WireServer> {
+  const requests: WireRequest[] = []
+  const replies = [...options.replies]
+  const now = options.now ?? Date.now
+  const server: Server = createServer((request, response) => {
+    void readBody(request).then((body) => {
+      const path = request.url ?? ''
+      requests.push({ path, headers: request.headers, body, receivedAt: now() })
+      const reply = replies.shift() ?? { kind: 'status', status: 500, message: 'no scripted reply left' }
+      if (format === 'anthropic') answerAnthropic(reply, body.stream === true, typeof body.model === 'string' ? body.model : '', response)
+      else answerGoogle(reply, path.includes(':streamGenerateContent'), response)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    baseURL: `http://127.0.0.1:${port}/${format === 'anthropic' ? 'v1' : 'v1beta'}`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => {
+          resolve()
+        })
+      }),
+  }
+}
