@@ -155,14 +155,14 @@ export function securityMiddleware(options: SecurityOptions): MiddlewareHandler<
       if (!hosts.has(hostnameOf(host))) {
         throw new ApiError(
           'misdirected_request',
-          `This server does not answer to the host ${JSON.stringify(hostnameOf(host))}; it answers to ${allowedList}. An operator adds a name with --allow-host (allowedHosts).`,
+          `This server does not answer to the host ${JSON.stringify(hostnameOf(host))}; it answers to ${allowedList}. Its operator can add a name to allowedHosts.`,
         )
       }
     }
     const origin = c.req.header('origin')
     const crossOrigin = origin !== undefined && !sameHost(origin, header ?? url.host)
     if (crossOrigin && !origins.has(origin)) {
-      throw new ApiError('forbidden', `Requests from the origin ${JSON.stringify(origin)} are not accepted; an operator allows a web origin with --allow-origin (allowedOrigins).`)
+      throw new ApiError('forbidden', `Requests from the origin ${JSON.stringify(origin)} are not accepted; the server's operator can add a web origin to allowedOrigins.`)
     }
     if (crossOrigin) {
       c.header('Access-Control-Allow-Origin', origin)
