@@ -20,13 +20,19 @@ const SLASH_TOKEN = /(?<![\w.:/~\\-])\/[^\s"'`<>()[\]{},;]+/g
 
 /** Replaces absolute file system paths in `text` with {@link PATH_PLACEHOLDER}; the API's own route paths stay. */
 export function scrubPaths(text: string): string {
-  return text.replace(OTHER_PATHS, PATH_PLACEHOLDER).replace(SLASH_TOKEN, (token) => {
-    // A trailing sentence mark is not part of the path.
-    const trail = /[.:!?]+$/.exec(token)?.[0] ?? ''
-    const bare = token.slice(0, token.length - trail.length)
-    if (bare.length <= 1 || API_PATH.test(bare)) return token
-    return PATH_PLACEHOLDER + trail
-  })
+  return text
+    .replace(OTHER_PATHS, (token) => PATH_PLACEHOLDER + trailOf(token))
+    .replace(SLASH_TOKEN, (token) => {
+      const trail = trailOf(token)
+      const bare = token.slice(0, token.length - trail.length)
+      if (bare.length <= 1 || API_PATH.test(bare)) return token
+      return PATH_PLACEHOLDER + trail
+    })
+}
+
+/** A trailing sentence mark, which is not part of the path before it. */
+function trailOf(token: string): string {
+  return /[.:!?]+$/.exec(token)?.[0] ?? ''
 }
 
 /** Advice that only a shell user can follow: a `locus` command, a `--flag`, `npm run`. */
@@ -55,12 +61,15 @@ export function clientMessage(message: string): string {
 
 /** Keys whose string values are messages about a failure, scrubbed wherever they appear in a served line. */
 const MESSAGE_KEYS = new Set(['message', 'error', 'reason', 'source'])
+/** Keys whose string values are file system locations (`transcriptDir`, `journalPath`, `cwd`): absolute ones are scrubbed. */
+const PATH_KEY = /(?:Dir|Path|File|^cwd|^path|^dir)$/
 
 /**
  * A JSON value (a journal line, a result, an artifact) as it leaves the
  * server: every `stack` property dropped, at any depth (so `cause` chains too),
  * and the strings under `message`, `error`, `reason` and `source` passed
- * through {@link clientMessage}. Everything else, the workflow's own data
+ * through {@link clientMessage}, and those under keys that name a location
+ * (`...Dir`, `...Path`, `...File`, `cwd`) through {@link scrubPaths}. Everything else, the workflow's own data
  * (inputs, arguments, results), is untouched. The input is not modified.
  */
 export function clientValue<T>(value: T): T {
@@ -70,7 +79,11 @@ export function clientValue<T>(value: T): T {
 const MAX_DEPTH = 512
 
 function redactValue(value: unknown, key: string | undefined, depth: number): unknown {
-  if (typeof value === 'string') return key !== undefined && MESSAGE_KEYS.has(key) ? clientMessage(value) : value
+  if (typeof value === 'string') {
+    if (key === undefined) return value
+    if (MESSAGE_KEYS.has(key)) return clientMessage(value)
+    return PATH_KEY.test(key) ? scrubPaths(value) : value
+  }
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value
   if (Array.isArray(value)) {
     let changed = false
