@@ -16,7 +16,7 @@ const API_PATH = /^\/(?:v\d+|mcp|runs|openapi\.json|healthz|readyz|login|logout|
 /** `file:` URLs, Windows drive paths, `~/` paths. */
 const OTHER_PATHS = /file:\/\/[^\s"'`<>)\]]+|(?<![\w])[A-Za-z]:\\[^\s"'`<>)\]]*|(?<![\w/])~\/[^\s"'`<>)\]]*/g
 /** A `/` that starts a token (not inside a URL, a fraction or `a/b`), and the token after it. */
-const SLASH_TOKEN = /(?<![\w.:/~\\-])\/[^\s"'`<>()[\]{},;]+/g
+const SLASH_TOKEN = /(?<![\w.:/~\\-])\/[\w.@%+~=-]+(?:\/[\w.@%+~=-]*)*/g
 
 /** Replaces absolute file system paths in `text` with {@link PATH_PLACEHOLDER}; the API's own route paths stay. */
 export function scrubPaths(text: string): string {

@@ -100,6 +100,8 @@ describe('what leaves the server about its insides', () => {
     expect(scrubPaths('see file:///home/me/flow.ts:3:1 and C:\\Users\\me\\flow.ts and ~/flows/a.ts.')).toBe('see <path> and <path> and <path>.')
     expect(scrubPaths('POST /v1/runs/r1/resume continues it; GET /openapi.json lists the routes; /mcp too')).toBe('POST /v1/runs/r1/resume continues it; GET /openapi.json lists the routes; /mcp too')
     expect(scrubPaths('http://127.0.0.1:4477/v1/runs and 3/4 and and/or')).toBe('http://127.0.0.1:4477/v1/runs and 3/4 and and/or')
+    // A regular expression in a validation message is not a path.
+    expect(scrubPaths('input.ticket: Invalid string: must match pattern /^T-\\d+$/')).toBe('input.ticket: Invalid string: must match pattern /^T-\\d+$/')
     expect(clientMessage('No run "x" in /tmp/runs; list the runs there with `locus ls`.')).toBe('No run "x" in <path>.')
     expect(hasCliAdvice(clientMessage('Run "x" exists already (/tmp/r/x); continue it with `locus resume x`, or start a new run without --run-id.'))).toBe(false)
   })
