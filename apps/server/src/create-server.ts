@@ -74,8 +74,8 @@ export interface CreateServerOptions {
   readonly onResponse?: ((entry: RequestLogEntry) => void) | undefined
   /**
    * Host names requests may be addressed to (`Host`), besides the loopback
-   * names `127.0.0.1`, `localhost` and `[::1]`; any other answers 421
-   * `misdirected_request`. {@link startServer} adds the names of the address
+   * names `127.0.0.1`, `localhost` and `[::1]`; any other answers 403
+   * `host_not_allowed`. {@link startServer} adds the names of the address
    * it listens on. @default none
    */
   readonly allowedHosts?: readonly string[] | undefined

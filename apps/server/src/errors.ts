@@ -16,7 +16,7 @@ export const SERVER_ERROR_CODES = [
   'not_found',
   'payload_too_large',
   'unsupported_media_type',
-  'misdirected_request',
+  'host_not_allowed',
   'idempotency_conflict',
   'run_terminal',
   'run_owned',
@@ -28,14 +28,14 @@ export const SERVER_ERROR_CODES = [
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number]
 
 /** The HTTP status of each code. */
-export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 500 | 503>> = {
+export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503>> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
-  misdirected_request: 421,
+  host_not_allowed: 403,
   idempotency_conflict: 409,
   run_terminal: 409,
   run_owned: 409,

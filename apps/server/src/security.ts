@@ -85,7 +85,7 @@ export function parseAllowedOrigins(origins: readonly string[] | undefined): str
  * names always; the address itself; for a wildcard address (`0.0.0.0`, `::`)
  * every address of this machine's interfaces; and `extra` (`--allow-host`),
  * such as the DNS name a proxy or a client uses. A request whose `Host` is
- * none of them is refused (421), which defeats DNS rebinding.
+ * none of them is refused (403), which defeats DNS rebinding.
  *
  * @example
  * ```ts
@@ -131,7 +131,7 @@ function hasNoBody(c: Context): boolean {
  * API keys:
  *
  * - `Host` (and the request URL's host) must be one of `allowedHosts`, else
- *   421 `misdirected_request`: a page that rebinds its DNS name to this
+ *   403 `host_not_allowed`: a page that rebinds its DNS name to this
  *   server still sends its own name;
  * - `Origin`, when sent, must be the server's own (the origin of the `Host`
  *   the request came to) or one of `allowedOrigins`, else 403 `forbidden`:
@@ -154,7 +154,7 @@ export function securityMiddleware(options: SecurityOptions): MiddlewareHandler<
     for (const host of header === undefined ? [url.host] : [header, url.host]) {
       if (!hosts.has(hostnameOf(host))) {
         throw new ApiError(
-          'misdirected_request',
+          'host_not_allowed',
           `This server does not answer to the host ${JSON.stringify(hostnameOf(host))}; it answers to ${allowedList}. Its operator can add a name to allowedHosts.`,
         )
       }

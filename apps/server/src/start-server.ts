@@ -15,7 +15,7 @@ export interface StartServerOptions extends CreateServerOptions {
    * Host names clients may address the server by, besides the loopback
    * names and the address it listens on (every interface's address for
    * `0.0.0.0` or `::`): the DNS name of the machine or of a proxy in front
-   * of it (`--allow-host`). Any other `Host` answers 421. @default none
+   * of it (`--allow-host`). Any other `Host` answers 403. @default none
    */
   readonly allowedHosts?: readonly string[] | undefined
   /** How long shutdown lets the runs this server started run on before it cancels them. @default 10_000 */

@@ -43,17 +43,17 @@ async function runCount(server: Awaited<ReturnType<typeof testServer>>): Promise
 
 describe('Host: only the names the server is bound to', () => {
   for (const keys of [undefined, [KEY]] as const) {
-    it(`answers 421 to Host: evil.example.com on /v1/runs and /mcp ${keys === undefined ? 'without keys' : 'with keys'}, and nothing starts`, async () => {
+    it(`answers 403 to Host: evil.example.com on /v1/runs and /mcp ${keys === undefined ? 'without keys' : 'with keys'}, and nothing starts`, async () => {
       const server = await testServer(keys === undefined ? {} : { apiKeys: [...keys] })
       const auth: Record<string, string> = keys === undefined ? {} : { authorization: `Bearer ${KEY}` }
       const evil = { host: `evil.example.com:${server.port}`, ...auth }
       const list = await raw(server.url, { path: '/v1/runs', headers: evil })
-      expect(list.status).toBe(421)
-      expect(JSON.parse(list.body)).toMatchObject({ error: { code: 'misdirected_request' } })
+      expect(list.status).toBe(403)
+      expect(JSON.parse(list.body)).toMatchObject({ error: { code: 'host_not_allowed' } })
       const start = await raw(server.url, { method: 'POST', path: '/v1/workflows/echo/runs', headers: { ...evil, 'content-type': 'application/json' }, body: '{"input":{"ticket":"T-1"}}' })
-      expect(start.status).toBe(421)
+      expect(start.status).toBe(403)
       const mcp = await raw(server.url, { method: 'POST', path: '/mcp', headers: { ...evil, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: INITIALIZE })
-      expect(mcp.status).toBe(421)
+      expect(mcp.status).toBe(403)
       expect(await runCount(server)).toBe(0)
       // The loopback names all answer.
       for (const name of ['127.0.0.1', 'localhost', '[::1]']) {
@@ -66,7 +66,7 @@ describe('Host: only the names the server is bound to', () => {
     const server = await testServer({ allowedHosts: ['locus.internal'] })
     expect((await raw(server.url, { path: '/v1/runs', headers: { host: 'locus.internal' } })).status).toBe(200)
     expect((await raw(server.url, { path: '/v1/runs', headers: { host: 'LOCUS.internal:8080' } })).status).toBe(200)
-    expect((await raw(server.url, { path: '/v1/runs', headers: { host: 'other.internal' } })).status).toBe(421)
+    expect((await raw(server.url, { path: '/v1/runs', headers: { host: 'other.internal' } })).status).toBe(403)
   })
 
   it('derives the allowed names from the bind address and refuses names that are not host names', () => {

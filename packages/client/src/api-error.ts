@@ -14,7 +14,7 @@ export const API_ERROR_CODES = [
   'not_found',
   'payload_too_large',
   'unsupported_media_type',
-  'misdirected_request',
+  'host_not_allowed',
   'idempotency_conflict',
   'run_terminal',
   'run_owned',
