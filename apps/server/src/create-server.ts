@@ -333,7 +333,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   app.use('*', securityMiddleware({ allowedHosts, allowedOrigins }))
   app.use('*', async (c, next) => {
     const body = c.req.raw.body
-    if (body !== null) c.req.raw = new Request(c.req.raw, { body: limitedBody(body, bodyLimitBytes), duplex: 'half' } as RequestInit)
+    if (body !== null) c.req.raw = new Request(c.req.raw, { body: limitedBody(body, bodyLimitBytes), duplex: 'half' })
     await next()
   })
 

@@ -86,13 +86,8 @@ function redactValue(value: unknown, key: string | undefined, depth: number): un
   }
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value
   if (Array.isArray(value)) {
-    let changed = false
-    const next = value.map((item) => {
-      const redacted = redactValue(item, key === 'issues' ? 'message' : undefined, depth + 1)
-      if (redacted !== item) changed = true
-      return redacted
-    })
-    return changed ? next : value
+    const next = value.map((item: unknown) => redactValue(item, key === 'issues' ? 'message' : undefined, depth + 1))
+    return next.some((item, index) => item !== value[index]) ? next : value
   }
   let changed = false
   const next: Record<string, unknown> = {}

@@ -115,7 +115,14 @@ describe.skipIf(!chromiumAvailable())('a page on another origin cannot drive a n
       response.end(page)
     })
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
-    onCleanup(() => new Promise<void>((resolve) => attacker.close(() => resolve())))
+    onCleanup(
+      () =>
+        new Promise<void>((resolve) => {
+          attacker.close(() => {
+            resolve()
+          })
+        }),
+    )
     const address = attacker.address()
     const attackerUrl = `http://localhost:${typeof address === 'object' && address !== null ? address.port : 0}/`
 
