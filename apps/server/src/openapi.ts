@@ -215,7 +215,6 @@ export function openApiDocument(): JsonObject {
 function openApiBody(runPath: string[]): JsonObject {
   return {
     openapi: '3.1.0',
-    servers: [{ url: '/', description: 'The server that serves this document (`locus serve` listens on http://127.0.0.1:4477 by default).' }],
     info: {
       title: 'Locus server',
       version: '1',
@@ -223,6 +222,7 @@ function openApiBody(runPath: string[]): JsonObject {
         'Start, watch, cancel and resume Locus workflow runs. Every error answers `{ "error": { "code", "message", "issues"?, "requestId" } }`; every response carries `x-request-id`. ' +
         `Scopes: ${API_SCOPES.join(', ')}. Workers reach the server over /v1/worker/* with the seed-001 trigger and action messages.`,
     },
+    servers: [{ url: '/', description: 'The server that serves this document (`locus serve` listens on http://127.0.0.1:4477 by default).' }],
     components: {
       schemas: componentSchemas(),
       securitySchemes: {
