@@ -203,6 +203,8 @@ Examples:
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
     .option('--port <n>', 'the port (default: 4477; 0 picks a free one)', (value: string) => (value === '0' ? 0 : parsePositiveInteger(value, '--port')))
     .option('--host <address>', 'the address to listen on; anything but loopback needs LOCUS_API_KEYS (default: 127.0.0.1)')
+    .option('--allow-origin <origin>', 'a web origin (https://app.example.com) whose pages may call the API, with CORS for it (repeatable; default none)', collect)
+    .option('--allow-host <name>', 'a host name clients may address the server by, besides the address it listens on (repeatable)', collect)
     .addOption(new Option('--model-host <kind>', 'where agent() calls run, as --host of locus run').choices(HOST_KINDS))
     .option('--fixtures <file>', 'scripted host answers')
     .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')

@@ -13,11 +13,14 @@ import { type EventSink, type JournalEventStreamOptions, journalEventStream, wri
 import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
-import type { Env, RouteContext } from './route-context.js'
+import type { Env, ErrorContext, RouteContext } from './route-context.js'
 import { mountWorkerRoutes } from './worker-routes.js'
 import { mountDeployCheck } from './deploy-check-route.js'
 import { mountMcpRoute } from './mcp-route.js'
 import { mountInspector } from './inspector/mount-inspector.js'
+import { clientLines, clientMessage, clientValue } from './redact.js'
+import { type RequestLogEntry, REQUEST_ID_HEADER, requestLogMiddleware } from './request-log.js'
+import { LOOPBACK_HOSTS, parseAllowedHosts, parseAllowedOrigins, securityMiddleware } from './security.js'
 import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
@@ -56,8 +59,32 @@ export interface CreateServerOptions {
   readonly maxResultWaitSeconds?: number | undefined
   /** How long an Idempotency-Key is remembered (in memory). @default 24 hours */
   readonly idempotencyTtlMs?: number | undefined
-  /** Told about errors that are the server's fault (answered as `internal_error`). @default console.error */
-  readonly onError?: ((error: unknown) => void) | undefined
+  /**
+   * Told about errors that are the server's fault (answered as
+   * `internal_error`), with the id of the request they happened in (the
+   * response's `x-request-id`). @default console.error
+   */
+  readonly onError?: ((error: unknown, context?: ErrorContext) => void) | undefined
+  /**
+   * Told about every answered request: its id, method, path, status and
+   * duration, and for an error answer its code and the whole message (the
+   * response's message leaves without paths or command-line advice). The
+   * server's access log. @default none
+   */
+  readonly onResponse?: ((entry: RequestLogEntry) => void) | undefined
+  /**
+   * Host names requests may be addressed to (`Host`), besides the loopback
+   * names `127.0.0.1`, `localhost` and `[::1]`; any other answers 403
+   * `host_not_allowed`. {@link startServer} adds the names of the address
+   * it listens on. @default none
+   */
+  readonly allowedHosts?: readonly string[] | undefined
+  /**
+   * Web origins (`https://app.example.com`) whose pages may call the API:
+   * their requests pass the `Origin` check and CORS answers for exactly
+   * these. A request from any other origin answers 403. @default none (CORS off)
+   */
+  readonly allowedOrigins?: readonly string[] | undefined
   /**
    * The queue HTTP workers poll (`/v1/worker/*`): give the runtime the same
    * queue as its `worker` (`createRuntime({ defaults: { worker: queue } })`).
@@ -162,25 +189,38 @@ function pickExecution(runId: string, infos: readonly ExecutionInfo[], execution
 const DRAIN_LIMIT = 16 * 1024 * 1024
 
 /**
- * Reads a request body whole when it has at most `limit` bytes; otherwise
- * reads on and discards up to {@link DRAIN_LIMIT}, and answers `undefined`.
+ * A request body that is read only when a route reads it (after
+ * authentication, so an unauthenticated request is answered without its body
+ * being read), and that fails with 413 `payload_too_large` past `limit`
+ * bytes, after reading on and discarding up to {@link DRAIN_LIMIT}.
  */
-async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+function limitedBody(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
   const reader = body.getReader()
-  const chunks: Uint8Array[] = []
   let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > DRAIN_LIMIT) {
-      await reader.cancel()
-      return undefined
-    }
-    if (size <= limit) chunks.push(value)
-  }
-  if (size > limit) return undefined
-  return Buffer.concat(chunks)
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) {
+        controller.close()
+        return
+      }
+      size += value.byteLength
+      if (size <= limit) {
+        controller.enqueue(value)
+        return
+      }
+      while (size <= DRAIN_LIMIT) {
+        const rest = await reader.read()
+        if (rest.done) break
+        size += rest.value.byteLength
+      }
+      if (size > DRAIN_LIMIT) await reader.cancel().catch(() => undefined)
+      controller.error(new ApiError('payload_too_large', `The request body is larger than ${limit} bytes.`))
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
 }
 
 interface Cursor {
@@ -206,7 +246,13 @@ function decodeCursor(text: string): Cursor {
 export function buildServer(options: CreateServerOptions): { app: Hono<Env>; state: ServerState } {
   const { runtime } = options
   const keys: ApiKey[] = parseApiKeys(options.apiKeys)
-  const report = options.onError ?? ((error: unknown) => { console.error('[locus server]', error) })
+  const report =
+    options.onError ??
+    ((error: unknown, context?: ErrorContext) => {
+      console.error(`[locus server]${context?.requestId === undefined ? '' : ` ${context.requestId}`}`, error)
+    })
+  const allowedHosts = [...LOOPBACK_HOSTS, ...parseAllowedHosts(options.allowedHosts)]
+  const allowedOrigins = parseAllowedOrigins(options.allowedOrigins)
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const sseRetryMs = options.sseRetryMs ?? 2_000
   const maxWaitSeconds = options.maxResultWaitSeconds ?? 60
@@ -220,6 +266,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   const app = new Hono<Env>()
 
+  // Authentication reads headers only: the body stays unread until the route reads it.
   const guard = (scope: ApiScope) => async (c: Context<Env>, next: () => Promise<void>) => {
     c.set('principal', authorize(keys, c.req.header('authorization'), scope))
     await next()
@@ -277,25 +324,17 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return { runId, executionId, status: await statusNow(runId, executionId), links: linksOf(runId) }
   }
 
+  app.use('*', requestLogMiddleware(options.onResponse))
   app.use('*', async (c, next) => {
     await next()
     // A response written straight to the socket (the event stream under node-server) has no headers left to set.
     if (!c.res.headers.has('x-hono-already-sent')) c.header('Cache-Control', 'no-store')
   })
+  app.use('*', securityMiddleware({ allowedHosts, allowedOrigins }))
   app.use('*', async (c, next) => {
     const body = c.req.raw.body
-    if (body === null) {
-      await next()
-      return
-    }
-    const read = await readLimited(body, bodyLimitBytes)
-    if (read === undefined) {
-      const error = new ApiError('payload_too_large', `The request body is larger than ${bodyLimitBytes} bytes.`)
-      return c.json(error.body(), 413)
-    }
-    c.req.raw = new Request(c.req.raw, { body: read })
+    if (body !== null) c.req.raw = new Request(c.req.raw, { body: limitedBody(body, bodyLimitBytes), duplex: 'half' })
     await next()
-    return undefined
   })
 
   app.get('/healthz', (c) => c.json({ ok: true as const }))
@@ -388,7 +427,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     const stored = await load(runId)
-    return c.json(runResource(stored, liveState(runId), await pendingOf(stored)))
+    const resource = runResource(stored, liveState(runId), await pendingOf(stored))
+    return c.json({ ...resource, error: resource.error === null ? null : clientMessage(resource.error) })
   })
 
   app.get('/v1/runs/:id/result', guard('runs:read'), async (c) => {
@@ -399,7 +439,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     for (;;) {
       const stored = await load(runId)
       const result = resultOf(stored.latest)
-      if (result !== undefined) return c.json(result, 200)
+      if (result !== undefined) return c.json(clientValue(result), 200)
       const left = deadline - Date.now()
       if (left <= 0 || signals.some((signal) => signal.aborted)) {
         return c.json(
@@ -423,7 +463,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const ref = pickExecution(runId, await runtime.store.listExecutions(runId), query.execution)
     const live = runtime.live(runId)
     if (live?.executionId === ref.executionId) live.flush()
-    const lines = runtime.store.readLines(ref, { afterSeq: query.after ?? -1, ...(query.limit === undefined ? {} : { limit: query.limit }) })[Symbol.asyncIterator]()
+    // Served without stacks, paths or command-line advice in their errors; the store keeps them whole.
+    const lines = clientLines(runtime.store.readLines(ref, { afterSeq: query.after ?? -1, ...(query.limit === undefined ? {} : { limit: query.limit }) })[Symbol.asyncIterator]())
     const encoder = new TextEncoder()
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -461,7 +502,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     }
     state.openStreams += 1
     const streamOptions: JournalEventStreamOptions = {
-      lines,
+      lines: clientLines(lines),
       heartbeatMs,
       retryMs: sseRetryMs,
       signal: state.shutdown.signal,
@@ -476,6 +517,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
       'Locus-Execution-Id': ref.executionId,
+      [REQUEST_ID_HEADER]: c.get('requestId'),
     }
     // Under @hono/node-server, frames go straight to the socket (one write each, no stream reader between); elsewhere
     // (app.request, other runtimes) as a stream body.
@@ -573,12 +615,18 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.notFound((c) => {
     const error = new ApiError('not_found', `No route ${c.req.method} ${c.req.path}; GET /openapi.json lists the routes.`)
-    return c.json(error.body(), 404)
+    c.set('errorDetail', { code: error.code, detail: error.message })
+    return c.json(error.body(c.get('requestId')), 404)
   })
 
   app.onError((error, c) => {
-    const api = toApiError(error, report)
-    return c.json(api.body(), api.status as 400, api.headers)
+    const context: ErrorContext = { requestId: c.get('requestId'), method: c.req.method, path: c.req.path }
+    const api = toApiError(error, (fault) => {
+      report(fault, context)
+    })
+    const cause = api.cause ?? error
+    c.set('errorDetail', { code: api.code, detail: cause instanceof Error ? cause.message : api.message })
+    return c.json(api.body(c.get('requestId')), api.status as 400, api.headers)
   })
 
   return { app, state }

@@ -1,6 +1,8 @@
 import { RUN_ID_INVALID } from '@locus/journal'
 import { LocusError, type LocusErrorCode } from '@locus/outcome'
 import { RuntimeInputError } from '@locus/runtime'
+import { RunExistsError, RunNotFoundError } from '@locus/store'
+import { clientMessage } from './redact.js'
 
 /**
  * The closed list of error codes the API answers with, in the body
@@ -13,6 +15,8 @@ export const SERVER_ERROR_CODES = [
   'forbidden',
   'not_found',
   'payload_too_large',
+  'unsupported_media_type',
+  'host_not_allowed',
   'idempotency_conflict',
   'run_terminal',
   'run_owned',
@@ -24,12 +28,14 @@ export const SERVER_ERROR_CODES = [
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number]
 
 /** The HTTP status of each code. */
-export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503>> = {
+export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503>> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  host_not_allowed: 403,
   idempotency_conflict: 409,
   run_terminal: 409,
   run_owned: 409,
@@ -87,9 +93,20 @@ export class ApiError extends Error {
     return STATUS_OF_CODE[this.code]
   }
 
-  /** The response body. */
-  body(): { error: { code: ServerErrorCode; message: string; issues?: string[] } } {
-    return { error: { code: this.code, message: this.message, ...(this.issues === undefined ? {} : { issues: [...this.issues] }) } }
+  /**
+   * The response body, with the request's id when given. The message and
+   * issues leave without file system paths or command-line advice
+   * (`clientMessage`); the log keeps them whole.
+   */
+  body(requestId?: string): { error: { code: ServerErrorCode; message: string; issues?: string[]; requestId?: string } } {
+    return {
+      error: {
+        code: this.code,
+        message: clientMessage(this.message),
+        ...(this.issues === undefined ? {} : { issues: this.issues.map(clientMessage) }),
+        ...(requestId === undefined ? {} : { requestId }),
+      },
+    }
   }
 }
 
@@ -100,6 +117,9 @@ export class ApiError extends Error {
  */
 export function toApiError(error: unknown, reported: (error: unknown) => void): ApiError {
   if (error instanceof ApiError) return error
+  // The store's messages name its directory and the CLI's commands; a client gets the run id only.
+  if (RunNotFoundError.isInstance(error) && typeof error.runId === 'string') return new ApiError('not_found', `No run "${error.runId}".`, { cause: error })
+  if (RunExistsError.isInstance(error) && typeof error.runId === 'string') return new ApiError('run_exists', `Run "${error.runId}" exists already; a run id names one run, so start the new run with another id.`, { cause: error })
   if (LocusError.isInstance(error)) {
     const code = (PACKAGE_ERROR_TABLE as Readonly<Record<string, ServerErrorCode>>)[error.code]
     if (code !== undefined && code !== 'internal_error') {

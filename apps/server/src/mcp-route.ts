@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { createLocusMcpServer } from '@locus/mcp'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Context } from 'hono'
+import { clientMessage } from './redact.js'
 import type { Env, RouteContext } from './route-context.js'
 
 /** One MCP session: its transport, and the key that opened it (no other key may use it). */
@@ -61,9 +62,20 @@ export function mountMcpRoute(routes: RouteContext): void {
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
-    const server = createLocusMcpServer({ runtime, resolveDeferred: await mayResolve(c), onRun: routes.track, name: 'locus-serve' })
+    const server = createLocusMcpServer({ runtime, resolveDeferred: await mayResolve(c), onRun: routes.track, name: 'locus-serve', redactMessage: clientMessage })
     await server.connect(transport)
-    return transport.handleRequest(c.req.raw)
+    return transport.handleRequest(await buffered(c))
+  }
+
+  /**
+   * The request with its body read whole, after the key was checked: the
+   * transport would answer a body over the limit as a JSON-RPC parse error,
+   * where the API answers 413.
+   */
+  async function buffered(c: Context<Env>): Promise<Request> {
+    if (c.req.raw.body === null) return c.req.raw
+    const bytes = await c.req.raw.arrayBuffer()
+    return new Request(c.req.raw, { body: bytes })
   }
 
   app.all('/mcp', guard('runs:start'), guard('runs:read'), async (c) => {
@@ -75,6 +87,6 @@ export function mountMcpRoute(routes: RouteContext): void {
     const session = sessions.get(sessionId)
     // Another key's session answers like an unknown one: a session id is no credential.
     if (session?.principal !== c.get('principal')) return rpcError(c, 404, `No MCP session ${sessionId} for this key; initialize a new one.`)
-    return session.transport.handleRequest(c.req.raw)
+    return session.transport.handleRequest(await buffered(c))
   })
 }

@@ -6,6 +6,8 @@ import {
   CancelBodySchema,
   DeployCheckBodySchema,
   DeployCheckReportSchema,
+  DeferredAnswerResultSchema,
+  DeferredListSchema,
   RejectBodySchema,
   ResolveBodySchema,
   ErrorBodySchema,
@@ -57,6 +59,8 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   WorkerActionsReport: WorkerActionsReportSchema,
   DeployCheckBody: DeployCheckBodySchema,
   DeployCheckReport: DeployCheckReportSchema,
+  DeferredList: DeferredListSchema,
+  DeferredAnswerResult: DeferredAnswerResultSchema,
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` })
@@ -143,18 +147,82 @@ function body(schema: string, required: boolean): JsonObject {
   return { required, content: { 'application/json': { schema: ref(schema) } } }
 }
 
+/** Each operation's `operationId`, by `METHOD path`. */
+const OPERATION_IDS: Readonly<Record<string, string>> = {
+  'get /v1/workflows': 'listWorkflows',
+  'post /v1/workflows/{name}/runs': 'startRun',
+  'get /v1/runs': 'listRuns',
+  'get /v1/runs/{id}': 'getRun',
+  'get /v1/runs/{id}/result': 'getRunResult',
+  'get /v1/runs/{id}/journal': 'getRunJournal',
+  'get /v1/runs/{id}/events': 'streamRunEvents',
+  'post /v1/runs/{id}/events-token': 'createEventsToken',
+  'get /v1/worker/triggers': 'pollWorkerTriggers',
+  'post /v1/worker/actions': 'postWorkerActions',
+  'post /v1/deploy-check': 'checkDeploy',
+  'post /mcp': 'postMcpMessage',
+  'get /mcp': 'streamMcpSession',
+  'delete /mcp': 'deleteMcpSession',
+  'post /v1/runs/{id}/cancel': 'cancelRun',
+  'post /v1/runs/{id}/resume': 'resumeRun',
+  'get /v1/runs/{id}/deferred': 'listDeferred',
+  'post /v1/runs/{id}/deferred/{deferredId}/resolve': 'resolveDeferred',
+  'post /v1/runs/{id}/deferred/{deferredId}/reject': 'rejectDeferred',
+  'get /openapi.json': 'getOpenApiDocument',
+  'get /healthz': 'getHealth',
+  'get /readyz': 'getReadiness',
+}
+
+const STATE_CHANGING_METHODS = new Set(['post', 'put', 'patch', 'delete'])
+
+/**
+ * What every operation may also answer, from the request checks that run
+ * before any route ([security model](docs/server.md)): 403 for a `Host` or an
+ * `Origin` the server does not accept, 415 for a body of another content
+ * type on a state-changing route; and its `operationId`.
+ */
+function withRequestChecks(paths: Record<string, Record<string, JsonObject>>): Record<string, Record<string, JsonObject>> {
+  const checked: Record<string, Record<string, JsonObject>> = {}
+  for (const [path, operations] of Object.entries(paths)) {
+    checked[path] = {}
+    for (const [method, operation] of Object.entries(operations)) {
+      const responses = { ...(operation.responses as Record<string, JsonObject>) }
+      const added: ServerErrorCode[] = ['forbidden', 'host_not_allowed', ...(STATE_CHANGING_METHODS.has(method) ? (['unsupported_media_type'] as const) : [])]
+      for (const [status, response] of Object.entries(errors(...added)) as [string, JsonObject][]) {
+        const existing = responses[status]
+        if (existing === undefined) {
+          responses[status] = response
+        } else if (existing.content !== undefined) {
+          const codes = new Set([...String(existing.description).split(', '), ...String(response.description).split(', ')])
+          responses[status] = { ...existing, description: [...codes].join(', ') }
+        }
+      }
+      const operationId = OPERATION_IDS[`${method} ${path}`]
+      if (operationId === undefined) throw new Error(`openapi: no operationId for ${method} ${path}`)
+      checked[path][method] = { operationId, ...operation, responses }
+    }
+  }
+  return checked
+}
+
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the routes validate with. */
 export function openApiDocument(): JsonObject {
   const runPath = ['id']
+  const document = openApiBody(runPath)
+  return { ...document, paths: withRequestChecks(document.paths as Record<string, Record<string, JsonObject>>) }
+}
+
+function openApiBody(runPath: string[]): JsonObject {
   return {
     openapi: '3.1.0',
     info: {
       title: 'Locus server',
       version: '1',
       description:
-        'Start, watch, cancel and resume Locus workflow runs. Every error answers `{ "error": { "code", "message", "issues"? } }`. ' +
+        'Start, watch, cancel and resume Locus workflow runs. Every error answers `{ "error": { "code", "message", "issues"?, "requestId" } }`; every response carries `x-request-id`. ' +
         `Scopes: ${API_SCOPES.join(', ')}. Workers reach the server over /v1/worker/* with the seed-001 trigger and action messages.`,
     },
+    servers: [{ url: '/', description: 'The server that serves this document (`locus serve` listens on http://127.0.0.1:4477 by default).' }],
     components: {
       schemas: componentSchemas(),
       securitySchemes: {
@@ -274,6 +342,25 @@ export function openApiDocument(): JsonObject {
             '202': { description: 'A notification or response accepted' },
             '400': { description: 'A request without a session that is not initialize (JSON-RPC error)' },
             '404': { description: 'No such session for this key: initialize a new one (JSON-RPC error)' },
+            ...errors(...AUTH_ERRORS, 'payload_too_large'),
+          },
+        }),
+        get: operation("The MCP session's server-sent stream", 'runs:start', {
+          description: 'Opens the stream of server-initiated messages of the session named by `Mcp-Session-Id`.',
+          parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The session stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '400': { description: 'No Mcp-Session-Id: initialize a session first (JSON-RPC error)' },
+            '404': { description: 'No such session for this key (JSON-RPC error)' },
+            ...errors(...AUTH_ERRORS),
+          },
+        }),
+        delete: operation('End an MCP session', 'runs:start', {
+          parameters: [{ name: 'Mcp-Session-Id', in: 'header', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The session ended' },
+            '400': { description: 'No Mcp-Session-Id (JSON-RPC error)' },
+            '404': { description: 'No such session for this key (JSON-RPC error)' },
             ...errors(...AUTH_ERRORS),
           },
         }),
@@ -301,21 +388,21 @@ export function openApiDocument(): JsonObject {
       '/v1/runs/{id}/deferred': {
         get: operation('The deferrals of a run that wait for an answer', 'runs:read', {
           parameters: parameters(z.object({}), runPath),
-          responses: { '200': { description: '{ runId, deferred: [{ deferredId, tool, args, expiresAt, executionId }] }' }, ...errors(...AUTH_ERRORS, 'not_found') },
+          responses: { '200': json('DeferredList', 'The deferrals it waits on (none once it ended)'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
         }),
       },
       '/v1/runs/{id}/deferred/{deferredId}/resolve': {
         post: operation("Answer a deferral with the tool's result (checked against its output schema)", 'deferred:resolve', {
           parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: body('ResolveBody', true),
-          responses: { '200': { description: 'accepted, stored, or the same answer again' }, ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
+          responses: { '200': json('DeferredAnswerResult', 'accepted, stored, or the same answer again'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
         }),
       },
       '/v1/runs/{id}/deferred/{deferredId}/reject': {
         post: operation("Answer a deferral with the seed's tool.error", 'deferred:resolve', {
           parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: body('RejectBody', true),
-          responses: { '200': { description: 'accepted, stored, or the same answer again' }, ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
+          responses: { '200': json('DeferredAnswerResult', 'accepted, stored, or the same answer again'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
         }),
       },
       '/openapi.json': { get: operation('This document', undefined, { responses: { '200': { description: 'OpenAPI 3.1' } } }) },

@@ -6,8 +6,19 @@ import type { LiveState } from './run-resource.js'
 import type { CreateServerOptions, ServerState } from './create-server.js'
 import type { EventTokens } from './events-token.js'
 
-/** The Hono environment of every route: the principal the bearer key named. */
-export type Env = { Variables: { principal: string } }
+/**
+ * The Hono environment of every route: the principal the bearer key named,
+ * the request's id, and (for an error answer) what the log is told about it.
+ */
+export type Env = { Variables: { principal: string; requestId: string; errorDetail: { code: string; detail: string } | undefined } }
+
+/** Where an error reported to `onError` happened. */
+export interface ErrorContext {
+  /** The id the response carried in `x-request-id`. */
+  readonly requestId?: string | undefined
+  readonly method?: string | undefined
+  readonly path?: string | undefined
+}
 
 /**
  * What a route module gets from the server: the app to add routes to, the
@@ -28,8 +39,8 @@ export interface RouteContext {
   readonly load: (runId: string) => Promise<StoredRun>
   /** Keeps a handle the server started until it settles (shutdown waits on it). */
   readonly track: (handle: RunHandle) => void
-  /** Reports an error that is the server's own fault. */
-  readonly report: (error: unknown) => void
+  /** Reports an error that is the server's own fault, with the id of the request it happened in when there is one. */
+  readonly report: (error: unknown, context?: ErrorContext) => void
   /** Throws 503 `shutting_down` once shutdown began. */
   readonly refuseWhenShuttingDown: () => void
   /** Whether this server executes the run now, and whether it was asked to cancel. */

@@ -52,6 +52,7 @@ export const ErrorBodySchema = z.object({
     code: z.enum(SERVER_ERROR_CODES),
     message: z.string(),
     issues: z.array(z.string()).optional().describe('Each problem as `field: what is wrong`.'),
+    requestId: z.string().optional().describe("The request's id, also in the `x-request-id` header; the server's log has the details under it."),
   }),
 })
 
@@ -275,4 +276,14 @@ export const DeployCheckReportSchema = z.object({
       issues: z.array(z.string()).optional(),
     }),
   ),
+})
+
+/** `GET /v1/runs/{id}/deferred`: the deferrals the run waits on. */
+export const DeferredListSchema = z.object({ runId: z.string(), deferred: z.array(PendingDeferralSchema) })
+
+/** `POST /v1/runs/{id}/deferred/{deferredId}/resolve` and `/reject`: what became of the answer. */
+export const DeferredAnswerResultSchema = z.object({
+  runId: z.string(),
+  deferredId: z.string(),
+  status: z.enum(['accepted', 'stored', 'already-answered']).describe('`accepted`: the run took it; `stored`: kept for the run to take when it next runs; `already-answered`: the same answer again, a no-op.'),
 })

@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
 import { type CreateServerOptions, buildServer } from './create-server.js'
+import { allowedHostsFor, parseAllowedOrigins } from './security.js'
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions extends CreateServerOptions {
@@ -10,6 +11,13 @@ export interface StartServerOptions extends CreateServerOptions {
   readonly port?: number | undefined
   /** The address to listen on. Anything but loopback needs API keys. @default '127.0.0.1' */
   readonly host?: string | undefined
+  /**
+   * Host names clients may address the server by, besides the loopback
+   * names and the address it listens on (every interface's address for
+   * `0.0.0.0` or `::`): the DNS name of the machine or of a proxy in front
+   * of it (`--allow-host`). Any other `Host` answers 403. @default none
+   */
+  readonly allowedHosts?: readonly string[] | undefined
   /** How long shutdown lets the runs this server started run on before it cancels them. @default 10_000 */
   readonly shutdownGraceMs?: number | undefined
   /**
@@ -79,7 +87,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         'Set LOCUS_API_KEYS (e.g. LOCUS_API_KEYS="$(openssl rand -hex 24)") or LOCUS_API_KEYS_FILE, or pass apiKeys, or listen on 127.0.0.1.',
     )
   }
-  const { app, state } = buildServer({ ...options, apiKeys })
+  // Checked before listening, so a bad name stops the start with its reason.
+  const allowedHosts = allowedHostsFor(host, options.allowedHosts)
+  parseAllowedOrigins(options.allowedOrigins)
+  const { app, state } = buildServer({ ...options, apiKeys, allowedHosts })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {

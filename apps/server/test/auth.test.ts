@@ -52,7 +52,8 @@ describe('API keys from a file, as hashes', () => {
     const file = keysFile(['# readers', await hashedLine(SECRET, 'runs:read'), ''])
     const server = await startServer({ runtime: testRuntime(), port: 0, env: { LOCUS_API_KEYS_FILE: file, LOCUS_API_KEYS: READER }, onError: () => undefined })
     onCleanup(() => server.close())
-    const get = (key: string, path = '/v1/runs', init: RequestInit = {}) => fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}` } })
+    const get = (key: string, path = '/v1/runs', init: RequestInit = {}) =>
+      fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) } })
     expect((await get(SECRET)).status).toBe(200)
     expect((await get(READER)).status).toBe(200)
     expect((await get(`${SECRET}x`)).status).toBe(401)

@@ -9,9 +9,10 @@ interface Received {
   readonly line: JournalLine
 }
 
+/** The stored lines as they are served: without the stacks of their errors, which stay in the store. */
 async function journalOf(server: Awaited<ReturnType<typeof testServer>>, runId: string, executionId = runId): Promise<JournalLine[]> {
   const lines: JournalLine[] = []
-  for await (const line of server.runtime.store.readLines({ runId, executionId })) lines.push(line)
+  for await (const line of server.runtime.store.readLines({ runId, executionId })) lines.push(JSON.parse(JSON.stringify(line, (key, value: unknown) => (key === 'stack' ? undefined : value))) as JournalLine)
   return lines
 }
 

@@ -19,7 +19,9 @@ function expectError(response: { status: number; body: unknown }, status: number
   expect(response.body).toMatchObject({ error: { code, message: expect.any(String) } })
   expect(SERVER_ERROR_CODES).toContain(code)
   const keys = Object.keys((response.body as { error: object }).error).sort()
-  expect(keys.filter((key) => !['code', 'message', 'issues'].includes(key))).toEqual([])
+  expect(keys.filter((key) => !['code', 'message', 'issues', 'requestId'].includes(key))).toEqual([])
+  // Every error names its request, as the x-request-id header does, so a report finds its line in the server log.
+  expect((response.body as { error: { requestId?: string } }).error.requestId).toMatch(/^req_[0-9a-f]{16}$/)
 }
 
 async function ended(server: Awaited<ReturnType<typeof testServer>>, runId: string, key?: string): Promise<Record<string, unknown>> {

@@ -31,7 +31,7 @@ describe('startServer', () => {
   it('close() lets a run that ends within the grace period finish', async () => {
     const runtime = testRuntime()
     const server = await startServer({ runtime, port: 0, env: {}, shutdownGraceMs: 10_000 })
-    const started = await fetch(`${server.url}/v1/workflows/chatty/runs`, { method: 'POST', body: JSON.stringify({ input: { lines: 30, pauseMs: 5 } }) })
+    const started = await fetch(`${server.url}/v1/workflows/chatty/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { lines: 30, pauseMs: 5 } }) })
     const { runId } = (await started.json()) as { runId: string }
     await server.close()
     expect((await runtime.get(runId)).latest.summary.standing).toBe('completed')
@@ -42,7 +42,7 @@ describe('startServer', () => {
     const runsDir = tempRunsDir()
     const runtime = testRuntime(runsDir)
     const server = await startServer({ runtime, port: 0, env: {}, shutdownGraceMs: 200, onError: () => undefined })
-    const started = await fetch(`${server.url}/v1/workflows/waits/runs`, { method: 'POST', body: '{}' })
+    const started = await fetch(`${server.url}/v1/workflows/waits/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
     const { runId } = (await started.json()) as { runId: string }
     const events = await fetch(`${server.url}/v1/runs/${runId}/events`)
     // Read until the stream has delivered run_start (a loaded machine may take a while), then on to its end.
@@ -83,7 +83,7 @@ describe('startServer', () => {
     const { buildServer } = await import('../src/create-server.js')
     const { app, state } = buildServer({ runtime: testRuntime() })
     state.shuttingDown = true
-    const started = await app.request('/v1/workflows/echo/runs', { method: 'POST', body: JSON.stringify({ input: { ticket: 'x' } }) })
+    const started = await app.request('/v1/workflows/echo/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { ticket: 'x' } }) })
     expect(started.status).toBe(503)
     expect(await started.json()).toMatchObject({ error: { code: 'shutting_down' } })
     expect((await app.request('/readyz')).status).toBe(503)

@@ -13,6 +13,8 @@ export const API_ERROR_CODES = [
   'forbidden',
   'not_found',
   'payload_too_large',
+  'unsupported_media_type',
+  'host_not_allowed',
   'idempotency_conflict',
   'run_terminal',
   'run_owned',
@@ -35,14 +37,17 @@ export class LocusApiError extends LocusError {
   readonly issues: readonly string[]
   /** The request, as `METHOD /path`. */
   readonly request: string
+  /** The server's id for the request (`x-request-id`), under which its log has the details; absent when no answer came. */
+  readonly requestId: string | undefined
   private readonly [LOCUS_API_ERROR_MARKER] = true
 
-  constructor(message: string, options: { code: ClientErrorCode; status: number; request: string; issues?: readonly string[] | undefined; cause?: unknown }) {
+  constructor(message: string, options: { code: ClientErrorCode; status: number; request: string; issues?: readonly string[] | undefined; requestId?: string | undefined; cause?: unknown }) {
     super(message, { code: options.code, cause: options.cause })
     this.name = 'LocusApiError'
     this.status = options.status
     this.request = options.request
     this.issues = options.issues ?? []
+    this.requestId = options.requestId
   }
 
   /** True for a LocusApiError from any installed copy of this package. */
@@ -51,7 +56,7 @@ export class LocusApiError extends LocusError {
   }
 }
 
-/** Builds the error of a response that is not 2xx, from the API's `{ error: { code, message, issues? } }` body when it has one. */
+/** Builds the error of a response that is not 2xx, from the API's `{ error: { code, message, issues?, requestId } }` body when it has one. */
 export async function apiErrorOf(response: Response, request: string): Promise<LocusApiError> {
   const text = await response.text().catch(() => '')
   let body: unknown
@@ -60,14 +65,15 @@ export async function apiErrorOf(response: Response, request: string): Promise<L
   } catch {
     body = undefined
   }
-  const error = (body as { error?: { code?: unknown; message?: unknown; issues?: unknown } } | undefined)?.error
+  const error = (body as { error?: { code?: unknown; message?: unknown; issues?: unknown; requestId?: unknown } } | undefined)?.error
+  const requestId = typeof error?.requestId === 'string' ? error.requestId : (response.headers.get('x-request-id') ?? undefined)
   if (error !== undefined && typeof error.code === 'string' && (API_ERROR_CODES as readonly string[]).includes(error.code) && typeof error.message === 'string') {
     const issues = Array.isArray(error.issues) ? error.issues.filter((issue): issue is string => typeof issue === 'string') : undefined
-    return new LocusApiError(error.message, { code: error.code as ApiErrorCode, status: response.status, request, issues })
+    return new LocusApiError(error.message, { code: error.code as ApiErrorCode, status: response.status, request, issues, requestId })
   }
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text
   return new LocusApiError(
     `${request} answered ${response.status} without a Locus error body${excerpt.length > 0 ? `: ${excerpt}` : ''}; is the URL a Locus server (GET /healthz answers {"ok":true})?`,
-    { code: 'unexpected_response', status: response.status, request },
+    { code: 'unexpected_response', status: response.status, request, requestId },
   )
 }

@@ -72,7 +72,7 @@ describe('createLocusClient against a real server', () => {
     expect(LocusError.isInstance(invalid)).toBe(true)
 
     expect(await failure(locus.startRun('nope'))).toMatchObject({ code: 'not_found', status: 404, message: expect.stringContaining('GET /v1/workflows lists them') })
-    expect(await failure(locus.getRun('no-such-run'))).toMatchObject({ code: 'not_found', status: 404 })
+    expect(await failure(locus.getRun('no-such-run'))).toMatchObject({ code: 'not_found', status: 404, message: 'No run "no-such-run".', requestId: expect.stringMatching(/^req_/) })
     expect(await failure(locus.listRuns({ limit: 1000 }))).toMatchObject({ code: 'invalid_request', issues: [expect.stringMatching(/^query\.limit: /)] })
 
     const anonymous = createLocusClient({ baseUrl: server.url })

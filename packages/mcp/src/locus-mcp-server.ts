@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { JournalLine, RunEndLine } from '@locus/journal'
 import { type DeferredAnswer, type RunHandle, type RunOptions, type RunSummary, type Runtime, type WorkflowDefinition, createRuntime, readStoredRun, resolveRunsDir } from '@locus/runtime'
 import { RunNotFoundError, type RunStore } from '@locus/store'
@@ -23,6 +23,12 @@ export interface LocusMcpServerOptions {
   readonly resolveDeferred?: boolean | undefined
   /** Told about each run a tool call starts, e.g. so a server's shutdown waits for it. */
   readonly onRun?: ((handle: RunHandle) => void) | undefined
+  /**
+   * Rewrites each error message before it leaves in a tool result (a run's
+   * `error`, a refused call's text): `/mcp` of `locus serve` takes file
+   * system paths and command-line advice out of them. @default the message as it is
+   */
+  readonly redactMessage?: ((message: string) => string) | undefined
   /** The server's name and version as MCP clients see them. */
   readonly name?: string | undefined
   readonly version?: string | undefined
@@ -58,7 +64,7 @@ const FEED_GRACE_MS = 2_000
 const RUN_TOOLS = ['locus_run_status', 'locus_run_result', 'locus_resolve_deferred'] as const
 
 /** What every tool result of a run carries as structured content. */
-function structured(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> {
+function structuredOf(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> {
   return {
     runId: summary.runId,
     disposition: summary.standing,
@@ -84,11 +90,11 @@ function render(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome'
   return lines.join('\n')
 }
 
-function toolResult(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): CallToolResult {
-  return { content: [{ type: 'text', text: render(summary) }], structuredContent: structured(summary), isError: isFailure(summary) }
+function summaryResult(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): CallToolResult {
+  return { content: [{ type: 'text', text: render(summary) }], structuredContent: structuredOf(summary), isError: isFailure(summary) }
 }
 
-function errorResult(message: string): CallToolResult {
+function plainErrorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true }
 }
 
@@ -132,6 +138,14 @@ function progressOf(line: JournalLine): string | undefined {
 // which McpServer.registerTool would want as a zod shape of the SDK's zod version.
 // eslint-disable-next-line @typescript-eslint/no-deprecated -- see above
 export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
+  const redact = options.redactMessage ?? ((message: string) => message)
+  const errorResult = (message: string): CallToolResult => plainErrorResult(redact(message))
+  const toolResult = (summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): CallToolResult =>
+    summaryResult(summary.error === undefined ? summary : { ...summary, error: redact(summary.error) })
+  const structured = (summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> =>
+    structuredOf(summary.error === undefined ? summary : { ...summary, error: redact(summary.error) })
+  /** The store's message names its directory and a CLI command; a client gets the run id. */
+  const notFound = (error: RunNotFoundError): CallToolResult => plainErrorResult(`No run "${error.runId}".`)
   const runtime = options.runtime ?? ownRuntime(options)
   const workflows = options.workflows ?? [...runtime.workflows.values()]
   const byName = new Map(workflows.map((workflow) => [workflow.name, workflow]))
@@ -182,7 +196,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
         structuredContent: { ...structured(summary), agentCalls: summary.agentCalls, toolCalls: summary.toolCalls, retries: summary.retries, deferred },
       }
     } catch (error) {
-      if (RunNotFoundError.isInstance(error)) return errorResult(error.message)
+      if (RunNotFoundError.isInstance(error)) return notFound(error)
       throw error
     }
   }
@@ -203,7 +217,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
       runtime.live(runId)?.flush()
       await readStoredRun(store, runId)
     } catch (error) {
-      if (RunNotFoundError.isInstance(error)) return errorResult(error.message)
+      if (RunNotFoundError.isInstance(error)) return notFound(error)
       throw error
     }
     const outcome = await runtime.answerDeferred(runId, deferredId, answer)
@@ -225,7 +239,8 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     if (name === 'locus_run_status' || name === 'locus_run_result') return runTool(name, args)
     if (name === 'locus_resolve_deferred' && offerResolve) return resolveTool(args)
     const workflow = byName.get(name)
-    if (workflow === undefined) return errorResult(`No tool "${name}". The tools are: ${[...byName.keys(), ...runTools].join(', ')}.`)
+    // An unknown tool is a protocol error (invalid params), not a tool's failed result.
+    if (workflow === undefined) throw new McpError(ErrorCode.InvalidParams, `No tool "${name}". The tools are: ${[...byName.keys(), ...runTools].join(', ')}.`)
     const progressToken = request.params._meta?.progressToken
     let progress = 0
     let handle

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { createScriptedHost, defineDeferredTool, defineWorkflow, readStoredRun } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -200,7 +201,21 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
     const { client, close } = await connected()
     const result = await client.callTool({ name: 'locus_resolve_deferred', arguments: { runId: 'no-such-run', deferredId: 'x', result: {} } })
     expect(result.isError).toBe(true)
-    expect(JSON.stringify(result.content)).toMatch(/no-such-run/)
+    // The run id only: not the runs directory, not a CLI command.
+    expect(result.content).toEqual([{ type: 'text', text: 'No run "no-such-run".' }])
+    await close()
+  })
+
+  it('answers an unknown tool name with the JSON-RPC error -32602 (invalid params), as the MCP specification prescribes', async () => {
+    const { client, close } = await connected()
+    const refused = await client.callTool({ name: 'no_such_tool', arguments: {} }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(refused).toBeInstanceOf(McpError)
+    expect((refused as McpError).code).toBe(ErrorCode.InvalidParams)
+    expect((refused as McpError).code).toBe(-32602)
+    expect((refused as McpError).message).toContain('No tool "no_such_tool"')
     await close()
   })
 })

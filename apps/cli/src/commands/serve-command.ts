@@ -2,7 +2,7 @@ import { createTriggerQueue } from '@locus/protocol'
 import { type Runtime, createRuntime } from '@locus/runtime'
 import { createDispatchRuntime } from '@locus/store-postgres'
 import { CliError } from '../cli-error.js'
-import { startServer } from '@locus/server'
+import { ServerOptionsError, startServer } from '@locus/server'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
@@ -23,6 +23,10 @@ export interface ServeFlags extends Omit<HostFlags, 'host'> {
   readonly otel?: boolean | undefined
   /** Serve the runs of a PostgreSQL database; runs execute on `locus worker` processes. */
   readonly databaseUrl?: string | undefined
+  /** `--allow-origin` (repeatable): web origins whose pages may call the API; CORS answers for exactly these. */
+  readonly allowOrigin?: readonly string[] | undefined
+  /** `--allow-host` (repeatable): host names clients may address the server by, besides the address it listens on. */
+  readonly allowHost?: readonly string[] | undefined
 }
 
 /**
@@ -54,7 +58,23 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     where = `host: ${chosen.description}`
   }
   const runtime = otel === undefined ? plain : otel.traceRuntime(plain)
-  const server = await startServer({ runtime, workers, port: flags.port ?? 4477, host: flags.host ?? '127.0.0.1', env: io.env })
+  let server
+  try {
+    server = await startServer({
+      runtime,
+      workers,
+      port: flags.port ?? 4477,
+      host: flags.host ?? '127.0.0.1',
+      env: io.env,
+      allowedOrigins: flags.allowOrigin,
+      allowedHosts: flags.allowHost,
+    })
+  } catch (error) {
+    await closeRuntime()
+    // Bad keys, a bad --allow-origin or --allow-host, a public address without keys: the user's to fix (exit 2).
+    if (error instanceof ServerOptionsError) throw new CliError('CLI_USAGE', error.message)
+    throw error
+  }
   io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (${where})\n`)
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {

@@ -3,6 +3,7 @@ import type { StoredExecution, StoredRun } from '@locus/runtime'
 import type { ExecutionInfo } from '@locus/store'
 import type { Context } from 'hono'
 import { ApiError, toApiError } from '../errors.js'
+import { clientStore } from '../redact.js'
 import type { Env, RouteContext } from '../route-context.js'
 import { hasEnded, statusOfExecution } from '../run-resource.js'
 import { RUN_STATUSES } from '../schemas.js'
@@ -47,6 +48,8 @@ function asStored(model: ExecutionModel): StoredExecution {
  */
 export function mountInspector(routes: RouteContext): void {
   const { app, runtime } = routes
+  // Pages show lines and artifacts without stacks or paths; the store keeps them whole.
+  const readable = clientStore(runtime.store)
   const sessions = createInspectorSessions(routes.options.apiKeys, routes.options.now ?? Date.now)
 
   /** Runs a page handler: the viewer must be signed in when keys are configured; errors become HTML pages. */
@@ -76,7 +79,7 @@ export function mountInspector(routes: RouteContext): void {
       models.set(key, cached)
       return cached
     }
-    const model = await readExecutionModel(runtime.store, info)
+    const model = await readExecutionModel(readable, info)
     if (model.view.runEnd !== undefined && model.resultFile !== undefined) {
       models.set(key, model)
       for (const oldest of models.keys()) {
@@ -265,7 +268,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
       const info = (await runtime.store.listExecutions(runId)).find((candidate) => candidate.executionId === executionId)
       if (info === undefined) throw new ApiError('not_found', `Run "${runId}" has no execution "${executionId}".`)
       const key = name === 'transcript' ? `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.transcript}/transcript.json` : `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.callResult}/result.json`
-      const text = await runtime.store.readArtifact(info, key)
+      const text = await readable.readArtifact(info, key)
       if (text === undefined) {
         throw new ApiError('not_found', `No ${name} was recorded for call ${callId}: an attempt that threw before its child answered, a replayed call or a tool call has none.`)
       }

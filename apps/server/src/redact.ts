@@ -1,0 +1,154 @@
+import type { RunStore } from '@locus/store'
+
+/**
+ * What leaves the server about its insides: nothing. Error messages sent to
+ * clients lose file system paths and command-line advice (an HTTP client
+ * cannot run `locus ls`), and journal lines, results and artifacts served
+ * over HTTP lose every `stack` (also inside `cause`); the stack stays in the
+ * run's files for the operator.
+ */
+
+/** What stands in for a file system path in a message that leaves. */
+export const PATH_PLACEHOLDER = '<path>'
+
+/** The API's own paths, which messages name on purpose (`POST /v1/runs/{id}/resume continues it`). */
+const API_PATH = /^\/(?:v\d+|mcp|runs|openapi\.json|healthz|readyz|login|logout|inspector\.js)(?:[/?#]|$)/
+/** `file:` URLs, Windows drive paths, `~/` paths. */
+const OTHER_PATHS = /file:\/\/[^\s"'`<>)\]]+|(?<![\w])[A-Za-z]:\\[^\s"'`<>)\]]*|(?<![\w/])~\/[^\s"'`<>)\]]*/g
+/** A `/` that starts a token (not inside a URL, a fraction or `a/b`), and the token after it. */
+const SLASH_TOKEN = /(?<![\w.:/~\\-])\/[\w.@%+~=-]+(?:\/[\w.@%+~=-]*)*/g
+
+/** Replaces absolute file system paths in `text` with {@link PATH_PLACEHOLDER}; the API's own route paths stay. */
+export function scrubPaths(text: string): string {
+  return text
+    .replace(OTHER_PATHS, (token) => PATH_PLACEHOLDER + trailOf(token))
+    .replace(SLASH_TOKEN, (token) => {
+      const trail = trailOf(token)
+      const bare = token.slice(0, token.length - trail.length)
+      if (bare.length <= 1 || API_PATH.test(bare)) return token
+      return PATH_PLACEHOLDER + trail
+    })
+}
+
+/** A trailing sentence mark, which is not part of the path before it. */
+function trailOf(token: string): string {
+  return /[.:!?]+$/.exec(token)?.[0] ?? ''
+}
+
+/** Advice that only a shell user can follow: a `locus` command, a `--flag`, `npm run`. */
+const CLI_ADVICE = /`locus\b|\blocus (?:ls|run|resume|replay|show|journal|serve|resolve|init|report|mcp|worker|check-deploy|db)\b|(?<![\w-])--[a-z][\w-]*|\bnpm run\b|\bnpx\b/
+
+/** True when `text` tells someone to run a command line. */
+export function hasCliAdvice(text: string): boolean {
+  return CLI_ADVICE.test(text)
+}
+
+/**
+ * A message as a client may see it: absolute paths replaced, and each clause
+ * (split at `;` and at sentence ends) that gives command-line advice left
+ * out. A message that was nothing but advice keeps a neutral sentence.
+ */
+export function clientMessage(message: string): string {
+  const scrubbed = scrubPaths(message)
+  if (!hasCliAdvice(scrubbed)) return scrubbed
+  const clauses = scrubbed.split(/(?<=[;.])\s+/)
+  const kept = clauses.filter((clause) => !hasCliAdvice(clause))
+  if (kept.length === 0) return 'The request could not be completed; the details are in the server log.'
+  const text = kept.join(' ').trim()
+  // A message cut after a `;` ends like a sentence.
+  return text.endsWith(';') || text.endsWith(',') ? `${text.slice(0, -1)}.` : text
+}
+
+/** Keys whose string values are messages about a failure, scrubbed wherever they appear in a served line. */
+const MESSAGE_KEYS = new Set(['message', 'error', 'reason', 'source'])
+/** Keys whose string values are file system locations (`transcriptDir`, `journalPath`, `cwd`): absolute ones are scrubbed. */
+const PATH_KEY = /(?:Dir|Path|File|^cwd|^path|^dir)$/
+
+/**
+ * A JSON value (a journal line, a result, an artifact) as it leaves the
+ * server: every `stack` property dropped, at any depth (so `cause` chains too),
+ * and the strings under `message`, `error`, `reason` and `source` passed
+ * through {@link clientMessage}, and those under keys that name a location
+ * (`...Dir`, `...Path`, `...File`, `cwd`) through {@link scrubPaths}. Everything else, the workflow's own data
+ * (inputs, arguments, results), is untouched. The input is not modified.
+ */
+export function clientValue<T>(value: T): T {
+  return redactValue(value, undefined, 0) as T
+}
+
+const MAX_DEPTH = 512
+
+function redactValue(value: unknown, key: string | undefined, depth: number): unknown {
+  if (typeof value === 'string') {
+    if (key === undefined) return value
+    if (MESSAGE_KEYS.has(key)) return clientMessage(value)
+    return PATH_KEY.test(key) ? scrubPaths(value) : value
+  }
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value
+  if (Array.isArray(value)) {
+    const next = value.map((item: unknown) => redactValue(item, key === 'issues' ? 'message' : undefined, depth + 1))
+    return next.some((item, index) => item !== value[index]) ? next : value
+  }
+  let changed = false
+  const next: Record<string, unknown> = {}
+  for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
+    if (name === 'stack' && typeof item === 'string') {
+      changed = true
+      continue
+    }
+    const redacted = redactValue(item, name, depth + 1)
+    if (redacted !== item) changed = true
+    next[name] = redacted
+  }
+  return changed ? next : value
+}
+
+/** An async iterator whose values pass through {@link clientValue}. */
+export function clientLines<T>(lines: AsyncIterator<T>): AsyncIterator<T> {
+  return {
+    async next() {
+      const next = await lines.next()
+      return next.done === true ? next : { done: false, value: clientValue(next.value) }
+    },
+    async return(value?: unknown) {
+      return (await lines.return?.(value)) ?? { done: true, value: undefined }
+    },
+  }
+}
+
+/** A JSON text (an artifact) as it leaves: {@link clientValue} of it, the text unchanged when nothing had to go. */
+export function clientJsonText(text: string): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return scrubPaths(text)
+  }
+  const redacted = clientValue(parsed)
+  return redacted === parsed ? text : JSON.stringify(redacted, null, 2)
+}
+
+async function* mapLines<T>(lines: AsyncIterable<T>): AsyncIterable<T> {
+  for await (const line of lines) yield clientValue(line)
+}
+
+/**
+ * The store as pages read it: lines and artifacts come out through
+ * {@link clientValue}, so the inspector renders no stack and no path.
+ * Everything else is the store itself.
+ */
+export function clientStore(store: RunStore): RunStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'readLines') return (...args: Parameters<RunStore['readLines']>) => mapLines(target.readLines(...args))
+      if (property === 'readArtifact') {
+        return async (...args: Parameters<RunStore['readArtifact']>) => {
+          const text = await target.readArtifact(...args)
+          return text === undefined ? undefined : clientJsonText(text)
+        }
+      }
+      const value: unknown = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
