@@ -13,13 +13,14 @@ import { type EventSink, type JournalEventStreamOptions, journalEventStream, wri
 import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
-import type { Env, ErrorContext, RouteContext } from './route-context.js'
+import type { RouteContext } from './route-context.js'
+import type { CreateServerOptions, Env, ErrorContext, ServerState } from './server-options.js'
 import { mountWorkerRoutes } from './worker-routes.js'
 import { mountDeployCheck } from './deploy-check-route.js'
 import { mountMcpRoute } from './mcp-route.js'
 import { mountInspector } from './inspector/mount-inspector.js'
 import { clientLines, clientMessage, clientValue } from './redact.js'
-import { type RequestLogEntry, REQUEST_ID_HEADER, requestLogMiddleware } from './request-log.js'
+import { REQUEST_ID_HEADER, requestLogMiddleware } from './request-log.js'
 import { LOOPBACK_HOSTS, parseAllowedHosts, parseAllowedOrigins, securityMiddleware } from './security.js'
 import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
 import {
@@ -37,79 +38,6 @@ import {
   StartRunBodySchema,
   TERMINAL_STATUSES,
 } from './schemas.js'
-
-/** Options of {@link createServer}. */
-export interface CreateServerOptions {
-  /** The runtime every route calls: its workflows, store and live runs. */
-  readonly runtime: Runtime
-  /**
-   * Bearer API keys: `secret` (every scope) or `secret:scope+scope`, as a list
-   * or one comma-separated string (the `LOCUS_API_KEYS` format). Without
-   * keys every request is allowed; {@link startServer} then listens on
-   * loopback only. `createServer` does not read the environment.
-   */
-  readonly apiKeys?: string | readonly string[] | undefined
-  /** Request bodies over this many bytes answer 413. @default 1 MiB */
-  readonly bodyLimitBytes?: number | undefined
-  /** How often an event stream sends a heartbeat comment. @default 15_000 */
-  readonly heartbeatMs?: number | undefined
-  /** The `retry:` an event stream tells clients to wait before reconnecting. @default 2_000 */
-  readonly sseRetryMs?: number | undefined
-  /** The longest `wait` of GET /v1/runs/{id}/result, in seconds; a longer one is cut to it. @default 60 */
-  readonly maxResultWaitSeconds?: number | undefined
-  /** How long an Idempotency-Key is remembered (in memory). @default 24 hours */
-  readonly idempotencyTtlMs?: number | undefined
-  /**
-   * Told about errors that are the server's fault (answered as
-   * `internal_error`), with the id of the request they happened in (the
-   * response's `x-request-id`). @default console.error
-   */
-  readonly onError?: ((error: unknown, context?: ErrorContext) => void) | undefined
-  /**
-   * Told about every answered request: its id, method, path, status and
-   * duration, and for an error answer its code and the whole message (the
-   * response's message leaves without paths or command-line advice). The
-   * server's access log. @default none
-   */
-  readonly onResponse?: ((entry: RequestLogEntry) => void) | undefined
-  /**
-   * Host names requests may be addressed to (`Host`), besides the loopback
-   * names `127.0.0.1`, `localhost` and `[::1]`; any other answers 403
-   * `host_not_allowed`. {@link startServer} adds the names of the address
-   * it listens on. @default none
-   */
-  readonly allowedHosts?: readonly string[] | undefined
-  /**
-   * Web origins (`https://app.example.com`) whose pages may call the API:
-   * their requests pass the `Origin` check and CORS answers for exactly
-   * these. A request from any other origin answers 403. @default none (CORS off)
-   */
-  readonly allowedOrigins?: readonly string[] | undefined
-  /**
-   * The queue HTTP workers poll (`/v1/worker/*`): give the runtime the same
-   * queue as its `worker` (`createRuntime({ defaults: { worker: queue } })`).
-   * Without it the worker routes answer 404.
-   */
-  readonly workers?: TriggerQueue | undefined
-  /** The longest `wait` of GET /v1/worker/triggers, in seconds; a longer one is cut to it. @default 60 */
-  readonly maxWorkerWaitSeconds?: number | undefined
-  /** How long a token of POST /v1/runs/{id}/events-token is good for. @default 300_000 (5 minutes) */
-  readonly eventsTokenTtlMs?: number | undefined
-  /** The clock events tokens are issued and checked by. @default Date.now */
-  readonly now?: (() => number) | undefined
-}
-
-/** What the server keeps between requests, shared with {@link startServer}'s shutdown. */
-export interface ServerState {
-  shuttingDown: boolean
-  /** Aborted at shutdown: event streams end and long polls answer. */
-  readonly shutdown: AbortController
-  /** The executions this server started or resumed and that have not ended, by `runId/executionId`. */
-  readonly runs: Map<string, RunHandle>
-  /** Executions this server asked to cancel, by `runId/executionId`. */
-  readonly cancelling: Set<string>
-  openStreams: number
-}
 
 /**
  * Route modules beyond the core API, each in its own file: one function that

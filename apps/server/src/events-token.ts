@@ -1,20 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ApiError } from './errors.js'
 import type { RouteContext } from './route-context.js'
+import type { EventTokens } from './server-options.js'
 import { EventsTokenSchema, RunIdSchema } from './schemas.js'
-
-/** Short-lived tokens that let a client without headers (EventSource) read one run's event stream. */
-export interface EventTokens {
-  /** A token for `runId`'s event stream, good until `expiresAt`. */
-  issue(runId: string): { token: string; expiresAt: string }
-  /**
-   * Checks a token against the run the request names.
-   *
-   * @returns the principal to record for the request
-   * @throws ApiError `unauthorized` for a token of another run or server, a malformed one, or one past its expiry
-   */
-  verify(token: string, runId: string): string
-}
 
 /** Options of {@link createEventTokens}. */
 export interface EventTokensOptions {

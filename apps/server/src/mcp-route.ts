@@ -3,7 +3,8 @@ import { createLocusMcpServer } from '@locus/mcp'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Context } from 'hono'
 import { clientMessage } from './redact.js'
-import type { Env, RouteContext } from './route-context.js'
+import type { RouteContext } from './route-context.js'
+import type { Env } from './server-options.js'
 
 /** One MCP session: its transport, and the key that opened it (no other key may use it). */
 interface McpSession {

@@ -1,22 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
-import type { Env } from './route-context.js'
+import type { Env, RequestLogEntry } from './server-options.js'
 
 /** The response header that carries a request's id; error bodies carry it as `error.requestId`. */
 export const REQUEST_ID_HEADER = 'x-request-id'
-
-/** One answered request, as {@link CreateServerOptions.onResponse} is told about it. */
-export interface RequestLogEntry {
-  /** The id the response carried in `x-request-id` (and in its error body). */
-  readonly requestId: string
-  readonly method: string
-  /** The path, without the query (which may hold an events token). */
-  readonly path: string
-  readonly status: number
-  readonly durationMs: number
-  /** For an error answer: its code, and the message as it was before paths and advice were taken out of the response. */
-  readonly error?: { readonly code: string; readonly detail: string } | undefined
-}
 
 /** A new request id: `req_` and 16 hex digits. */
 export function newRequestId(): string {

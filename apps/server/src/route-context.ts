@@ -3,22 +3,7 @@ import type { Context, Hono } from 'hono'
 import type { z } from 'zod'
 import type { ApiScope } from './auth.js'
 import type { LiveState } from './run-resource.js'
-import type { CreateServerOptions, ServerState } from './create-server.js'
-import type { EventTokens } from './events-token.js'
-
-/**
- * The Hono environment of every route: the principal the bearer key named,
- * the request's id, and (for an error answer) what the log is told about it.
- */
-export type Env = { Variables: { principal: string; requestId: string; errorDetail: { code: string; detail: string } | undefined } }
-
-/** Where an error reported to `onError` happened. */
-export interface ErrorContext {
-  /** The id the response carried in `x-request-id`. */
-  readonly requestId?: string | undefined
-  readonly method?: string | undefined
-  readonly path?: string | undefined
-}
+import type { CreateServerOptions, Env, ErrorContext, EventTokens, ServerState } from './server-options.js'
 
 /**
  * What a route module gets from the server: the app to add routes to, the

@@ -3,7 +3,7 @@ import { networkInterfaces } from 'node:os'
 import type { Context, MiddlewareHandler } from 'hono'
 import { ServerOptionsError } from './auth.js'
 import { ApiError } from './errors.js'
-import type { Env } from './route-context.js'
+import type { Env } from './server-options.js'
 
 /** The names a loopback server answers to. */
 export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]']

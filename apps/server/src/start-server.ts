@@ -2,7 +2,8 @@ import type { Server } from 'node:http'
 import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
-import { type CreateServerOptions, buildServer } from './create-server.js'
+import { buildServer } from './create-server.js'
+import type { CreateServerOptions } from './server-options.js'
 import { allowedHostsFor, parseAllowedOrigins } from './security.js'
 
 /** Options of {@link startServer}. */
