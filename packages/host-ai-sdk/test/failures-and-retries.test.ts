@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createManualClock } from '@locus/retry'
 import { HostError, runWorkflowScript } from '@locus/runtime'

@@ -23,7 +23,7 @@ import {
   prepareWorkflowResult,
 } from '@locus/outcome'
 import { type Recording, type ReplayReport, createReplaySession } from '@locus/replay'
-import { type RetryClock, systemClock } from '@locus/retry'
+import { systemClock } from '@locus/retry'
 import { callAgent } from './agent-call.js'
 import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'

@@ -55,7 +55,8 @@ describe.each(STORES)('store.claim on the %s store', (_name, makeStore) => {
     await (await store.createExecution({ runId: 'contended', kind: 'root' })).close()
     const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, index) => store.claim({ runId: 'contended', executionId: `resume-00${index}` })))
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1)
-    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason.code)).toEqual(Array(7).fill('RUN_OWNED'))
+    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as { readonly code: string }] : []))
+    expect(refused.map((error) => error.code)).toEqual(Array(7).fill('RUN_OWNED'))
   })
 })
 
