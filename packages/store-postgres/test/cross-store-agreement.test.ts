@@ -1,11 +1,12 @@
-// One contract for every path: the same workflows run through the file, memory
+// One contract for every path: the same workflows (tools, agents with retries, a caught
+// provider-error, a group stopped by a hard stop, a spawned child, a deferred tool) run through the file, memory
 // and PostgreSQL stores, each killed (in process) at every call it starts,
 // resumed and replayed, must leave the same journals, results and verdicts.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JournalLine } from '@locus/journal'
-import { AgentCallError, createScriptedHost, defineTool, defineWorkflow, replayRun, resumeRun, startWorkflowRun } from '@locus/runtime'
+import { AgentCallError, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow, keepDeferredAnswer, replayRun, resumeRun, startWorkflowRun } from '@locus/runtime'
 import type { RunOptions, WorkflowDefinition } from '@locus/runtime'
 import { type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -50,6 +51,21 @@ const capped = defineWorkflow({
   },
 })
 
+/** A tool, then a deferred tool a person answers from outside the run (through the store), then an agent. */
+const approval = defineWorkflow({
+  name: 'approval',
+  tools: {
+    prepare: defineTool({ input: z.object({ amount: z.number() }), run: ({ amount }) => ({ prepared: amount }) }),
+    approve: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean(), by: z.string() }) }),
+  },
+  async run({ agent, tool }) {
+    const prepared = await tool('prepare', { amount: 42 })
+    const approval = await tool('approve', { amount: 42 })
+    const note = await agent(`write up approval by ${approval.by}`)
+    return { ok: approval.approved, prepared, approval, note: note.answer }
+  },
+})
+
 const host = () =>
   createScriptedHost({
     rules: [
@@ -72,6 +88,14 @@ interface Case {
 const CASES: Record<string, Case> = {
   mixed: { workflow: mixed as WorkflowDefinition<never>, options: { input: { topic: 'tides' } }, starts: 6 },
   capped: { workflow: capped as WorkflowDefinition<never>, options: { budgets: { maxTotalAgentInvocations: 2 } }, starts: 2 },
+  approval: { workflow: approval as WorkflowDefinition<never>, options: {}, starts: 3 },
+}
+
+/** Answers a deferral the moment it is journaled, from outside the run: the answer is kept by the store, wherever the run is. */
+function answerDeferrals(store: RunStore, runId: string): (line: JournalLine) => void {
+  return (line) => {
+    if (line.type === 'deferred_open') void keepDeferredAnswer(store, runId, line.deferredId, { kind: 'resolved', result: { approved: true, by: 'ana' } })
+  }
 }
 
 const CALL_START = new Set(['tool_start', 'agent_start', 'child_start'])
@@ -108,6 +132,7 @@ async function killResumeReplay(store: RunStore, name: string, killAt: number | 
   const { workflow, options } = CASES[name] as Case
   const runId = `${name}-${killAt ?? 'whole'}`
   let started = 0
+  const answer = answerDeferrals(store, runId)
   const handle = startWorkflowRun(workflow, {
     ...options,
     store,
@@ -115,13 +140,14 @@ async function killResumeReplay(store: RunStore, name: string, killAt: number | 
     host: host(),
     clock,
     onEvent: (line) => {
+      answer(line)
       if (!CALL_START.has(line.type) || line.executionId !== runId) return
       started += 1
       if (started === killAt) handle.suspend('killed')
     },
   })
   const first = await handle.done
-  const resumed = killAt === undefined ? undefined : await resumeRun(runId, workflow, { ...options, store, host: host(), clock })
+  const resumed = killAt === undefined ? undefined : await resumeRun(runId, workflow, { ...options, store, host: host(), clock, onEvent: answer })
   const replayed = await replayRun(runId, workflow, { ...options, store, clock })
   return {
     first: { disposition: first.disposition, result: withoutStacks(first.result), suspended: first.suspended === true },
@@ -175,7 +201,10 @@ describe('the file, memory and PostgreSQL stores agree on every path', () => {
         if (pgStore !== undefined) expect(await killResumeReplay(pgStore, name, killAt)).toEqual(onFile)
         // The kill happened, and the mixed run (every call recorded) replays identical on every store, its caught provider-error included.
         if (killAt !== undefined) expect(onFile.first.suspended).toBe(true)
-        if (name === 'mixed') expect(onFile.replay).toMatchObject({ ok: true, divergence: null })
+        if (name !== 'capped') {
+          expect(onFile.replay).toMatchObject({ ok: true, divergence: null })
+          expect((onFile.resumed ?? onFile.first).disposition).toBe('completed')
+        }
       }, 60_000)
     }
   }
