@@ -55,7 +55,10 @@ export interface RunHistory {
  * the store's artifact `ARTIFACT_KEYS.callEnvelope(callId)`; envelopes of runs
  * recorded before envelopes named keys (they held paths) read the same way.
  *
- * @throws RunNotFoundError when the store holds no such run, or a run with no root journal
+ * A run whose journals are empty has an empty history (no recording, no
+ * `runStart`), so a resume runs everything live.
+ *
+ * @throws RunNotFoundError when the store holds no such run
  */
 export async function readRunHistory(store: RunStore, runId: string): Promise<RunHistory> {
   const executions = await store.listExecutions(runId)
@@ -64,7 +67,6 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
   let runStart: RunStartLine | undefined
   let lastExecution: ExecutionInfo | undefined
   let lastRunEnd: RunEndLine | undefined
-  let rootSeen = false
   for (const info of executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume')) {
     const builder = createRecordingBuilder(info.location)
     let lines = 0
@@ -77,7 +79,6 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
       carried.see(line)
     }
     if (lines === 0) continue
-    if (info.kind === 'root') rootSeen = true
     const envelopes = new Map<string, string>()
     for (const callId of builder.envelopesWanted()) {
       const text = await store.readArtifact(info, ARTIFACT_KEYS.callEnvelope(callId))
@@ -87,7 +88,9 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     lastExecution = info
     lastRunEnd = runEnd
   }
-  if (!rootSeen || lastExecution === undefined) throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution with a journal)`)
+  // A run whose journals hold nothing (killed before its first line) has an empty history: a resume runs it all live.
+  lastExecution ??= executions.find((execution) => execution.kind === 'root')
+  if (lastExecution === undefined) throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution)`)
   return {
     runId,
     recording: mergeRecordings(recordings),
