@@ -7,7 +7,6 @@ import {
   ChildWorkflowError,
   HostError,
   RUNTIME_ERROR_CODES,
-  RunOwnershipError,
   RuntimeInputError,
   SchemaValidationError,
   ToolCallError,
@@ -25,7 +24,6 @@ interface Owner {
 }
 
 type RuntimeInputCode = ConstructorParameters<typeof RuntimeInputError>[0]
-type OwnershipCode = ConstructorParameters<typeof RunOwnershipError>[0]
 
 const OWNERS: readonly Owner[] = [
   { name: 'CliError', codes: CLI_ERROR_CODES, make: (code) => new CliError(code as CliErrorCode, 'x'), isInstance: (value) => CliError.isInstance(value) },
@@ -34,12 +32,6 @@ const OWNERS: readonly Owner[] = [
     codes: ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'],
     make: (code) => new RuntimeInputError(code as RuntimeInputCode, 'x'),
     isInstance: (value) => RuntimeInputError.isInstance(value),
-  },
-  {
-    name: 'RunOwnershipError',
-    codes: ['RUN_EXISTS', 'RUN_OWNED'],
-    make: (code) => new RunOwnershipError(code as OwnershipCode, 'x', { runId: 'r', runDir: '/runs/r' }),
-    isInstance: (value) => RunOwnershipError.isInstance(value),
   },
   {
     name: 'AgentCallError',

@@ -3,7 +3,7 @@
 // the AI SDK's generateText and streamText alone, all measured in the same
 // process run; then the time the host adds between the server's first byte of
 // a streamed answer and the first-token progress a live view would show.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -57,8 +57,14 @@ const request = (): SessionRequest => {
     phase: undefined,
     budgets: { maxToolCalls: 20, maxOutputTokens: 8000, maxAnswerChars: 40_000 },
     tools: [],
-    // One directory per session, as the runtime gives each call; llm-attempts.jsonl is written there.
-    transcriptDir: join(scratch, `session-${sessionCount}`),
+    // One artifact sink per session, as the runtime gives each call; llm-attempts.jsonl is written through it, here to a file.
+    artifacts: {
+      write: (name, text) => {
+        const dir = join(scratch, `session-${sessionCount}`)
+        mkdirSync(dir, { recursive: true })
+        writeFileSync(join(dir, name), text)
+      },
+    },
   }
 }
 

@@ -1,8 +1,6 @@
-import { appendFileSync, mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
 import { LocusError, prepareWorkflowResult } from '@locus/outcome'
 import type { RetryClock } from '@locus/retry'
-import type { AgentSession, HostTool, SessionRequest, TranscriptEntry, TurnResult } from '@locus/host-contract'
+import type { AgentSession, ArtifactSink, HostTool, SessionRequest, TranscriptEntry, TurnResult } from '@locus/host-contract'
 import type { ModelMessage, ToolResultPart, ToolSet } from 'ai'
 import type { AiSdkAttemptLog, AiSdkLanguageModel } from './ai-sdk-host-options.js'
 import type { LlmFailure } from './classify-llm-error.js'
@@ -150,8 +148,10 @@ export class AiSdkSession implements AgentSession {
   readonly #tools: ToolSet | undefined
   readonly #toolsByName: ReadonlyMap<string, HostTool>
   /** Where LLM attempts are logged; undefined when the run is not stored on a disk (the journal still has them). */
-  readonly #attemptsFile: string | undefined
-  #attemptsDirReady = false
+  /** Where the attempt log goes: the request's artifact sink, undefined when nothing is kept. */
+  readonly #artifacts: ArtifactSink | undefined
+  /** The attempt log written so far: a sink stores an artifact whole, so each write carries every line. */
+  #attemptLog = ''
   /** Attempts not yet written, while `on-failure` waits for a failure. */
   #pendingAttempts: LlmAttempt[] | undefined
   #turn = 0
@@ -168,7 +168,7 @@ export class AiSdkSession implements AgentSession {
         : Object.fromEntries(
             request.tools.map((tool) => [tool.name, ai.tool({ ...(tool.description === undefined ? {} : { description: tool.description }), inputSchema: tool.input })]),
           )
-    this.#attemptsFile = request.transcriptDir === undefined ? undefined : join(request.transcriptDir, LLM_ATTEMPTS_FILE)
+    this.#artifacts = request.artifacts
     this.#pendingAttempts = context.attemptLog === 'on-failure' ? [] : undefined
     if (settings.system !== undefined) this.#transcript.push({ role: 'system', content: settings.system })
   }
@@ -430,13 +430,8 @@ export class AiSdkSession implements AgentSession {
       lines = this.#pendingAttempts
       this.#pendingAttempts = undefined
     }
-    const file = this.#attemptsFile
-    if (file === undefined) return
-    if (!this.#attemptsDirReady) {
-      // The runtime creates the directory; a host used on its own may be given a fresh path.
-      mkdirSync(dirname(file), { recursive: true })
-      this.#attemptsDirReady = true
-    }
-    appendFileSync(file, lines.map((line) => JSON.stringify(line) + '\n').join(''))
+    if (this.#artifacts === undefined) return
+    this.#attemptLog += lines.map((line) => JSON.stringify(line) + '\n').join('')
+    this.#artifacts.write(LLM_ATTEMPTS_FILE, this.#attemptLog)
   }
 }

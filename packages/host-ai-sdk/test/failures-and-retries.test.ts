@@ -1,10 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createManualClock } from '@locus/retry'
 import { HostError, runWorkflowScript } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { type LlmAttempt, createAiSdkHost } from '../src/index.js'
-import { readJsonLines, sessionRequest, startServer, tempDir, turnSignal, waitUntil } from './helpers.js'
+import { parseJsonLines, readJsonLines, sessionRequest, startServer, tempDir, turnSignal, waitUntil } from './helpers.js'
 
 const policy = (overrides: Partial<{ timeout_secs: number | null; max_retries: number; backoff_base_secs: number; backoff_max_secs: number }> = {}) => ({
   timeout_secs: null,
@@ -207,7 +207,7 @@ describe('HTTP failures under the retry policy', () => {
     const request = sessionRequest()
     const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy({ backoff_base_secs: 0 }) }).openSession(request)
     await session.prompt('hi', turnSignal())
-    const lines = readJsonLines(join(request.transcriptDir ?? '', 'llm-attempts.jsonl'))
+    const lines = parseJsonLines(request.written.get('llm-attempts.jsonl') ?? '')
     expect(lines.map((line) => [line.attempt, line.outcome, line.status ?? null])).toEqual([[1, 'failed', 500], [2, 'succeeded', null]])
     expect(lines[0]).toMatchObject({ runId: 'run-test', callId: 'call-1-a1', model: 'm', turn: 1, step: 1, maxAttempts: 3 })
   })
@@ -218,7 +218,7 @@ describe('the attempt log (llm-attempts.jsonl)', () => {
     const server = await startServer()
     const request = sessionRequest()
     await (await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm' }).openSession(request)).prompt('hi', turnSignal())
-    expect(existsSync(join(request.transcriptDir ?? '', 'llm-attempts.jsonl'))).toBe(false)
+    expect(request.written.has('llm-attempts.jsonl')).toBe(false)
   })
 
   it('on-failure writes the earlier successful attempts too once one fails', async () => {
@@ -227,7 +227,7 @@ describe('the attempt log (llm-attempts.jsonl)', () => {
     const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm' }).openSession(request)
     await session.prompt('one', turnSignal())
     await session.prompt('two', turnSignal())
-    const lines = readJsonLines(join(request.transcriptDir ?? '', 'llm-attempts.jsonl'))
+    const lines = parseJsonLines(request.written.get('llm-attempts.jsonl') ?? '')
     expect(lines.map((line) => [line.turn, line.outcome])).toEqual([[1, 'succeeded'], [2, 'failed']])
   })
 
@@ -237,7 +237,7 @@ describe('the attempt log (llm-attempts.jsonl)', () => {
     const seen: LlmAttempt[] = []
     const host = createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', attemptLog: 'off', retry: policy({ backoff_base_secs: 0 }), onLlmAttempt: (attempt) => seen.push(attempt) })
     await (await host.openSession(request)).prompt('hi', turnSignal())
-    expect(existsSync(join(request.transcriptDir ?? '', 'llm-attempts.jsonl'))).toBe(false)
+    expect(request.written.has('llm-attempts.jsonl')).toBe(false)
     expect(seen.map((attempt) => attempt.outcome)).toEqual(['failed', 'succeeded'])
   })
 })

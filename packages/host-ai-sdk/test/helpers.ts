@@ -27,9 +27,11 @@ export async function startServer(options: OpenAiCompatibleTestServerOptions = {
   return server
 }
 
-/** A session request as the runtime would build it for one physical attempt. */
-export function sessionRequest(overrides: Partial<SessionRequest> = {}): SessionRequest {
+/** A session request as the runtime would build it for one physical attempt, with an artifact sink that keeps what the host writes in `written`. */
+export function sessionRequest(overrides: Partial<SessionRequest> = {}): SessionRequest & { readonly written: Map<string, string> } {
+  const written = new Map<string, string>()
   return {
+    written,
     runId: 'run-test',
     callId: 'call-1-a1',
     logicalCallId: 'call-1',
@@ -40,7 +42,11 @@ export function sessionRequest(overrides: Partial<SessionRequest> = {}): Session
     phase: undefined,
     budgets: { maxToolCalls: 20, maxOutputTokens: 8000, maxAnswerChars: 40_000 },
     tools: [] as HostTool[],
-    transcriptDir: join(tempDir(), 'transcript'),
+    artifacts: {
+      write: (name, text) => {
+        written.set(name, text)
+      },
+    },
     ...overrides,
   }
 }
@@ -56,7 +62,12 @@ export async function waitUntil(predicate: () => boolean, what = 'condition'): P
 
 /** The JSON lines of a file. */
 export function readJsonLines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, 'utf8')
+  return parseJsonLines(readFileSync(path, 'utf8'))
+}
+
+/** The JSON lines of a text (an artifact a host wrote, say). */
+export function parseJsonLines(text: string): Array<Record<string, unknown>> {
+  return text
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>)

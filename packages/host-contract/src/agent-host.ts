@@ -54,6 +54,12 @@ export interface HostTool {
   invoke(args: unknown, signal: AbortSignal): Promise<unknown>
 }
 
+/** Where a host writes artifacts of one call attempt, by name. */
+export interface ArtifactSink {
+  /** Stores `text` whole under `name` (letters, digits, ".", "_", "-", and "/" between names); never throws for a failed write, which the run reports. */
+  write(name: string, text: string): void
+}
+
 /** What a host needs to open one child session: one physical attempt of an `agent()` call. */
 export interface SessionRequest {
   readonly runId: string
@@ -66,8 +72,14 @@ export interface SessionRequest {
   readonly phase: string | undefined
   readonly budgets: CallBudgets
   readonly tools: readonly HostTool[]
-  /** A directory the host may write its own files into (logs of LLM attempts); absent when the run is not stored on a disk. */
-  readonly transcriptDir?: string
+  /**
+   * Where the host keeps files of its own for this attempt (logs of LLM
+   * attempts), whatever store the run is in: `write(name, text)` stores the
+   * whole text under the attempt's transcript key (the file store puts it in
+   * `calls/<callId>/transcript/<name>`); a later write of a name replaces it.
+   * Absent when nothing is kept.
+   */
+  readonly artifacts?: ArtifactSink
   /** How the run was launched; a host picks its own defaults (such as its turn budget) from it. */
   readonly launchMode?: LaunchMode
 }

@@ -1,6 +1,7 @@
 export { HOST_SPECIFICATION_VERSION, LAUNCH_MODES } from './agent-host.js'
 export type {
   AgentConfig,
+  ArtifactSink,
   AgentHost,
   AgentSession,
   CallBudgets,

@@ -45,7 +45,7 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/partial', 'unavailable', ['OUTCOME_STORE_FAILURE']),
   ...entries('@locus/replay', 'usage', ['REPLAY_REQUEST_INVALID', 'REPLAY_RECORDING_INVALID', 'REPLAY_DUPLICATE_ORDINAL', 'REPLAY_ORDINAL_REPEATED', 'REPLAY_OPTIONS_INVALID']),
   ...entries('@locus/replay', 'unavailable', ['REPLAY_RECORDING_UNREADABLE']),
-  ...entries('@locus/store', 'conflict', ['RUN_EXISTS', 'EXECUTION_EXISTS', 'ARTIFACT_EXISTS']),
+  ...entries('@locus/store', 'conflict', ['RUN_EXISTS', 'RUN_OWNED', 'EXECUTION_EXISTS', 'ARTIFACT_EXISTS']),
   ...entries('@locus/store', 'not-found', ['RUN_NOT_FOUND']),
   ...entries('@locus/store', 'conflict', ['LEASE_LOST']),
   ...entries('@locus/store', 'usage', ['ARTIFACT_KEY_INVALID', 'STORE_OPTIONS_INVALID']),
@@ -53,7 +53,6 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'CHILD_WORKFLOW_FAILED']),
   ...entries('@locus/host-contract', 'failure', ['HOST_ERROR']),
   ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID']),
-  ...entries('@locus/runtime', 'conflict', ['RUN_OWNED']),
   ...entries('@locus/host-ai-sdk', 'usage', ['AI_SDK_HOST_OPTIONS_INVALID']),
   ...entries('@locus/cost', 'usage', ['PRICE_FILE_INVALID', 'COST_OPTIONS_INVALID']),
   ...entries('@locus/cli', 'usage', [

@@ -31,7 +31,7 @@ export type {
 export { TOOL_REQUEST_FIELDS, diffToolRequests, toolRequestKey } from './tool-request.js'
 export type { ToolCallRequest, ToolRequestField } from './tool-request.js'
 export { SKIPPED_CALL_REASONS, createRecordingBuilder, loadRecording, recordingFromLines } from './load-recording.js'
-export type { LoadRecordingOptions, LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
+export type { EnvelopeTextOf, LoadRecordingOptions, LoadedRecording, SkippedCall, SkippedCallReason } from './load-recording.js'
 export { REPLAY_CALL_STATUSES, REPLAY_LIVE_REASONS, createReplaySession } from './replay-session.js'
 export type {
   ChildReplayCall,

@@ -15,17 +15,13 @@ import {
   type JournalLineReader,
   openJournalLineReader,
   scanJournal,
-  validateRunId,
 } from '@locus/journal'
-import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
 import { CALL_KINDS, type CallKind, CallTable, Ending } from './call-table.js'
 import { type IndexedCalls, type RecordedCall, type Recording, type RecordingEntry, IndexedRecording, ROWS_PER_SOURCE, toRecordedCall } from './recording.js'
 import { DuplicateOrdinalError, RecordingUnreadableError } from './replay-errors.js'
 
-/** The file the runtime writes a call attempt's result envelope to, inside its result directory. */
-const ENVELOPE_FILE = 'result.json'
 
 /** The identity fields an `agent_start` line keeps; the others (choice, budgets...) are not journaled. */
 const JOURNALED_REQUEST_FIELDS: readonly CanonicalRequestField[] = ['agent', 'prompt', 'timeoutMs']
@@ -69,28 +65,8 @@ export interface LoadedRecording extends Recording {
   readonly skipped: readonly SkippedCall[]
 }
 
-function readEnvelope(
-  executionDir: string,
-  callId: string,
-): { envelope: AgentResultEnvelope } | { reason: 'missing-envelope' | 'invalid-envelope'; detail: string } {
-  let path: string
-  try {
-    path = join(executionDir, RUN_LAYOUT.calls, validateRunId(callId, 'callId'), RUN_LAYOUT.callResult, ENVELOPE_FILE)
-  } catch (error) {
-    return { reason: 'missing-envelope', detail: (error as Error).message }
-  }
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    return { reason: 'missing-envelope', detail: `${path} cannot be read: ${(error as Error).message}` }
-  }
-  try {
-    return { envelope: parseAgentResultEnvelope(JSON.parse(text)) }
-  } catch (error) {
-    return { reason: 'invalid-envelope', detail: `${path}: ${(error as Error).message}` }
-  }
-}
+/** A call's envelope, or why it could not be had. */
+type EnvelopeRead = { envelope: AgentResultEnvelope } | { reason: 'missing-envelope' | 'invalid-envelope'; detail: string }
 
 /**
  * Builds the envelope of a call from its journal lines when they hold the
@@ -98,9 +74,8 @@ function readEnvelope(
  * answer. Reading one file per call would otherwise dominate loading a long
  * run; older journals without `answer` fall back to the envelope files.
  */
-function envelopeFromJournal(executionDir: string, start: AgentStartLine, end: AgentEndLine): AgentResultEnvelope | undefined {
+function envelopeFromJournal(start: AgentStartLine, end: AgentEndLine): AgentResultEnvelope | undefined {
   if (end.status === 'completed' && end.answer === undefined) return undefined
-  const callDir = join(executionDir, RUN_LAYOUT.calls, start.callId)
   // Built one property at a time in a fixed order, not by spreading optional parts: a replay builds one
   // envelope per recorded call, and spreads of optional objects gave V8 a large dictionary-mode object each time.
   const envelope: Record<string, unknown> = {
@@ -115,7 +90,8 @@ function envelopeFromJournal(executionDir: string, start: AgentStartLine, end: A
   if (start.requestKey !== undefined) envelope.requestKey = start.requestKey
   if (end.stopReason !== undefined) envelope.stopReason = end.stopReason
   if (end.usage !== undefined) envelope.usage = end.usage
-  envelope.paths = { transcriptDir: join(callDir, RUN_LAYOUT.transcript), resultDir: join(callDir, RUN_LAYOUT.callResult) }
+  // Artifact keys, relative to the execution, never paths: the same in every store.
+  envelope.paths = { transcriptDir: `calls/${start.callId}/transcript`, resultDir: `calls/${start.callId}/result` }
   envelope.status = end.status
   if (end.status === 'completed') {
     envelope.answer = end.answer
@@ -260,7 +236,7 @@ class RecordingIndexer implements IndexedCalls {
     const kind = this.#table.kindOf(row)
     if (kind === 'agent') {
       const start = this.#line(row, 'start', 'agent_start')
-      const envelope = this.#envelopes.get(row) ?? envelopeFromJournal(this.#source.executionDir, start, this.#line(row, 'end', 'agent_end'))
+      const envelope = this.#envelopes.get(row) ?? envelopeFromJournal(start, this.#line(row, 'end', 'agent_end'))
       return toRecordedCall({ ordinal, key, envelope: envelope as AgentResultEnvelope, request: journaledRequest(start), requestFields: JOURNALED_REQUEST_FIELDS }, 0)
     }
     if (kind === 'tool') return toRecordedCall(toolEntry(ordinal, key, this.#line(row, 'start', 'tool_start'), this.#line(row, 'end', 'tool_end')), 0)
@@ -274,7 +250,7 @@ class RecordingIndexer implements IndexedCalls {
    * here: their envelope file. Skipped calls are listed agents first, then
    * tools, then spawns, each in the order they started.
    */
-  finish(envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>): { rows: Map<string, number>; skipped: SkippedCall[] } {
+  finish(envelopeOf: (callId: string) => EnvelopeRead): { rows: Map<string, number>; skipped: SkippedCall[] } {
     const table = this.#table
     if (table.size >= ROWS_PER_SOURCE) throw new RangeError(`a recording holds at most ${ROWS_PER_SOURCE} calls per execution; this journal has ${table.size}`)
     const recorded = new Map<string, number>()
@@ -296,7 +272,7 @@ class RecordingIndexer implements IndexedCalls {
     return { rows: recorded, skipped }
   }
 
-  #problemOf(row: number, kind: CallKind, envelopeOf: (callId: string) => ReturnType<typeof readEnvelope>): Pick<SkippedCall, 'callId' | 'reason' | 'detail'> | undefined {
+  #problemOf(row: number, kind: CallKind, envelopeOf: (callId: string) => EnvelopeRead): Pick<SkippedCall, 'callId' | 'reason' | 'detail'> | undefined {
     const table = this.#table
     const ending = table.ending[row]
     if (kind === 'agent') {
@@ -420,6 +396,13 @@ export interface LoadRecordingOptions {
    * from the same single read. The line is not kept.
    */
   readonly onLine?: (line: JournalLine) => void
+  /**
+   * The result envelope of a call (JSON text) whose answer is not on its
+   * journal lines: an attempt that threw, or an older journal's `agent_end`
+   * without its answer. The recording reads no file of its own; without this,
+   * such calls are skipped as `missing-envelope` and run live again.
+   */
+  readonly envelopeOf?: EnvelopeTextOf
 }
 
 /**
@@ -474,32 +457,49 @@ export function loadRecording(dir: string, options: LoadRecordingOptions = {}): 
     if (!JournalReadError.isInstance(error)) throw error
     throw new RecordingUnreadableError(dir, journalPath, error)
   }
-  const { rows, skipped } = indexer.finish((callId) => readEnvelope(executionDir, callId))
+  const envelopeOf = options.envelopeOf
+  const { rows, skipped } = indexer.finish((callId) => envelopeFromText(executionDir, callId, envelopeOf?.(callId)))
   return new JournalRecording(indexer, rows, executionDir, journalPath, scanned.tornTail !== null, scanned.invalid.length, skipped)
 }
 
+/** A call's result envelope as its store keeps it (JSON text), or `undefined` when it has none. */
+export type EnvelopeTextOf = (callId: string) => string | undefined
+
 /**
  * Builds a recording from journal lines handed over one at a time, as a
- * `RunStore` streams them (`store.readLines(execution)`), for a run that is
- * not in a runs directory. It keeps only the lines of each call's final
- * attempt, and reads no file: a completed call's answer comes from its
- * `agent_end` line (which every current journal carries), and a call whose
- * line lacks it is listed in `skipped` as `missing-envelope`, so it runs live
- * again. `location` names the execution in those reports.
+ * `RunStore` streams them (`store.readLines(execution)`). It keeps only the
+ * lines of each call's final attempt, and reads nothing itself: a completed
+ * call's answer comes from its `agent_end` line (which every current journal
+ * carries). A call that ended another way (its host threw, so an `error` line
+ * ended it) or whose `agent_end` lacks its answer (an older journal) needs its
+ * result envelope: `finish` takes the envelope texts the caller read from its
+ * store (ask `envelopesWanted()` which), and a call whose envelope is absent is
+ * listed in `skipped` as `missing-envelope`, so it runs live again.
+ * `location` names the execution in those reports.
  *
  * @example
  * ```ts
  * const builder = createRecordingBuilder(`memory:${runId}`)
- * for await (const line of store.readLines({ runId, executionId: runId })) builder.add(line)
- * const recording = builder.finish()
+ * for await (const line of store.readLines(ref)) builder.add(line)
+ * const texts = new Map()
+ * for (const callId of builder.envelopesWanted()) texts.set(callId, await store.readArtifact(ref, ARTIFACT_KEYS.callEnvelope(callId)))
+ * const recording = builder.finish((callId) => texts.get(callId))
  * ```
  */
-export function createRecordingBuilder(location = 'journal lines'): { add(line: JournalLine): void; finish(): LoadedRecording } {
+export function createRecordingBuilder(location = 'journal lines'): {
+  add(line: JournalLine): void
+  /** The calls (by `callId`) whose answer is not on their journal lines: their envelopes are what `finish` needs. */
+  envelopesWanted(): string[]
+  finish(envelopeOf?: EnvelopeTextOf): LoadedRecording
+} {
   const kept: JournalLine[] = []
+  const wanted = new Set<string>()
   const indexer = new RecordingIndexer({ executionDir: location, read: (at) => kept[at] as JournalLine })
   return {
     add(line) {
       const isCallLine = line.type === 'agent_start' || line.type === 'agent_end' || line.type === 'tool_start' || line.type === 'tool_end' || line.type === 'child_start' || line.type === 'child_end'
+      if (line.type === 'error' && line.callId !== undefined) wanted.add(line.callId)
+      else if (line.type === 'agent_end' && line.status === 'completed' && line.answer === undefined) wanted.add(line.callId)
       if (!isCallLine) {
         indexer.add(line, -1, 0)
         return
@@ -507,13 +507,21 @@ export function createRecordingBuilder(location = 'journal lines'): { add(line: 
       kept.push(line)
       indexer.add(line, kept.length - 1, 0)
     },
-    finish() {
-      const { rows, skipped } = indexer.finish((callId) => ({
-        reason: 'missing-envelope',
-        detail: `the agent_end line of ${callId} holds no answer, and the envelopes of a run in a store are not read`,
-      }))
+    envelopesWanted: () => [...wanted],
+    finish(envelopeOf) {
+      const { rows, skipped } = indexer.finish((callId) => envelopeFromText(location, callId, envelopeOf?.(callId)))
       return new JournalRecording(indexer, rows, location, location, false, 0, skipped)
     },
+  }
+}
+
+/** Parses an envelope text a store kept; what is missing or invalid is a reason to run the call again. */
+function envelopeFromText(location: string, callId: string, text: string | undefined): EnvelopeRead {
+  if (text === undefined) return { reason: 'missing-envelope', detail: `the call ${callId} in ${location} has no answer on its journal lines and no result envelope` }
+  try {
+    return { envelope: parseAgentResultEnvelope(JSON.parse(text)) }
+  } catch (error) {
+    return { reason: 'invalid-envelope', detail: `the result envelope of ${callId} in ${location}: ${(error as Error).message}` }
   }
 }
 
@@ -529,8 +537,8 @@ export function createRecordingBuilder(location = 'journal lines'): { add(line: 
  * const recording = recordingFromLines(lines, `memory:${runId}`)
  * ```
  */
-export function recordingFromLines(lines: Iterable<JournalLine>, location = 'journal lines'): LoadedRecording {
+export function recordingFromLines(lines: Iterable<JournalLine>, location = 'journal lines', envelopeOf?: EnvelopeTextOf): LoadedRecording {
   const builder = createRecordingBuilder(location)
   for (const line of lines) builder.add(line)
-  return builder.finish()
+  return builder.finish(envelopeOf)
 }

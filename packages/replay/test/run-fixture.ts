@@ -2,10 +2,10 @@
 // files, so tests and the benchmark read exactly the formats a run leaves.
 import { AGENT_RESULT_SCHEMA, type AgentResultEnvelopeBody, RUN_LAYOUT, createJournalWriter } from '@locus/journal'
 import type { FailureCause } from '@locus/outcome'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AgentCallRequest, requestKey } from '../src/index.js'
+import { type AgentCallRequest, type LoadRecordingOptions, type LoadedRecording, loadRecording, requestKey } from '../src/index.js'
 
 export interface FixtureAttempt {
   /** How the attempt ended; `unfinished` writes no terminal line (a crash mid-call). */
@@ -111,4 +111,23 @@ export function writeRun(
   }
   journal.close()
   if (options.tornTail !== undefined) writeFileSync(journalPath, options.tornTail, { flag: 'a' })
+}
+
+/**
+ * A run directory's envelopes as a recording asks for them, read from
+ * `<dir>/calls/<callId>/result/result.json` the way the file store keeps them.
+ */
+export function envelopesOnDisk(dir: string): (callId: string) => string | undefined {
+  return (callId) => {
+    try {
+      return readFileSync(join(dir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult, 'result.json'), 'utf8')
+    } catch {
+      return undefined
+    }
+  }
+}
+
+/** `loadRecording` of a run directory, its envelopes read from the disk as the file store reads them. */
+export function loadFromDisk(dir: string, options: LoadRecordingOptions = {}): LoadedRecording {
+  return loadRecording(dir, { envelopeOf: envelopesOnDisk(dir), ...options })
 }

@@ -1,10 +1,10 @@
-import { type AgentStartLine, type JournalLine, RUN_LAYOUT, type RunStartLine, parseAgentResultEnvelope } from '@locus/journal'
-import { type AgentRecordingEntry, type RecordedCall, type Recording, type ReplayReport, createRecording, mergeRecordings, recordingFromLines } from '@locus/replay'
-import { type ExecutionInfo, type RunInfo, type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
+import type { RecordedCall, ReplayReport } from '@locus/replay'
+import { ARTIFACT_KEYS, type RunInfo, type RunStore, RunNotFoundError, createMemoryRunStore } from '@locus/store'
+import { type RunHistory, readRunHistory } from './run-history.js'
 import type { WorkflowDefinition } from './define.js'
 import { RunResultSchema } from './run-result-schema.js'
 import type { RunStanding } from './run-summary.js'
-import { launchRun, resolveRunsDir } from './run-workflow-script.js'
+import { launchRun, storeOf } from './run-workflow-script.js'
 import { describeZodIssues } from './zod-issues.js'
 
 /** What {@link checkDeploy} checks. */
@@ -105,26 +105,10 @@ function leaseReaderOf(store: RunStore): LeaseReader | undefined {
 const NO_COST: LiveAgainCounts = Object.freeze({ agent: 0, tool: 0, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0 })
 const CHILD_DEPTH_LIMIT = 16
 
-/** The lines of a run's root and resumes, oldest first, with what the last one says about how the run stands. */
-interface RunHistory {
-  readonly sources: readonly { readonly info: ExecutionInfo; readonly lines: readonly JournalLine[] }[]
-  readonly start: RunStartLine | undefined
-  readonly standing: RunStanding
-  readonly openDeferrals: number
-}
-
-async function readLinesOf(store: RunStore, info: ExecutionInfo): Promise<JournalLine[]> {
-  const lines: JournalLine[] = []
-  for await (const line of store.readLines(info)) lines.push(line)
-  return lines
-}
-
-async function standingOf(store: RunStore, latest: ExecutionInfo | undefined, lines: readonly JournalLine[]): Promise<RunStanding> {
-  const end = lines.findLast((line) => line.type === 'run_end')
-  if (end?.type === 'run_end') return end.disposition
-  if (latest === undefined) return 'unfinished'
-  // An execution that ended but whose run_end did not reach the journal still wrote its result.json.
-  const text = await store.readArtifact(latest, RUN_LAYOUT.result)
+/** How a stored run stands, from the history's last execution: its run_end, or the result.json an execution whose run_end was lost still wrote. */
+async function standingOf(store: RunStore, history: RunHistory): Promise<RunStanding> {
+  if (history.lastRunEnd !== undefined) return history.lastRunEnd.disposition
+  const text = await store.readArtifact(history.lastExecution, ARTIFACT_KEYS.result)
   if (text === undefined) return 'unfinished'
   try {
     const parsed = RunResultSchema.safeParse(JSON.parse(text))
@@ -134,52 +118,14 @@ async function standingOf(store: RunStore, latest: ExecutionInfo | undefined, li
   }
 }
 
-async function readHistory(store: RunStore, runId: string): Promise<RunHistory> {
-  const infos = (await store.listExecutions(runId)).filter((info) => info.kind === 'root' || info.kind === 'resume')
-  const sources: { info: ExecutionInfo; lines: JournalLine[] }[] = []
-  for (const info of infos) sources.push({ info, lines: await readLinesOf(store, info) })
-  const open = new Set<string>()
-  let start: RunStartLine | undefined
-  for (const source of sources) {
-    for (const line of source.lines) {
-      if (line.type === 'run_start') start ??= line
-      else if (line.type === 'deferred_open') open.add(line.deferredId)
-      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
-    }
+/** The run's history through the one reader; undefined for a run whose root journal holds nothing. */
+async function historyOrNothing(store: RunStore, runId: string): Promise<RunHistory | undefined> {
+  try {
+    return await readRunHistory(store, runId)
+  } catch (error) {
+    if (RunNotFoundError.isInstance(error)) return undefined
+    throw error
   }
-  const latest = sources.at(-1)
-  return { sources, start, standing: await standingOf(store, latest?.info, latest?.lines ?? []), openDeferrals: open.size }
-}
-
-/**
- * The recording of one execution, read through the store. Journal lines hold
- * the answers of calls that ended with an `agent_end`; a call that ended with
- * an `error` line (its host threw, or there was none) left its result
- * envelope as an artifact, which is read here so the check can still compare
- * its request.
- */
-async function recordingOf(store: RunStore, info: ExecutionInfo, lines: readonly JournalLine[]): Promise<Recording> {
-  const fromLines = recordingFromLines(lines, info.location)
-  const missing = fromLines.skipped.filter((call) => call.reason === 'missing-envelope')
-  if (missing.length === 0) return fromLines
-  const starts = new Map<string, AgentStartLine>()
-  for (const line of lines) if (line.type === 'agent_start') starts.set(line.callId, line)
-  const entries: AgentRecordingEntry[] = []
-  for (const call of missing) {
-    const start = starts.get(call.callId)
-    const text = await store.readArtifact(info, `${RUN_LAYOUT.calls}/${call.callId}/${RUN_LAYOUT.callResult}/${RUN_LAYOUT.result}`)
-    if (start === undefined || text === undefined) continue
-    try {
-      const envelope = parseAgentResultEnvelope(JSON.parse(text))
-      const key = start.requestKey ?? envelope.requestKey
-      if (key === undefined) continue
-      const request = start.timeoutMs === undefined ? { agent: start.agent, prompt: start.prompt } : { agent: start.agent, prompt: start.prompt, timeoutMs: start.timeoutMs }
-      entries.push({ ordinal: call.ordinal, key, envelope, request, requestFields: ['agent', 'prompt', 'timeoutMs'] })
-    } catch {
-      // An envelope that does not parse leaves the call unrecorded, as the replay would leave it.
-    }
-  }
-  return entries.length === 0 ? fromLines : mergeRecordings([fromLines, createRecording(entries)])
 }
 
 /** The token usage a child execution (and its own children) recorded on its agent attempts. */
@@ -237,19 +183,21 @@ function messageOf(error: unknown): string {
 
 /** Checks one run; `undefined` when it is left out (another workflow, or finished without `all`). */
 async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<string, WorkflowDefinition>, all: boolean, leases: LeaseReader | undefined): Promise<DeployCheckRun | undefined> {
-  const history = await readHistory(store, info.runId)
+  const history = await historyOrNothing(store, info.runId)
+  const standing = history === undefined ? 'unfinished' : await standingOf(store, history)
+  const openDeferrals = history?.openDeferrals.length ?? 0
   const lease = leases === undefined ? undefined : await leases.readLease(info.runId)
   const owner = lease !== undefined && lease.owner !== undefined && !lease.expired ? lease.owner : undefined
-  const continuable = history.standing === 'unfinished' || history.standing === 'cancelled' || history.openDeferrals > 0 || owner !== undefined
+  const continuable = standing === 'unfinished' || standing === 'cancelled' || openDeferrals > 0 || owner !== undefined
   if (!all && !continuable) return undefined
   const base = {
     runId: info.runId,
-    standing: history.standing,
+    standing,
     continuable,
-    ...(history.openDeferrals > 0 ? { openDeferrals: history.openDeferrals } : {}),
+    ...(openDeferrals > 0 ? { openDeferrals } : {}),
     ...(owner === undefined ? {} : { owner }),
   }
-  const start = history.start
+  const start = history?.runStart
   if (start === undefined) return all ? { ...base, workflow: 'unknown', verdict: 'nothing-recorded', liveAgain: NO_COST } : undefined
   const workflow = byName.get(start.workflow)
   if (workflow === undefined) return undefined
@@ -261,14 +209,13 @@ async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<stri
     input = parsed.data
   }
   let report: ReplayReport | undefined
-  let recording: Recording
+  const recording = (history as RunHistory).recording
   try {
-    recording = mergeRecordings(await Promise.all(history.sources.map((source) => recordingOf(store, source.info, source.lines))))
     // A scratch store holds the replay, so checking writes nothing to the runs being checked; a call
     // that would run live is refused, so no host, tool, worker or child workflow is ever reached.
     const scratch = createMemoryRunStore()
     await (await scratch.createExecution({ runId: info.runId, kind: 'root' })).close()
-    const launched = launchRun(workflow, { store: scratch, runId: info.runId, input, durability: 'none' }, { executionId: 'replay', recording, replayFailures: true, refuseLiveCalls: true })
+    const launched = launchRun(workflow, { store: scratch, runId: info.runId, input, durability: 'none' }, { kind: 'replay', recording, replayFailures: true, refuseLiveCalls: true })
     report = (await launched.done).replay
   } catch (error) {
     return { ...named, verdict: 'error', issues: [messageOf(error)], liveAgain: NO_COST }
@@ -315,7 +262,7 @@ async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<stri
 export async function checkDeploy(options: DeployCheckOptions): Promise<DeployCheckReport> {
   const concurrency = options.concurrency ?? 4
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`checkDeploy: concurrency must be a whole number of at least 1, not ${String(options.concurrency)}.`)
-  const store = options.store ?? createFileRunStore(resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir }))
+  const store = storeOf(options.runsDir === undefined ? { ...(options.store === undefined ? {} : { store: options.store }) } : { runsDir: options.runsDir, ...(options.store === undefined ? {} : { store: options.store }) })
   const byName = new Map(options.workflows.map((workflow) => [workflow.name, workflow]))
   const all = options.all === true
   const leases = leaseReaderOf(store)

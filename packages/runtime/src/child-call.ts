@@ -8,9 +8,10 @@ import { ChildWorkflowError, RuntimeInputError } from './errors.js'
 import { positionToken } from './ids.js'
 import type { RunResultOfChild, RunState } from './run-state.js'
 import { describeZodIssues } from './zod-issues.js'
+import { EXECUTION_ID_PREFIX } from '@locus/store'
 
 /** The prefix of every child execution id, so a store reads its kind back from the id. */
-export const CHILD_EXECUTION_PREFIX = 'child-'
+export const CHILD_EXECUTION_PREFIX = EXECUTION_ID_PREFIX.child
 
 /**
  * The execution id of one spawn attempt, unique within the stored run: a
@@ -21,7 +22,7 @@ export const CHILD_EXECUTION_PREFIX = 'child-'
 export function childExecutionIdOf(run: Pick<RunState, 'runId' | 'executionId'>, ordinal: string, attempt: number): string {
   const own = `${positionToken(ordinal)}-a${attempt}`
   if (run.executionId.startsWith(CHILD_EXECUTION_PREFIX)) return `${run.executionId}.${own}`
-  if (run.executionId === run.runId || run.executionId.startsWith('resume-')) return `${CHILD_EXECUTION_PREFIX}${own}`
+  if (run.executionId === run.runId || run.executionId.startsWith(EXECUTION_ID_PREFIX.resume)) return `${CHILD_EXECUTION_PREFIX}${own}`
   return `${CHILD_EXECUTION_PREFIX}${run.executionId}.${own}`
 }
 

@@ -279,7 +279,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // Scripts may spawn the runtime's workflows by name.
     workflows,
     ...runOptions,
-    ...(options.store === undefined ? { runsDir } : { store: options.store }),
+    // One store for every run of this runtime: the file store over runsDir unless another was given.
+    store,
     signal: hooks.signal,
     suspendSignal: hooks.suspendSignal,
     onWaitingChange: hooks.onWaitingChange,

@@ -1,7 +1,6 @@
 import { type FailureCause, type JsonValue, LocusError, type RunDisposition, hasLocusErrorCode } from '@locus/outcome'
 import type { SerializedError } from '@locus/journal'
 import type { AttemptRecord, CallFailure } from '@locus/retry'
-import { RUN_EXISTS } from '@locus/store'
 
 /** Stable codes of the errors the runtime throws. */
 export const RUNTIME_ERROR_CODES = [
@@ -16,7 +15,6 @@ export const RUNTIME_ERROR_CODES = [
   'RUN_OPTIONS_INVALID',
   'WORKFLOW_INPUT_INVALID',
   'WORKFLOW_DEFINITION_INVALID',
-  'RUN_OWNED',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
 
@@ -252,59 +250,6 @@ export class RuntimeInputError extends LocusError {
       LocusError.isInstance(value) &&
       (value as unknown as Record<symbol, unknown>)[RUNTIME_INPUT_ERROR_BRAND] === true &&
       (RUNTIME_INPUT_ERROR_CODES as readonly string[]).includes(value.code)
-    )
-  }
-}
-
-/** Who holds a run's ownership lock (`owner.lock` in the run directory), as recorded in it. */
-export interface RunLockOwner {
-  readonly pid: number
-  readonly hostname: string
-  readonly runId: string
-  /** The execution the owner is running: the root run's id, or `resume-NNN`. */
-  readonly executionId: string
-  /** When the owner took the lock (ISO 8601). */
-  readonly startedAt: string
-  /** When the owning process started (ISO 8601, approximate). */
-  readonly processStartedAt: string
-  /** The operating system's identity of the owning process's start (Linux: boot id and start ticks), to tell a reused pid apart; null where unknown. */
-  readonly processStart: string | null
-  /** A random token naming this one lock. */
-  readonly token: string
-}
-
-/** Marks a {@link RunOwnershipError}; registered, so every installed copy of the package shares it. */
-const RUN_OWNERSHIP_ERROR_BRAND = Symbol.for('@locus/runtime:RunOwnershipError')
-
-/**
- * A run that cannot be started or continued because of who owns it:
- * `RUN_EXISTS` (the store's one code for a taken run id) when a fresh run's id is taken (an existing run is
- * never written to by a new run), `RUN_OWNED` when a live process holds the
- * run's ownership lock (a running run or resume). Nothing was written to the run.
- */
-export class RunOwnershipError extends LocusError {
-  declare readonly code: typeof RUN_EXISTS | Extract<RuntimeErrorCode, 'RUN_OWNED'>
-  readonly runId: string
-  /** The run's directory. */
-  readonly runDir: string
-  /** For `RUN_OWNED`: the lock's holder as recorded, when the lock could be read. */
-  readonly owner: RunLockOwner | undefined
-  private readonly [RUN_OWNERSHIP_ERROR_BRAND] = true
-
-  constructor(code: RunOwnershipError['code'], message: string, details: { runId: string; runDir: string; owner?: RunLockOwner | undefined; cause?: unknown }) {
-    super(message, { code, cause: details.cause })
-    this.name = 'RunOwnershipError'
-    this.runId = details.runId
-    this.runDir = details.runDir
-    this.owner = details.owner
-  }
-
-  /** True for a {@link RunOwnershipError} from any installed copy of this package: it carries the class's brand and one of its two codes. */
-  static override isInstance(value: unknown): value is RunOwnershipError {
-    return (
-      LocusError.isInstance(value) &&
-      (value as unknown as Record<symbol, unknown>)[RUN_OWNERSHIP_ERROR_BRAND] === true &&
-      (value.code === RUN_EXISTS || value.code === 'RUN_OWNED')
     )
   }
 }

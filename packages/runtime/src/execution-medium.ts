@@ -1,15 +1,18 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { type JournalDurability, type JournalLine, type JournalLineInput, RUN_LAYOUT, type RunPaths, createJournalWriter } from '@locus/journal'
-import { type ExecutionWriter, type RunStore, createFileRunStore } from '@locus/store'
+import type { JournalLine, JournalLineInput } from '@locus/journal'
+import { ARTIFACT_KEYS, type ExecutionWriter, type RunStore } from '@locus/store'
 import { type DeferredAnswerSource, storeAnswerSource } from './deferrals.js'
-import { writeJsonAtomic } from './run-state.js'
+
+/** Where a host writes what it keeps of one call attempt (its own transcript files): by name, under the attempt's transcript key. */
+export interface ArtifactSink {
+  /** Writes one artifact whole under `name` (letters, digits, ".", "_", "-" and "/"); a later write of the same name replaces it. */
+  write(name: string, text: string): void
+}
 
 /** Where one agent attempt's transcript and result envelope go. */
 export interface CallOutputs {
-  /** A directory a host may write its own files into, when the medium is a disk; undefined otherwise. */
-  readonly transcriptDir: string | undefined
-  /** What the envelope records as its `paths`: directories on disk, or artifact keys. */
+  /** Where the host writes artifacts of its own for this attempt. */
+  readonly artifacts: ArtifactSink
+  /** What the envelope records as its `paths`: the artifact keys of the attempt's transcript and result. */
   readonly envelopePaths: { readonly transcriptDir: string; readonly resultDir: string }
   writeTranscript(json: string): void
   /** Written once; a second write of the same call is refused. */
@@ -18,11 +21,13 @@ export interface CallOutputs {
 
 /**
  * Where an execution writes: its journal, each call's outputs, `result.json`
- * and the outputs README. The runtime writes only through this, so a run can
- * live in the runs directory or in any `RunStore`.
+ * and the outputs README, all through one `RunStore` execution (the runs
+ * directory is the file store's). The runtime writes only through this.
  */
 export interface ExecutionMedium {
+  /** Where a person finds the run (the root execution): for messages and results, never parsed. */
   readonly runDir: string
+  /** Where a person finds this execution. */
   readonly executionDir: string
   /** Where answers to the run's deferrals given from another process are kept. */
   readonly deferredAnswers: DeferredAnswerSource
@@ -36,60 +41,6 @@ export interface ExecutionMedium {
   settled(): Promise<void>
 }
 
-/** The runs directory on this disk, in the layout `locus` has always written. */
-export function fileMedium(paths: RunPaths, journal: { readonly durability: JournalDurability; readonly onLine: (line: JournalLine) => void }): ExecutionMedium {
-  mkdirSync(paths.outputsDir, { recursive: true })
-  const writer = createJournalWriter(paths.journalPath, { runId: paths.storageRootRunId, executionId: paths.executionId, durability: journal.durability, onLine: journal.onLine })
-  let firstCall = true
-  return {
-    runDir: paths.rootDir,
-    executionDir: paths.executionDir,
-    // A look is one readdir of the run's deferred/ directory.
-    deferredAnswers: storeAnswerSource(createFileRunStore(paths.runsDir), paths.storageRootRunId, 100),
-    append: (line) => writer.append(line),
-    flush: () => {
-      writer.flush()
-    },
-    close: () => {
-      writer.close()
-    },
-    prepareCall(callId) {
-      const dirs = paths.callDir(callId)
-      // Plain mkdirs, with a recursive one only for the first call: metadata operations dominate a call's cost on slow disks.
-      if (firstCall) {
-        mkdirSync(dirs.dir, { recursive: true })
-        firstCall = false
-      } else {
-        try {
-          mkdirSync(dirs.dir)
-        } catch {
-          mkdirSync(dirs.dir, { recursive: true })
-        }
-      }
-      mkdirSync(dirs.transcriptDir)
-      mkdirSync(dirs.resultDir)
-      return {
-        transcriptDir: dirs.transcriptDir,
-        envelopePaths: { transcriptDir: dirs.transcriptDir, resultDir: dirs.resultDir },
-        writeTranscript: (json) => {
-          writeFileSync(join(dirs.transcriptDir, 'transcript.json'), json)
-        },
-        // Written once into a fresh directory; a crash mid-write leaves an envelope that replay reports as invalid and re-runs.
-        writeEnvelope: (json) => {
-          writeFileSync(join(dirs.resultDir, 'result.json'), json, { flag: 'wx' })
-        },
-      }
-    },
-    writeResult: (value) => {
-      writeJsonAtomic(paths.resultPath, value)
-    },
-    writeReadme: (markdown) => {
-      writeFileSync(paths.outputsReadmePath, markdown)
-    },
-    settled: () => Promise.resolve(),
-  }
-}
-
 /**
  * An execution opened in a `RunStore`: lines through its sink, everything else
  * as artifacts by key. Artifact writes are asynchronous; the execution waits
@@ -101,12 +52,11 @@ export function storeMedium(writer: ExecutionWriter, store: RunStore): Execution
     pending.push(write)
     write.catch(() => undefined)
   }
-  const key = (...parts: string[]): string => parts.join('/')
   return {
-    runDir: writer.location,
+    runDir: writer.runLocation,
     executionDir: writer.location,
-    // A look is one query (or one map read in memory); a quarter second keeps a remote store's load small.
-    deferredAnswers: storeAnswerSource(store, writer.runId, 250),
+    // A look is one query, one readdir or one map read; a quarter second keeps a remote store's load small.
+    deferredAnswers: storeAnswerSource(store, writer.runId, store.kind === 'file' ? 100 : 250),
     append: (line) => writer.append(line),
     flush: () => {
       track(writer.flush())
@@ -115,24 +65,28 @@ export function storeMedium(writer: ExecutionWriter, store: RunStore): Execution
       track(writer.close())
     },
     prepareCall(callId) {
-      const transcriptKey = key(RUN_LAYOUT.calls, callId, RUN_LAYOUT.transcript)
-      const resultKey = key(RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult)
+      const transcriptKey = ARTIFACT_KEYS.callTranscript(callId)
       return {
-        transcriptDir: undefined,
-        envelopePaths: { transcriptDir: transcriptKey, resultDir: resultKey },
-        writeTranscript: (json) => {
-          track(writer.artifacts.write(key(transcriptKey, 'transcript.json'), json))
+        artifacts: {
+          write: (name, text) => {
+            track(writer.artifacts.write(`${transcriptKey}/${name}`, text))
+          },
         },
+        envelopePaths: { transcriptDir: transcriptKey, resultDir: ARTIFACT_KEYS.callResult(callId) },
+        writeTranscript: (json) => {
+          track(writer.artifacts.write(ARTIFACT_KEYS.callTranscriptFile(callId), json))
+        },
+        // Written once; a crash mid-write leaves an envelope that replay reports as invalid and re-runs.
         writeEnvelope: (json) => {
-          track(writer.artifacts.write(key(resultKey, 'result.json'), json, { exclusive: true }))
+          track(writer.artifacts.write(ARTIFACT_KEYS.callEnvelope(callId), json, { exclusive: true }))
         },
       }
     },
     writeResult: (value) => {
-      track(writer.artifacts.write(RUN_LAYOUT.result, JSON.stringify(value, null, 2) + '\n'))
+      track(writer.artifacts.write(ARTIFACT_KEYS.result, JSON.stringify(value, null, 2) + '\n'))
     },
     writeReadme: (markdown) => {
-      track(writer.artifacts.write(key(RUN_LAYOUT.outputs, RUN_LAYOUT.outputsReadme), markdown))
+      track(writer.artifacts.write(ARTIFACT_KEYS.outputsReadme, markdown))
     },
     async settled() {
       await Promise.all(pending)

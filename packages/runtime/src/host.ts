@@ -2,6 +2,7 @@
 export { HOST_CONTRACT_ERROR_CODES, HOST_SPECIFICATION_VERSION, HostError, failureCauseOf, hostSpecificationProblem } from '@locus/host-contract'
 export type {
   AgentConfig,
+  ArtifactSink,
   AgentHost,
   AgentSession,
   CallBudgets,

@@ -2,6 +2,8 @@ export { parseWorkflowInput, runWorkflowScript, startWorkflowRun, resolveRunsDir
 export type { RunResultFile } from './run-result-schema.js'
 export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun } from './resume-run.js'
 export type { ReplayRunResult, ResumeResult } from './resume-run.js'
+export { readRunHistory } from './run-history.js'
+export type { RunHistory } from './run-history.js'
 export type { RunHandle as StartedRun, RunResult, WorkflowFunction } from './run-workflow-script.js'
 export { createRuntime } from './create-runtime.js'
 export type { PendingDeferral, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
@@ -34,6 +36,7 @@ export type { BudgetIncrease, LaunchMode, RunBudgets } from './budgets.js'
 export { HOST_CONTRACT_ERROR_CODES, HOST_SPECIFICATION_VERSION, HostError, failureCauseOf, hostSpecificationProblem } from './host.js'
 export type {
   AgentConfig,
+  ArtifactSink,
   AgentHost,
   AgentSession,
   CallBudgets,
@@ -54,14 +57,12 @@ export {
   AgentCallError,
   ChildWorkflowError,
   RUNTIME_ERROR_CODES,
-  RunOwnershipError,
   RuntimeInputError,
   SchemaValidationError,
   ToolCallError,
   TransportRetryRefusedError,
 } from './errors.js'
-export type { AgentCallErrorDetails, ChildWorkflowErrorDetails, RunLockOwner, RuntimeErrorCode } from './errors.js'
-export { RUN_LOCK_FILE } from './run-lock.js'
+export type { AgentCallErrorDetails, ChildWorkflowErrorDetails, RuntimeErrorCode } from './errors.js'
 export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
 export { createRunId, positionToken } from './ids.js'
 export { CHILD_EXECUTION_PREFIX, childExecutionIdOf } from './child-call.js'

@@ -1,5 +1,3 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
 import type { JournalLine, JournalLineInput, RetryRefuser, SerializedError } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
@@ -204,12 +202,4 @@ export class RunState {
     this.scope.latchHardStop(error)
     this.parent?.latchHardStop(error)
   }
-}
-
-/** Writes a JSON file so that a reader sees the old content or the new, never half. */
-export function writeJsonAtomic(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true })
-  const temporary = `${path}.${process.pid}.tmp`
-  writeFileSync(temporary, JSON.stringify(value, null, 2) + '\n')
-  renameSync(temporary, path)
 }

@@ -1,12 +1,9 @@
 import { setMaxListeners } from 'node:events'
-import { mkdirSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import {
-  type RunPaths,
   type JournalLine,
   createRunView,
   renderOutputsReadme,
-  runPaths,
   serializeError,
   type SerializedError,
 } from '@locus/journal'
@@ -31,15 +28,13 @@ import { callAgent } from './agent-call.js'
 import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
-import { claimRunDirectory } from './run-directory.js'
-import { type RunLock, acquireRunLock } from './run-lock.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
 import { type ChildSpawnRequest, RunState, type RunResultOfChild } from './run-state.js'
 import { callSpawn } from './child-call.js'
-import { type ExecutionMedium, fileMedium, storeMedium } from './execution-medium.js'
+import { type ExecutionMedium, storeMedium } from './execution-medium.js'
 import { type DeferredAnswerOutcome, Deferrals } from './deferrals.js'
 import { createRunId } from './ids.js'
-import type { RunStore } from '@locus/store'
+import { type CreateExecutionOptions, type ExecutionWriter, type Ownership, type RunStore, RunExistsError, createFileRunStore } from '@locus/store'
 import { recordRunOutcome } from './run-metrics.js'
 import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
 import { judgeRunAnswer } from '@locus/partial'
@@ -77,8 +72,8 @@ export interface RunResult {
 
 /** What a resumed or replayed execution starts from. Internal to the runtime. */
 export interface LaunchInternals {
-  /** A nested execution whose directory the caller has already claimed exclusively; absent for a fresh run. */
-  readonly executionId?: string
+  /** Which execution this is: a fresh run (`root`), or a `resume` or `replay` whose id the store allocates. @default 'root' */
+  readonly kind?: 'root' | 'resume' | 'replay'
   readonly recording?: Recording
   readonly replayFailures?: boolean
   /** A check-only replay: a call the replay would run live throws instead, so nothing runs live (the deploy check). */
@@ -86,8 +81,8 @@ export interface LaunchInternals {
   readonly resumeOf?: string
   /** Deferrals earlier executions opened that are still waiting. */
   readonly openDeferrals?: readonly string[]
-  /** The run's ownership lock, taken by the caller for this execution; released when the execution ends. */
-  readonly lock?: RunLock
+  /** The run's ownership, claimed by the caller for this execution (a resume); released when the execution ends. */
+  readonly ownership?: Ownership
   /** The id source of a fresh run without `runId` (tests inject one that clashes). @default createRunId */
   readonly newRunId?: (now: Date) => string
   /** Spawn attempts earlier executions started, by ordinal: a resumed spawn numbers its next attempt after them. */
@@ -222,62 +217,59 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   const options: RunOptions = { ...given, suspendSignal: suspender.signal }
   let handle: RunHandle
   try {
-    handle = launchExecution(definition, input, options, internals)
+    // `{ runsDir }` is exactly `{ store: createFileRunStore(runsDir) }`: every run goes through a store.
+    handle = launchInStore(definition, input, options, internals, storeOf(options), options.clock ?? systemClock)
   } catch (error) {
     stopForwarding()
     throw error
   }
   void handle.done.finally(stopForwarding).catch(() => undefined)
-  return {
-    ...handle,
-    suspend: (reason?: string) => {
+  return Object.defineProperty(handle, 'suspend', {
+    value: (reason?: string) => {
       suspender.abort(reason ?? 'suspended by the host')
     },
-  }
+  })
 }
 
-function launchExecution(definition: WorkflowDefinition, input: unknown, options: RunOptions, internals: LaunchInternals): RunHandle {
-  const clock = options.clock ?? systemClock
-  if (options.store !== undefined) return launchInStore(definition, input, options, internals, options.store, clock)
-  const runsDir = resolveRunsDir(options)
-  let paths: RunPaths
-  let lock = internals.lock
-  if (internals.executionId === undefined) {
-    // A fresh run: its directory is created exclusively (an existing run is refused, a clashing generated id replaced), then locked.
-    paths = claimRunDirectory(runsDir, { runId: options.runId, now: new Date(clock.now()), newRunId: internals.newRunId })
-    lock = acquireRunLock(paths.rootDir, { runId: paths.storageRootRunId, executionId: paths.executionId })
-  } else {
-    if (options.runId === undefined) throw new Error('launchRun: a nested execution needs the run id of its root run')
-    paths = runPaths(runsDir, options.runId, internals.executionId)
-  }
-  try {
-    const durability = options.durability ?? 'batch'
-    const rootPaths = paths
-    const openChildMedium: OpenChildMedium = (childExecutionId) => {
-      const childPaths = runPaths(rootPaths.runsDir, rootPaths.storageRootRunId, childExecutionId)
-      mkdirSync(dirname(childPaths.executionDir), { recursive: true })
-      // Exclusive: an execution directory is never shared by two runs.
-      mkdirSync(childPaths.executionDir)
-      return Promise.resolve((onLine) => fileMedium(childPaths, { durability, onLine }))
+/** The store a run's options name: `store`, or the file store over `runsDir` (by default `<cwd>/.locus-pi/runs`). */
+export function storeOf(options: Pick<RunOptions, 'store' | 'runsDir' | 'cwd'>): RunStore {
+  return options.store ?? createFileRunStore(resolveRunsDir(options))
+}
+
+/** How many fresh ids a run tries before giving up when each one is already taken. */
+export const RUN_ID_ATTEMPTS = 5
+
+/**
+ * Creates a fresh run's root execution exclusively in the store: a taken id
+ * the caller chose is the store's `RunExistsError` (nothing written); a
+ * generated id that clashes is replaced by a new one, up to {@link RUN_ID_ATTEMPTS} tries.
+ */
+async function createRoot(
+  store: RunStore,
+  ids: { readonly chosen: boolean; readonly first: string; readonly next: () => string },
+  create: Omit<CreateExecutionOptions, 'runId' | 'kind'>,
+  onRunId: (runId: string) => void,
+): Promise<ExecutionWriter> {
+  if (ids.chosen) return store.createExecution({ ...create, runId: ids.first, kind: 'root' })
+  let last: unknown
+  for (let attempt = 0; attempt < RUN_ID_ATTEMPTS; attempt += 1) {
+    const runId = attempt === 0 ? ids.first : ids.next()
+    onRunId(runId)
+    try {
+      return await store.createExecution({ ...create, runId, kind: 'root' })
+    } catch (error) {
+      if (!RunExistsError.isInstance(error)) throw error
+      last = error
     }
-    return startExecution(definition, input, options, internals, {
-      runId: paths.storageRootRunId,
-      executionId: paths.executionId,
-      openMedium: (onLine) => fileMedium(paths, { durability, onLine }),
-      openChildMedium,
-      clock,
-      lock,
-    })
-  } catch (error) {
-    lock?.release()
-    throw error
   }
+  throw last
 }
 
 /**
- * A fresh run in a `RunStore` (memory, PostgreSQL, ...): the store creates
- * the execution exclusively before the script starts, and every line and
- * artifact goes through it; nothing touches the runs directory.
+ * Starts an execution in a `RunStore` (files, memory, PostgreSQL...): the
+ * store creates the execution exclusively before the script starts, a root
+ * run claims the run's ownership there, and every line and artifact goes
+ * through the store.
  */
 function launchInStore<TInput>(
   definition: WorkflowDefinition<TInput>,
@@ -287,49 +279,69 @@ function launchInStore<TInput>(
   store: RunStore,
   clock: NonNullable<RunOptions['clock']>,
 ): RunHandle {
-  // A nested execution in a store (a replay into a scratch store, say): the store allocates its id.
-  const kind = internals.executionId === undefined ? 'root' : internals.executionId.startsWith('replay') ? 'replay' : 'resume'
+  const kind = internals.kind ?? 'root'
   if (kind !== 'root' && options.runId === undefined) throw new Error('launchRun: a nested execution needs the run id of its root run')
-  const runId = options.runId ?? createRunId(new Date(clock.now()))
+  const newRunId = internals.newRunId ?? createRunId
+  let runId = options.runId ?? newRunId(new Date(clock.now()))
+  const firstRunId = runId
   // Cancels before the execution exists reach it through the same signal the run listens on.
   const early = new AbortController()
   const stopForwarding = forwardAbort(options.signal, early)
   let started: RunHandle | undefined
+  let writer: ExecutionWriter | undefined
   let forward: (line: JournalLine) => void = () => undefined
+  const durability = options.durability ?? 'batch'
   const openChildMedium: OpenChildMedium = async (childExecutionId) => {
     let forwardChild: (line: JournalLine) => void = () => undefined
-    const writer = await store.createExecution({ runId, kind: 'child', executionId: childExecutionId, durability: options.durability ?? 'batch', onLine: (line) => {
+    const child = await store.createExecution({ runId, kind: 'child', executionId: childExecutionId, durability, onLine: (line) => {
       forwardChild(line)
     } })
     return (onLine) => {
       forwardChild = onLine
-      return storeMedium(writer, store)
+      return storeMedium(child, store)
     }
   }
   const done = (async () => {
-    const writer = await store.createExecution({ runId, kind, durability: options.durability ?? 'batch', onLine: (line) => {
-      forward(line)
-    } })
+    let ownership = internals.ownership
     try {
+      const create = { durability, onLine: (line: JournalLine) => {
+        forward(line)
+      } }
+      writer =
+        kind === 'root'
+          ? await createRoot(store, { chosen: options.runId !== undefined, first: firstRunId, next: () => newRunId(new Date(clock.now())) }, create, (id) => {
+              runId = id
+            })
+          : await store.createExecution({ runId, kind, ...create })
+      // A fresh run is owned by its root execution from the start; a resume brings the ownership it claimed first.
+      if (kind === 'root') ownership = await store.claim({ runId, executionId: writer.executionId })
+      else ownership?.setExecutionId(writer.executionId)
+      const opened = writer
       started = startExecution(definition, input, { ...options, signal: early.signal }, internals, {
         runId,
-        executionId: writer.executionId,
+        executionId: opened.executionId,
         openMedium: (onLine) => {
           forward = onLine
-          return storeMedium(writer, store)
+          return storeMedium(opened, store)
         },
         openChildMedium,
         clock,
-        lock: undefined,
+        ownership,
       })
       return await started.done
     } finally {
       stopForwarding()
+      // Whatever the ending (completed, failed, cancelled, refused, or an error writing it down), the run is free again.
+      await ownership?.release()
     }
   })()
   return {
-    runId,
-    runDir: `${store.kind}:${runId}`,
+    get runId() {
+      return runId
+    },
+    get runDir() {
+      return writer?.runLocation ?? `${store.kind}:${runId}`
+    },
     cancel: (reason?: string) => {
       early.abort(reason ?? 'cancelled by the host')
     },
@@ -346,7 +358,7 @@ function launchInStore<TInput>(
   }
 }
 
-/** Everything after the run directory is claimed and locked: the journal, the run state, the script. Releases the lock when the execution ends. */
+/** Everything after the execution is created and the run claimed: the journal, the run state, the script. */
 function startExecution<TInput>(
   definition: WorkflowDefinition<TInput>,
   input: unknown,
@@ -360,10 +372,10 @@ function startExecution<TInput>(
     /** Opens the execution a child run of this one writes to. */
     readonly openChildMedium: OpenChildMedium
     readonly clock: NonNullable<RunOptions['clock']>
-    readonly lock: RunLock | undefined
+    readonly ownership: Ownership | undefined
   },
 ): RunHandle {
-  const { runId, executionId, clock, lock } = claimed
+  const { runId, executionId, clock, ownership } = claimed
 
   const controller = new AbortController()
   // Every in-flight call listens on the run's signal; a wide fan-out is not a leak.
@@ -465,16 +477,18 @@ function startExecution<TInput>(
     ...(definition.workspaceMode === undefined ? {} : { workspaceMode: definition.workspaceMode }),
     ...(parent === undefined ? {} : { parentRunId: parent.runId, parentExecutionId: parent.executionId, parentCallId: internals.parent?.childCallId }),
   })
-  if (lock?.tookOver !== undefined) {
-    const from = lock.tookOver.from
+  if (ownership?.tookOver !== undefined) {
+    const from = ownership.tookOver.previous
     run.emit({
       type: 'log',
       level: 'warn',
       message:
         from === undefined
-          ? "took over the run's ownership lock, left unreadable by a process that died while taking it"
-          : `took over the run's ownership lock from process ${from.pid} (execution ${from.executionId}), which is no longer running`,
-      ...(from === undefined ? {} : { data: { pid: from.pid, hostname: from.hostname, executionId: from.executionId, startedAt: from.startedAt } }),
+          ? "took over the run's ownership, left unreadable by a process that died while taking it"
+          : typeof from === 'string'
+            ? `took over the run's ownership from ${from}, whose hold lapsed`
+            : `took over the run's ownership lock from process ${from.pid} (execution ${from.executionId}), which is no longer running`,
+      ...(from === undefined ? {} : { data: typeof from === 'string' ? { owner: from } : { pid: from.pid, hostname: from.hostname, executionId: from.executionId, startedAt: from.startedAt } }),
     })
   }
   for (const increase of increases) {
@@ -512,9 +526,7 @@ function startExecution<TInput>(
     try {
       return await finishExecution()
     } finally {
-      // Whatever the ending (completed, failed, cancelled, or an error writing it down), the run is free again,
-      // and the journals its recording read answers from are closed.
-      lock?.release()
+      // The journals its recording read answers from are closed, whatever the ending.
       internals.recording?.close?.()
     }
   })()
@@ -633,10 +645,14 @@ function mutedOnSuspend(medium: ExecutionMedium, suspension: { readonly suspende
       medium.close()
     },
     prepareCall(callId) {
-      if (suspension.suspended) return { transcriptDir: undefined, envelopePaths: { transcriptDir: '', resultDir: '' }, writeTranscript: () => undefined, writeEnvelope: () => undefined }
+      if (suspension.suspended) return { artifacts: { write: () => undefined }, envelopePaths: { transcriptDir: '', resultDir: '' }, writeTranscript: () => undefined, writeEnvelope: () => undefined }
       const outputs = medium.prepareCall(callId)
       return {
-        transcriptDir: outputs.transcriptDir,
+        artifacts: {
+          write: (name, text) => {
+            if (!suspension.suspended) outputs.artifacts.write(name, text)
+          },
+        },
         envelopePaths: outputs.envelopePaths,
         writeTranscript: (json) => {
           if (!suspension.suspended) outputs.writeTranscript(json)
@@ -693,7 +709,7 @@ async function runChild(
     openMedium,
     openChildMedium: claimed.openChildMedium,
     clock: claimed.clock,
-    lock: undefined,
+    ownership: undefined,
   })
   const result = await handle.done
   return { disposition: result.disposition, result: result.result, ...(result.error === undefined ? {} : { error: result.error }) }

@@ -8,9 +8,11 @@ import { createScriptedHost, defineWorkflow, resumeRun, runWorkflowScript, start
 import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { createRunId } from '../src/ids.js'
-import { RUN_ID_ATTEMPTS, claimExecutionDirectory, claimRunDirectory } from '../src/run-directory.js'
-import { RUN_LOCK_FILE } from '../src/run-lock.js'
-import { launchRun } from '../src/run-workflow-script.js'
+import { createFileRunStore } from '@locus/store'
+import { RUN_ID_ATTEMPTS, launchRun } from '../src/run-workflow-script.js'
+
+/** The file store's ownership lock, in the run directory (the layout is the store's; this test reads it as a user would). */
+const RUN_LOCK_FILE = 'owner.lock'
 import { fanOut } from './fixtures/fan-out-workflow.js'
 import { linesOfType, settle, tempRunsDir } from './helpers.js'
 
@@ -127,11 +129,11 @@ describe('run ids', () => {
     expect(snapshot(join(runsDir, 'clash'))).toEqual(before)
   })
 
-  it(`gives up with RUN_EXISTS after ${RUN_ID_ATTEMPTS} generated ids that are all taken`, () => {
+  it(`gives up with RUN_EXISTS after ${RUN_ID_ATTEMPTS} generated ids that are all taken`, async () => {
     const runsDir = tempRunsDir()
     mkdirSync(join(runsDir, 'always'))
     const newRunId = vi.fn(() => 'always')
-    expect(() => claimRunDirectory(runsDir, { now: new Date(), newRunId })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
+    await expect(launchRun(twoCalls, { runsDir, host: answering() }, { newRunId }).done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
     expect(newRunId).toHaveBeenCalledTimes(RUN_ID_ATTEMPTS)
   })
 })
@@ -144,12 +146,12 @@ describe('an existing run id', () => {
     const before = snapshot(first.runDir)
     const host = answering()
     await expect(runWorkflowScript(twoCalls, { runsDir, runId: 'taken', host })).rejects.toMatchObject({
-      name: 'RunOwnershipError',
+      name: 'RunExistsError',
       code: 'RUN_EXISTS',
       runId: 'taken',
-      message: expect.stringMatching(/Run "taken" already exists/),
+      message: expect.stringMatching(/Run "taken" exists already/),
     })
-    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
+    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host }).done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
     expect(host.sessionCount).toBe(0)
     expect(snapshot(first.runDir)).toEqual(before)
   })
@@ -159,7 +161,7 @@ describe('an existing run id', () => {
     const handle = startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
     await settle()
     const journal = readFileSync(join(handle.runDir, 'journal.jsonl'))
-    expect(() => startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() })).toThrow(expect.objectContaining({ code: 'RUN_EXISTS' }))
+    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() }).done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
     expect(readFileSync(join(handle.runDir, 'journal.jsonl'))).toEqual(journal)
     handle.cancel()
     await handle.done
@@ -167,15 +169,16 @@ describe('an existing run id', () => {
 })
 
 describe('execution ids', () => {
-  it('takes the next number when the one counted was claimed meanwhile (exclusive mkdir, no sharing)', () => {
+  it('takes the next free number, skipping those another process claimed (exclusive mkdir in the file store, no sharing)', async () => {
     const runsDir = tempRunsDir()
     const rootDir = join(runsDir, 'run')
     mkdirSync(join(rootDir, 'executions', 'resume-001'), { recursive: true })
-    // Another process claimed resume-002 after this one listed the directory.
+    // Another process claimed resume-002 meanwhile.
     mkdirSync(join(rootDir, 'executions', 'resume-002'))
-    expect(claimExecutionDirectory(rootDir, 'resume-', ['resume-001'])).toBe('resume-003')
-    expect(claimExecutionDirectory(rootDir, 'resume-', ['resume-001'])).toBe('resume-004')
-    expect(claimExecutionDirectory(rootDir, 'replay-', [])).toBe('replay-001')
+    const store = createFileRunStore(runsDir)
+    expect((await store.createExecution({ runId: 'run', kind: 'resume' })).executionId).toBe('resume-003')
+    expect((await store.createExecution({ runId: 'run', kind: 'resume' })).executionId).toBe('resume-004')
+    expect((await store.createExecution({ runId: 'run', kind: 'replay' })).executionId).toBe('replay-001')
   })
 })
 
@@ -219,7 +222,7 @@ describe('the ownership lock', () => {
     await runWorkflowScript(withInput, { runsDir, runId: 'input', input: { n: 1 } })
     await expect(resumeRun('input', withInput, { runsDir, input: { n: 'not a number' } })).rejects.toMatchObject({ code: 'WORKFLOW_INPUT_INVALID' })
     expect(lockLeftovers(runsDir, 'input')).toEqual([])
-    expect(readdirSync(join(runsDir, 'input', 'executions'))).toEqual([])
+    expect(existsSync(join(runsDir, 'input', 'executions')) ? readdirSync(join(runsDir, 'input', 'executions')) : []).toEqual([])
     const resumed = await resumeRun('input', withInput, { runsDir })
     expect(resumed.executionId).toBe('resume-001')
     expect(lockLeftovers(runsDir, 'input')).toEqual([])

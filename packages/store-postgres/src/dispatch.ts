@@ -434,6 +434,7 @@ function announcing(store: PostgresRunStore, lease: RunLease, leaseMs: number): 
         executionId: writer.executionId,
         kind: writer.kind,
         location: writer.location,
+        runLocation: writer.runLocation,
         artifacts: writer.artifacts,
         get lastSeq() {
           return writer.lastSeq

@@ -17,8 +17,10 @@ import {
   type ExecutionRef,
   type ExecutionWriter,
   type ListRunsFilter,
+  type Ownership,
   type ReadLinesOptions,
   RunExistsError,
+  RunOwnedError,
   type RunInfo,
   RunNotFoundError,
   type RunStore,
@@ -28,6 +30,8 @@ import {
   validateArtifactKey,
   validateDeferredId,
 } from '@locus/store'
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
 import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
@@ -111,6 +115,9 @@ function checkLeaseMs(where: string, leaseMs: number): void {
   if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new StoreOptionsError(`${where}: leaseMs must be a whole number of milliseconds of at least 1, not ${String(leaseMs)}.`)
 }
 const READ_PAGE = 1000
+
+/** How long a claim's lease lasts without a heartbeat; it is renewed every third of that while held. */
+const CLAIM_LEASE_MS = 30_000
 
 /**
  * The run store on PostgreSQL: journal lines in `locus_journal` keyed by
@@ -302,6 +309,56 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     await client.query(REQUEUE_SQL, [RUN_TASK, runId])
   }
 
+  /**
+   * Ownership on PostgreSQL is the run's lease: a fenced store (a worker's,
+   * which took and heartbeats the lease itself) answers with that lease; any
+   * other store takes the lease for this process, keeps it alive while held,
+   * and gives it up on release. A live lease held by anyone is `RUN_OWNED`.
+   */
+  async function claim(ref: ExecutionRef): Promise<Ownership> {
+    await requireRun(ref.runId)
+    if (fence !== undefined) {
+      if (ref.runId !== fence.runId) throw new StoreOptionsError(`A store fenced by the lease of run "${fence.runId}" cannot claim run "${ref.runId}".`)
+      const state = await readLease(ref.runId)
+      if (state?.owner === undefined || state.epoch !== fence.epoch) throw new LeaseLostError(ref.runId, fence.epoch, state?.owner === undefined ? undefined : state.epoch)
+      return { runId: ref.runId, setExecutionId: () => undefined, release: () => Promise.resolve() }
+    }
+    const owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`
+    const lease = await acquireLease(ref.runId, owner, CLAIM_LEASE_MS)
+    if (lease === undefined) {
+      const state = await readLease(ref.runId)
+      throw new RunOwnedError(
+        ref.runId,
+        `Run "${ref.runId}" is owned by ${state?.owner ?? 'another worker'} (lease epoch ${state?.epoch ?? '?'}); only one execution continues a run at a time: wait for it to end, or stop it. A lease whose holder died lapses within ${CLAIM_LEASE_MS / 1000} s and is taken over then.`,
+        { location: `postgres:${schema}/${ref.runId}` },
+      )
+    }
+    let held = lease
+    const heartbeat = setInterval(() => {
+      heartbeatLease(held, CLAIM_LEASE_MS).then(
+        (renewed) => {
+          held = renewed
+        },
+        () => {
+          clearInterval(heartbeat)
+        },
+      )
+    }, CLAIM_LEASE_MS / 3)
+    heartbeat.unref()
+    let released = false
+    return {
+      runId: ref.runId,
+      ...(lease.previousOwner === undefined ? {} : { tookOver: { previous: lease.previousOwner } }),
+      setExecutionId: () => undefined,
+      async release() {
+        if (released) return
+        released = true
+        clearInterval(heartbeat)
+        await releaseLease(held)
+      },
+    }
+  }
+
   async function requireRun(runId: string): Promise<void> {
     await ready()
     const { rowCount } = await pool.query(`select 1 from ${runs} where run_id = $1`, [runId])
@@ -469,6 +526,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       executionId,
       kind: create.kind,
       location,
+      runLocation: `postgres:${schema}/${runId}`,
       artifacts: artifactsOf({ runId, executionId }),
       get lastSeq() {
         return stamper.lastSeq
@@ -581,6 +639,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       return buildStore({ ...options, pool, migrate: false }, lease)
     },
     createExecution,
+    claim,
     async hasRun(runId) {
       await ready()
       const { rowCount } = await pool.query(`select 1 from ${runs} where run_id = $1`, [runId])

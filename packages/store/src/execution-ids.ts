@@ -1,7 +1,7 @@
 import type { ExecutionKind } from './run-store.js'
 
-/** Prefixes of the execution ids a store allocates. */
-export const EXECUTION_ID_PREFIX = { resume: 'resume-', replay: 'replay-' } as const
+/** Prefixes of execution ids: those a store allocates (`resume-NNN`, `replay-NNN`) and a spawned child's (`child-<position>-a<n>`). */
+export const EXECUTION_ID_PREFIX = { resume: 'resume-', replay: 'replay-', child: 'child-' } as const
 
 /** `resume-001`, `replay-012`: the id of the `n`th allocated execution of a kind. */
 export function allocatedExecutionId(kind: 'resume' | 'replay', n: number): string {

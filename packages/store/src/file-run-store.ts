@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import { acquireRunLock } from './file-owner-lock.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
 import type {
@@ -21,6 +22,7 @@ import type {
   ExecutionRef,
   ExecutionWriter,
   ListRunsFilter,
+  Ownership,
   ReadLinesOptions,
   RunInfo,
   RunStore,
@@ -132,6 +134,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
       executionId,
       kind: create.kind,
       location: paths.executionDir,
+      runLocation: rootDir,
       artifacts,
       get lastSeq() {
         return journal.lastSeq
@@ -290,9 +293,28 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return answers
   }
 
+  function claimSync(ref: ExecutionRef): Ownership {
+    const rootDir = runPaths(base, validateRunId(ref.runId, 'runId')).rootDir
+    if (!isDirectorySync(rootDir)) throw new RunNotFoundError(ref.runId, base)
+    // owner.lock in the run directory, created exclusively; a dead holder's lock is taken over (see acquireRunLock).
+    // Synchronous, like creating the execution: a run starts its script without waiting on the event loop.
+    const lock = acquireRunLock(rootDir, { runId: ref.runId, executionId: ref.executionId })
+    return {
+      runId: ref.runId,
+      ...(lock.tookOver === undefined ? {} : { tookOver: { previous: lock.tookOver.from } }),
+      setExecutionId: (executionId) => {
+        lock.setExecutionId(executionId)
+      },
+      release: () => settle(() => {
+        lock.release()
+      }),
+    }
+  }
+
   return {
     kind: 'file',
     createExecution: (create) => settle(() => createExecutionSync(create)),
+    claim: (ref) => settle(() => claimSync(ref)),
     hasRun: async (runId) => isDirectory(runPaths(base, validateRunId(runId, 'runId')).rootDir),
     listExecutions,
     listRuns,

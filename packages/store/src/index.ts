@@ -8,6 +8,7 @@ export type {
   ExecutionWriter,
   JournalSink,
   ListRunsFilter,
+  Ownership,
   ReadLinesOptions,
   RunInfo,
   RunStore,
@@ -17,6 +18,7 @@ export { DEFERRED_ANSWERS_DIR, createFileRunStore } from './file-run-store.js'
 export type { FileRunStoreOptions } from './file-run-store.js'
 export { createMemoryRunStore } from './memory-run-store.js'
 export type { MemoryRunStoreOptions } from './memory-run-store.js'
+export { ARTIFACT_KEYS } from './artifact-keys.js'
 export { EXECUTION_ID_PREFIX, allocatedExecutionId, kindOfExecutionId } from './execution-ids.js'
 export {
   ARTIFACT_EXISTS,
@@ -30,10 +32,12 @@ export {
   RunExistsError,
   LeaseLostError,
   RunNotFoundError,
+  RUN_OWNED,
+  RunOwnedError,
   STORE_ERROR_CODES,
   STORE_OPTIONS_INVALID,
   StoreOptionsError,
   validateArtifactKey,
   validateDeferredId,
 } from './store-errors.js'
-export type { StoreErrorCode } from './store-errors.js'
+export type { RunOwner, StoreErrorCode } from './store-errors.js'

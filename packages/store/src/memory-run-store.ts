@@ -8,6 +8,7 @@ import type {
   ExecutionRef,
   ExecutionWriter,
   ListRunsFilter,
+  Ownership,
   ReadLinesOptions,
   RunInfo,
   RunStore,
@@ -18,6 +19,7 @@ import {
   ExecutionExistsError,
   RunExistsError,
   RunNotFoundError,
+  RunOwnedError,
   StoreOptionsError,
   validateArtifactKey,
   validateDeferredId,
@@ -60,6 +62,8 @@ export interface MemoryRunStoreOptions {
 export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunStore {
   const clock = options.now ?? Date.now
   const runs = new Map<string, MemoryRun>()
+  /** The runs claimed now, with the execution that holds each: ownership within this process. */
+  const owners = new Map<string, { executionId: string; readonly token: symbol }>()
   let order = 0
 
   function runOf(runId: string): MemoryRun {
@@ -110,6 +114,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       executionId,
       kind: create.kind,
       location,
+      runLocation: `memory:${runId}`,
       artifacts: memoryArtifacts(execution.artifacts),
       get lastSeq() {
         return stamper.lastSeq
@@ -125,6 +130,30 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       flush: () => Promise.resolve(),
       close() {
         closed = true
+        return Promise.resolve()
+      },
+    }
+  }
+
+  function claimSync(ref: ExecutionRef): Ownership {
+    runOf(ref.runId)
+    const held = owners.get(ref.runId)
+    if (held !== undefined) {
+      throw new RunOwnedError(
+        ref.runId,
+        `Run "${ref.runId}" is owned by its execution "${held.executionId}" in this process; only one execution continues a run at a time: wait for it to end, or stop it.`,
+        { location: `memory:${ref.runId}` },
+      )
+    }
+    const mine = { executionId: ref.executionId, token: Symbol(ref.runId) }
+    owners.set(ref.runId, mine)
+    return {
+      runId: ref.runId,
+      setExecutionId: (executionId) => {
+        mine.executionId = executionId
+      },
+      release: () => {
+        if (owners.get(ref.runId)?.token === mine.token) owners.delete(ref.runId)
         return Promise.resolve()
       },
     }
@@ -176,6 +205,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
   return {
     kind: 'memory',
     createExecution: (create) => settle(() => createExecutionSync(create)),
+    claim: (ref) => settle(() => claimSync(ref)),
     hasRun: (runId) => Promise.resolve(runs.has(runId)),
     listExecutions: (runId) =>
       settle(() => {

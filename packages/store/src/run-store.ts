@@ -1,4 +1,5 @@
 import type { JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
+import type { RunOwner } from './store-errors.js'
 
 /**
  * Why an execution exists: the run's first (`root`), a `resume` that
@@ -77,6 +78,23 @@ export interface ExecutionWriter extends JournalSink {
    * URI for others); for messages only, never parsed.
    */
   readonly location: string
+  /** Where a person finds the whole run (its root execution); for messages only. */
+  readonly runLocation: string
+}
+
+/**
+ * The right to continue a run, held by one execution at a time, from
+ * {@link RunStore.claim}: the file store's `owner.lock`, PostgreSQL's lease
+ * with epoch fencing, an in-process set in memory.
+ */
+export interface Ownership {
+  readonly runId: string
+  /** Set when this claim replaced an owner that had died (or whose lease lapsed): who that was, when the store could tell. */
+  readonly tookOver?: { readonly previous: RunOwner | string | undefined } | undefined
+  /** Records which execution holds the claim now (a resume's id is known only once its execution exists). */
+  setExecutionId(executionId: string): void
+  /** Gives the run up; another execution may claim it. Idempotent. */
+  release(): Promise<void>
 }
 
 /** One execution as a listing shows it. */
@@ -142,6 +160,14 @@ export interface RunStore {
    * conflict before the run starts; the sink it returns appends synchronously.
    */
   createExecution(options: CreateExecutionOptions): Promise<ExecutionWriter>
+  /**
+   * Claims the right to continue a run: one execution at a time (a run or a
+   * resume; a replay writes only its own execution and claims nothing). A
+   * live holder makes this throw `RunOwnedError` (code `RUN_OWNED`) with
+   * nothing written; a holder that died is taken over, and the ownership says
+   * whom it replaced. @throws RunNotFoundError for an unknown run
+   */
+  claim(ref: ExecutionRef): Promise<Ownership>
   /** True when the run exists. */
   hasRun(runId: string): Promise<boolean>
   /** The run's executions in creation order, root first. @throws RunNotFoundError */

@@ -7,6 +7,7 @@ export const ARTIFACT_KEY_INVALID = 'ARTIFACT_KEY_INVALID'
 export const ARTIFACT_EXISTS = 'ARTIFACT_EXISTS'
 export const STORE_OPTIONS_INVALID = 'STORE_OPTIONS_INVALID'
 export const LEASE_LOST = 'LEASE_LOST'
+export const RUN_OWNED = 'RUN_OWNED'
 
 /** The codes this package owns; no other package throws them. */
 export const STORE_ERROR_CODES = [
@@ -17,6 +18,7 @@ export const STORE_ERROR_CODES = [
   ARTIFACT_EXISTS,
   STORE_OPTIONS_INVALID,
   LEASE_LOST,
+  RUN_OWNED,
 ] as const
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 
@@ -24,6 +26,8 @@ export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number]
 export class RunExistsError extends LocusError {
   declare readonly code: typeof RUN_EXISTS
   readonly runId: string
+  /** Where the run that holds the id is (its directory for the file store). */
+  readonly location: string
   constructor(runId: string, location: string, cause?: unknown) {
     super(
       `Run "${runId}" exists already (${location}); a run id names one run. Continue it with \`locus resume ${runId}\`, ` +
@@ -32,9 +36,49 @@ export class RunExistsError extends LocusError {
     )
     this.name = 'RunExistsError'
     this.runId = runId
+    this.location = location
   }
   static override isInstance(value: unknown): value is RunExistsError {
     return hasLocusErrorCode(value, RUN_EXISTS)
+  }
+}
+
+/** Who holds a run, as its store recorded it: a process on a host, since when, for which execution. */
+export interface RunOwner {
+  readonly pid: number
+  readonly hostname: string
+  readonly runId: string
+  readonly executionId: string
+  /** ISO time the owner claimed the run. */
+  readonly startedAt: string
+  /** ISO time the owning process started. */
+  readonly processStartedAt: string
+  /** The process's start as the kernel counts it (`<bootId>:<ticks>`, Linux), null elsewhere: a reused pid is told apart by it. */
+  readonly processStart: string | null
+  /** Names this claim among all claims of the run. */
+  readonly token: string
+}
+
+/**
+ * A run is held by a live owner (a running run or resume, in this process or
+ * another): only one execution continues a run at a time. Nothing was written.
+ */
+export class RunOwnedError extends LocusError {
+  declare readonly code: typeof RUN_OWNED
+  readonly runId: string
+  /** The holder as the store recorded it, when it could be read. */
+  readonly owner: RunOwner | undefined
+  /** Where the claim is kept (the lock file of the file store, a lease row...), for messages. */
+  readonly location: string
+  constructor(runId: string, message: string, details: { readonly owner?: RunOwner | undefined; readonly location: string; readonly cause?: unknown }) {
+    super(message, { code: RUN_OWNED, cause: details.cause })
+    this.name = 'RunOwnedError'
+    this.runId = runId
+    this.owner = details.owner
+    this.location = details.location
+  }
+  static override isInstance(value: unknown): value is RunOwnedError {
+    return hasLocusErrorCode(value, RUN_OWNED)
   }
 }
 

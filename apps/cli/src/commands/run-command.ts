@@ -105,6 +105,9 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     let result: Awaited<typeof handle.done>
     try {
       result = await handle.done
+    } catch (error) {
+      // A taken --run-id is refused by the store when the run's execution is created, so it arrives here.
+      throw asCliOwnershipError(error, flags.runId) ?? error
     } finally {
       releaseRun()
       stopInterrupts()

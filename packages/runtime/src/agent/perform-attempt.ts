@@ -76,7 +76,7 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
     phase: where.phase,
     budgets: { ...call.budgets, ...turnBudgetOf(run.perCallOverrides), ...turnBudgetOf(options.budgets) },
     tools: toolsForAttempt(run, callId),
-    ...(outputs.transcriptDir === undefined ? {} : { transcriptDir: outputs.transcriptDir }),
+    artifacts: outputs.artifacts,
     launchMode: run.launchMode,
   }
   const plan = { prompt: call.prompt, options, attempts: call.attempts, request, budgets: call.budgets }
@@ -112,8 +112,7 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
     fields.reason = end.kind === 'failed' ? end.reason : messageOf(end.error)
   }
   const envelope = fields as unknown as AgentResultEnvelope
-  // Written once into a fresh directory; a crash mid-write leaves an envelope
-  // that replay reports as invalid and re-runs, so no rename is needed.
+  // Written once (exclusively); a crash mid-write leaves an envelope that replay reports as invalid and re-runs.
   outputs.writeEnvelope(JSON.stringify(envelope, null, 2) + '\n')
   return { attempt, callId, end, durationMs }
 }

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { type RunLockOwner, RunOwnershipError } from './errors.js'
+import { type RunOwner, RunOwnedError } from './store-errors.js'
 
-/** The ownership lock's file name, directly in the run directory. */
+/** The ownership lock's file name, directly in the run directory. Private to the file store. */
 export const RUN_LOCK_FILE = 'owner.lock'
 
 /**
@@ -23,9 +23,9 @@ const TAKEOVER_GENERATIONS = 16
 /** A held ownership lock. */
 export interface RunLock {
   readonly path: string
-  readonly owner: RunLockOwner
+  readonly owner: RunOwner
   /** The dead holder whose lock this one replaced: set after a take-over (undefined content when its lock was unreadable). */
-  readonly tookOver: { readonly from: RunLockOwner | undefined } | undefined
+  readonly tookOver: { readonly from: RunOwner | undefined } | undefined
   /** Records another execution id in the held lock (atomically: a reader sees the old or the new content). */
   setExecutionId(executionId: string): void
   /** Removes the lock file if it is still this lock. Idempotent. */
@@ -93,7 +93,7 @@ type Liveness = 'alive' | 'dead' | 'unknown'
  * process, so the recorded one is gone too; a zombie is gone. Elsewhere a
  * live pid is taken at its word. Another host is `unknown`.
  */
-function livenessOf(holder: Pick<RunLockOwner, 'pid' | 'hostname' | 'processStart'>): Liveness {
+function livenessOf(holder: Pick<RunOwner, 'pid' | 'hostname' | 'processStart'>): Liveness {
   if (holder.hostname !== selfIdentity().hostname) return 'unknown'
   try {
     process.kill(holder.pid, 0)
@@ -109,7 +109,7 @@ function livenessOf(holder: Pick<RunLockOwner, 'pid' | 'hostname' | 'processStar
   return 'alive'
 }
 
-function parseOwner(text: string): RunLockOwner | undefined {
+function parseOwner(text: string): RunOwner | undefined {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -117,7 +117,7 @@ function parseOwner(text: string): RunLockOwner | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const owner = value as Partial<RunLockOwner>
+  const owner = value as Partial<RunOwner>
   const valid =
     typeof owner.pid === 'number' &&
     Number.isSafeInteger(owner.pid) &&
@@ -129,13 +129,13 @@ function parseOwner(text: string): RunLockOwner | undefined {
     typeof owner.runId === 'string' &&
     typeof owner.startedAt === 'string' &&
     (owner.processStart === null || typeof owner.processStart === 'string')
-  return valid ? (value as RunLockOwner) : undefined
+  return valid ? (value as RunOwner) : undefined
 }
 
 /** A lock or marker file as read: a key naming this one instance, and its holder when readable. */
 interface HeldFile {
   readonly key: string
-  readonly owner: RunLockOwner | undefined
+  readonly owner: RunOwner | undefined
   readonly modifiedMs: number
 }
 
@@ -211,19 +211,19 @@ function takeoverMarker(lockPath: string, key: string, generation: number): stri
   return `${lockPath}.takeover-${key}.${generation}`
 }
 
-function describeOwner(owner: RunLockOwner | undefined): string {
+function describeOwner(owner: RunOwner | undefined): string {
   if (owner === undefined) return 'another process (its lock file is being written or cannot be read)'
   return `process ${owner.pid} on ${owner.hostname} (execution ${owner.executionId}, since ${owner.startedAt})`
 }
 
-function ownedError(runDir: string, runId: string, lockPath: string, file: HeldFile | undefined, detail?: string): RunOwnershipError {
+function ownedError(runId: string, lockPath: string, file: HeldFile | undefined, detail?: string): RunOwnedError {
   const owner = file?.owner
   const otherHost = owner !== undefined && owner.hostname !== selfIdentity().hostname
   const message =
     `Run "${runId}" is owned by ${describeOwner(owner)}${detail === undefined ? '' : `; ${detail}`}. ` +
     'Only one execution runs a run at a time: wait for it to end, or stop it; the lock of a process that has died is taken over automatically.' +
     (otherHost ? ` Its owner runs on another host, where its liveness cannot be checked; if it is gone, delete ${lockPath}.` : '')
-  return new RunOwnershipError('RUN_OWNED', message, { runId, runDir, owner })
+  return new RunOwnedError(runId, message, { owner, location: lockPath })
 }
 
 /**
@@ -238,7 +238,7 @@ function ownedError(runDir: string, runId: string, lockPath: string, file: HeldF
 export function acquireRunLock(runDir: string, ids: { readonly runId: string; readonly executionId: string }): RunLock {
   const path = join(runDir, RUN_LOCK_FILE)
   const identity = selfIdentity()
-  const owner: RunLockOwner = {
+  const owner: RunOwner = {
     pid: identity.pid,
     hostname: identity.hostname,
     runId: ids.runId,
@@ -255,10 +255,10 @@ export function acquireRunLock(runDir: string, ids: { readonly runId: string; re
     const current = readHeldFile(path)
     // Released between the two steps: try again.
     if (current === undefined) continue
-    if (livenessOfFile(current) !== 'dead') throw ownedError(runDir, ids.runId, path, current)
+    if (livenessOfFile(current) !== 'dead') throw ownedError(ids.runId, path, current)
     const claim = claimTakeover(path, current.key, content)
     if (claim === 'changed') continue
-    if (claim === 'busy') throw ownedError(runDir, ids.runId, path, current, 'its process has died and another process is taking the run over')
+    if (claim === 'busy') throw ownedError(ids.runId, path, current, 'its process has died and another process is taking the run over')
     try {
       const again = readHeldFile(path)
       if (again !== undefined && again.key === current.key && livenessOfFile(again) === 'dead') {
@@ -270,10 +270,10 @@ export function acquireRunLock(runDir: string, ids: { readonly runId: string; re
       for (let generation = claim.generation; generation >= 1; generation -= 1) removeQuietly(takeoverMarker(path, current.key, generation))
     }
   }
-  throw ownedError(runDir, ids.runId, path, readHeldFile(path), `the lock changed hands ${ACQUIRE_ROUNDS} times while this process tried to take it`)
+  throw ownedError(ids.runId, path, readHeldFile(path), `the lock changed hands ${ACQUIRE_ROUNDS} times while this process tried to take it`)
 }
 
-function heldLock(path: string, initial: RunLockOwner, tookOver: RunLock['tookOver']): RunLock {
+function heldLock(path: string, initial: RunOwner, tookOver: RunLock['tookOver']): RunLock {
   let released = false
   let owner = initial
   return {

@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { type JournalLineInput, parseJournalLine } from '@locus/journal'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { childRequestKey } from './child-request.js'
-import { loadRecording } from './load-recording.js'
-import { createRecording } from './recording.js'
-import { createReplaySession } from './replay-session.js'
-import { toolRequestKey } from './tool-request.js'
+import { childRequestKey } from '../src/child-request.js'
+import { loadFromDisk } from './run-fixture.js'
+import { createRecording } from '../src/recording.js'
+import { createReplaySession } from '../src/replay-session.js'
+import { toolRequestKey } from '../src/tool-request.js'
 
 const made: string[] = []
 afterEach(() => {
@@ -34,7 +34,7 @@ describe('child workflow spawns in a recording', () => {
       { type: 'child_start', ...ids, attempt: 1, childExecutionId: 'child-1-a1', requestKey: key, input: request.input },
       { type: 'child_end', ...ids, attempt: 1, childExecutionId: 'child-1-a1', status: 'completed', disposition: 'completed', result: { ok: true, n: 3 }, durationMs: 4 },
     ])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.skipped).toEqual([])
     const session = createReplaySession(recording)
     const decision = session.next({ kind: 'child', ordinal: '1', request })
@@ -43,7 +43,7 @@ describe('child workflow spawns in a recording', () => {
 
   it('leaves a child still running when the parent stopped out of the recording, so it is spawned again', () => {
     const dir = writeJournal([{ type: 'child_start', ...ids, attempt: 1, childExecutionId: 'child-1-a1', requestKey: key, input: request.input }])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.size).toBe(0)
     expect(recording.skipped).toMatchObject([{ ordinal: '1', logicalCallId: 'child-1', reason: 'unfinished' }])
     expect(createReplaySession(recording).next({ kind: 'child', ordinal: '1', request })).toMatchObject({ mode: 'live', reason: 'not-recorded' })

@@ -2,8 +2,8 @@ import { RUN_LAYOUT, readJournal } from '@locus/journal'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type FixtureCall, tempRunsDir, writeRun } from '../test/run-fixture.js'
-import { loadRecording, recordingFromLines } from './load-recording.js'
+import { type FixtureCall, loadFromDisk, tempRunsDir, writeRun } from './run-fixture.js'
+import { recordingFromLines } from '../src/load-recording.js'
 
 const made: string[] = []
 afterEach(() => {
@@ -21,7 +21,7 @@ describe('recordingFromLines: the recording of a run kept in a store, from its l
     const dir = join(root, 'run-1')
     writeRun(dir, [call('1'), call('2', [{ outcome: 'failed', failureCause: 'call-timeout' }, { outcome: 'completed', answer: 'second try' }]), call('3', [{ outcome: 'failed', failureCause: 'provider-error' }]), call('4', [{ outcome: 'unfinished' }])])
     const lines = readJournal(join(dir, RUN_LAYOUT.journal)).lines
-    const fromDisk = loadRecording(dir)
+    const fromDisk = loadFromDisk(dir)
     const fromLines = recordingFromLines(lines, 'memory:run-1')
     const recordedFromLines = new Set(fromLines.entries().map((entry) => entry.ordinal))
     // A completed agent_end without its answer is the only thing the lines cannot supply.

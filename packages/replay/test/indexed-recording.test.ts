@@ -3,12 +3,12 @@ import fc from 'fast-check'
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { agentCall } from '../test/envelope-for.js'
-import { type FixtureAttempt, type FixtureCall, logicalCallIdOf, tempRunsDir, writeRun } from '../test/run-fixture.js'
-import { createRecordingBuilder, loadRecording } from './load-recording.js'
-import { type Recording, mergeRecordings } from './recording.js'
-import { createReplaySession } from './replay-session.js'
-import { requestKey } from './request-key.js'
+import { agentCall } from './envelope-for.js'
+import { type FixtureAttempt, type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
+import { createRecordingBuilder } from '../src/load-recording.js'
+import { type Recording, mergeRecordings } from '../src/recording.js'
+import { createReplaySession } from '../src/replay-session.js'
+import { requestKey } from '../src/request-key.js'
 
 const made: string[] = []
 afterEach(() => {
@@ -64,7 +64,7 @@ describe('a recording read from a journal', () => {
           const dir = runDir()
           const calls: FixtureCall[] = drawn.map((call, index) => ({ ordinal: String(index + 1), request: { agent: 'analyst', prompt: call.prompt }, attempts: call.attempts, journalKey: call.journalKey }))
           writeRun(dir, calls, { answersInJournal, envelopeFiles })
-          const recording = loadRecording(dir)
+          const recording = loadFromDisk(dir)
           const expected = expectedOf(calls, { answersInJournal, envelopeFiles })
           expect(recording.skipped.map((call) => [call.ordinal, call.reason])).toEqual(expected.skipped)
           expect(recording.keys?.().map((call) => [call.ordinal, call.key])).toEqual([...expected.recorded].map(([ordinal, call]) => [ordinal, call.key]))
@@ -86,7 +86,7 @@ describe('a recording read from a journal', () => {
   it('reads an answer from the journal when it is asked for, not when the journal is loaded', () => {
     const dir = runDir()
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'completed', answer: 'first words' }] }], { answersInJournal: true, envelopeFiles: false })
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     // Rewrite the answer in place, same length: a recording that kept the answer would still say "first words".
     const path = join(dir, RUN_LAYOUT.journal)
     writeFileSync(path, readFileSync(path, 'utf8').replace('first words', 'other words'))
@@ -100,7 +100,7 @@ describe('a recording read from a journal', () => {
   it('says clearly when the bytes it indexed are gone', () => {
     const dir = runDir()
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'completed' }] }], { answersInJournal: true })
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     writeFileSync(join(dir, RUN_LAYOUT.journal), '')
     recording.close?.()
     expect(() => recording.get('1')).toThrow(/journal/)
@@ -112,7 +112,7 @@ describe('a recording read from a journal', () => {
     const request = (ordinal: string) => ({ agent: 'analyst', prompt: `prompt ${ordinal}` })
     writeRun(root, [{ ordinal: '1', request: request('1'), attempts: [{ outcome: 'completed', answer: 'root one' }] }, { ordinal: '2', request: request('2'), attempts: [{ outcome: 'failed' }] }], { answersInJournal: true })
     writeRun(resumed, [{ ordinal: '2', request: request('2'), attempts: [{ outcome: 'completed', answer: 'resumed two' }] }], { answersInJournal: true, runId: 'resume-001' })
-    const merged = mergeRecordings([loadRecording(root), loadRecording(resumed)])
+    const merged = mergeRecordings([loadFromDisk(root), loadFromDisk(resumed)])
     expect(merged.size).toBe(2)
     expect(agentCall(merged.get('1'))?.envelope).toMatchObject({ answer: 'root one' })
     expect(agentCall(merged.get('2'))?.envelope).toMatchObject({ answer: 'resumed two', status: 'completed' })
@@ -126,7 +126,7 @@ describe('a recording read from a journal', () => {
     const path = join(dir, RUN_LAYOUT.journal)
     const key = requestKey({ agent: 'analyst', prompt: 'p' })
     writeFileSync(path, readFileSync(path, 'utf8').replace(key, 'custom:key-1'))
-    expect(loadRecording(dir).get('1')?.key).toBe('custom:key-1')
+    expect(loadFromDisk(dir).get('1')?.key).toBe('custom:key-1')
   })
 
   it('a retry that changed the request key is recorded with the final key; a tool call keeps its first', () => {
@@ -148,7 +148,7 @@ describe('a replay report over an indexed recording', () => {
   it('walks the keys and never reads the answers of calls it does not replay', () => {
     const dir = runDir()
     writeRun(dir, ['1', '2', '3'].map((ordinal) => ({ ordinal, request: { agent: 'analyst', prompt: `p${ordinal}` }, attempts: [{ outcome: 'completed' as const }] })), { answersInJournal: true })
-    const loaded = loadRecording(dir)
+    const loaded = loadFromDisk(dir)
     let reads = 0
     const counting: Recording = {
       get: (ordinal) => {

@@ -2,12 +2,11 @@ import { RUN_LAYOUT, readJournal } from '@locus/journal'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type FixtureCall, logicalCallIdOf, tempRunsDir, writeRun } from '../test/run-fixture.js'
-import { agentCall } from '../test/envelope-for.js'
-import { loadRecording } from './load-recording.js'
-import { RecordingUnreadableError } from './replay-errors.js'
-import { createReplaySession } from './replay-session.js'
-import { requestKey } from './request-key.js'
+import { type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
+import { agentCall } from './envelope-for.js'
+import { RecordingUnreadableError } from '../src/replay-errors.js'
+import { createReplaySession } from '../src/replay-session.js'
+import { requestKey } from '../src/request-key.js'
 
 const made: string[] = []
 afterEach(() => {
@@ -28,7 +27,7 @@ describe('loadRecording', () => {
   it('records each finished logical call at its ordinal with the key of its agent_start and its final envelope', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2'), call('2[1].1')])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.size).toBe(3)
     expect(recording.entries().map((entry) => entry.ordinal)).toEqual(['1', '2', '2[1].1'])
     const second = agentCall(recording.get('2'))
@@ -43,7 +42,7 @@ describe('loadRecording', () => {
     writeRun(dir, [call('1'), call('2', [{ outcome: 'failed', failureCause: 'call-timeout' }, { outcome: 'completed', answer: 'second try' }]), call('3')])
     const starts = readJournal(join(dir, RUN_LAYOUT.journal)).lines.filter((line) => line.type === 'agent_start')
     expect(starts.filter((line) => line.ordinal === '2')).toHaveLength(2)
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.size).toBe(3)
     expect(recording.entries().map((entry) => entry.ordinal)).toEqual(['1', '2', '3'])
     expect(agentCall(recording.get('2'))?.envelope).toMatchObject({ attempt: 2, attempts: 2, status: 'completed', answer: 'second try' })
@@ -52,7 +51,7 @@ describe('loadRecording', () => {
   it('a call with no terminal record is not recorded (and is listed as unfinished)', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2', [{ outcome: 'unfinished' }])])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.has('2')).toBe(false)
     expect(recording.size).toBe(1)
     expect(recording.skipped).toEqual([
@@ -63,7 +62,7 @@ describe('loadRecording', () => {
   it('a call whose retry never finished is not recorded, even though its first attempt did', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1', [{ outcome: 'failed', failureCause: 'host-turn-timeout' }, { outcome: 'unfinished' }])])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.size).toBe(0)
     expect(recording.skipped[0]).toMatchObject({ ordinal: '1', callId: `${logicalCallIdOf('1')}-a2`, reason: 'unfinished' })
   })
@@ -71,14 +70,14 @@ describe('loadRecording', () => {
   it('an attempt that threw (terminal error line) is finished; its envelope is recorded as a failure', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1', [{ outcome: 'failed' }, { outcome: 'threw', failureCause: 'sdk-unavailable' }])])
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(agentCall(recording.get('1'))?.envelope).toMatchObject({ attempt: 2, status: 'failed', failureCause: 'sdk-unavailable' })
   })
 
   it('tolerates a torn tail, reports it, and loses no complete line', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2')], { tornTail: '{"v":1,"seq":99,"type":"agent_st' })
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.tornTail).toBe(true)
     expect(recording.size).toBe(2)
   })
@@ -89,7 +88,7 @@ describe('loadRecording', () => {
     const third = join(dir, RUN_LAYOUT.calls, `${logicalCallIdOf('3')}-a1`, RUN_LAYOUT.callResult, 'result.json')
     writeFileSync(third, JSON.stringify({ ...JSON.parse(readFileSync(third, 'utf8')), status: 'maybe' }))
     writeFileSync(join(dir, RUN_LAYOUT.journal), 'not json\n', { flag: 'a' })
-    const recording = loadRecording(dir)
+    const recording = loadFromDisk(dir)
     expect(recording.size).toBe(1)
     expect(recording.skipped.map((skipped) => [skipped.ordinal, skipped.reason])).toEqual([
       ['2', 'missing-envelope'],
@@ -101,7 +100,7 @@ describe('loadRecording', () => {
   it('skips a call journaled without a requestKey (nothing to compare against)', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1', undefined, { journalKey: false })])
-    expect(loadRecording(dir).skipped).toEqual([expect.objectContaining({ ordinal: '1', reason: 'no-request-key' })])
+    expect(loadFromDisk(dir).skipped).toEqual([expect.objectContaining({ ordinal: '1', reason: 'no-request-key' })])
   })
 
   it('loads a nested execution directory (a resume attempt) on its own', () => {
@@ -109,8 +108,8 @@ describe('loadRecording', () => {
     writeRun(root, [call('1'), call('2', [{ outcome: 'unfinished' }])])
     const resumed = join(root, RUN_LAYOUT.executions, 'resume-1')
     writeRun(resumed, [call('1'), call('2'), call('3')], { runId: 'resume-1' })
-    expect(loadRecording(root).size).toBe(1)
-    const recording = loadRecording(resumed)
+    expect(loadFromDisk(root).size).toBe(1)
+    const recording = loadFromDisk(resumed)
     expect(recording.size).toBe(3)
     expect(recording.executionDir).toBe(resumed)
     expect(agentCall(recording.get('3'))?.envelope.paths.resultDir.startsWith(resumed)).toBe(true)
@@ -120,7 +119,7 @@ describe('loadRecording', () => {
     const dir = join(runsDir(), 'absent')
     let thrown: unknown
     try {
-      loadRecording(dir)
+      loadFromDisk(dir)
     } catch (error) {
       thrown = error
     }
@@ -133,7 +132,7 @@ describe('loadRecording', () => {
     const dir = join(runsDir(), 'run-1')
     const calls = [call('1'), call('2', [{ outcome: 'failed', failureCause: 'provider-error' }]), call('3'), call('4', [{ outcome: 'unfinished' }])]
     writeRun(dir, calls)
-    const session = createReplaySession(loadRecording(dir))
+    const session = createReplaySession(loadFromDisk(dir))
     const decisions = [...calls, call('5')].map((fixture) => {
       const decision = session.next({ ordinal: fixture.ordinal, request: { ...fixture.request, attempts: 2 } })
       return decision.mode === 'replay' ? 'replay' : decision.reason
@@ -145,7 +144,7 @@ describe('loadRecording', () => {
   it('a divergence against a loaded recording names the journaled field that changed', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2')])
-    const session = createReplaySession(loadRecording(dir))
+    const session = createReplaySession(loadFromDisk(dir))
     session.next({ ordinal: '1', request: call('1').request })
     session.next({ ordinal: '2', request: { ...call('2').request, prompt: 'changed' } })
     expect(session.divergence).toMatchObject({ ordinal: '2', fields: ['prompt'] })
@@ -156,6 +155,6 @@ describe('loadRecording on a broken journal', () => {
   it('two logical calls at one ordinal are an error naming the ordinal', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('1', undefined, { logicalCallId: 'call-twin', request: { agent: 'analyst', prompt: 'twin' } })])
-    expect(() => loadRecording(dir)).toThrow(expect.objectContaining({ code: 'REPLAY_DUPLICATE_ORDINAL', ordinal: '1' }))
+    expect(() => loadFromDisk(dir)).toThrow(expect.objectContaining({ code: 'REPLAY_DUPLICATE_ORDINAL', ordinal: '1' }))
   })
 })
