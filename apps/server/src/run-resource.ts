@@ -40,13 +40,14 @@ export function statusOfExecution(execution: StoredExecution, live: LiveState, w
 }
 
 /**
- * GET /v1/runs/{id}: the latest execution's summary, its RunView counts,
- * every execution's status, and the deferrals it waits on (`pending`, read
- * only while the latest execution has not ended).
+ * GET /v1/runs/{id}: the run's summary and RunView counts, added up over its
+ * root and resumes, every execution's status and own figures, and the
+ * deferrals it waits on (`pending`, read only while the latest execution has
+ * not ended).
  */
 export function runResource(stored: StoredRun, live: LiveState, pending: readonly PendingDeferral[] = []): z.infer<typeof RunSchema> {
   const latest = stored.latest
-  const summary = latest.summary
+  const summary = stored.summary
   const waiting = hasEnded(latest) ? [] : pending
   return {
     runId: stored.runId,
@@ -58,6 +59,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
       executionId: execution.info.executionId,
       kind: execution.info.kind,
       status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0),
+      ...executionFigures(execution),
     })),
     disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,
     answerOutcome: summary.answerOutcome ?? null,
@@ -66,7 +68,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
     error: summary.error ?? null,
     gaps: summary.gaps.map((gap) => ({ ...gap })),
     caveats: [...summary.caveats],
-    counts: { ...latest.view.counts },
+    counts: { ...stored.view.counts },
     lastSeq: latest.view.lastSeq,
     deferred: waiting.map((deferral) => ({
       deferredId: deferral.deferredId,
@@ -79,8 +81,14 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
   }
 }
 
+/** One execution's own start, duration and counts. */
+function executionFigures(execution: StoredExecution): { startedAt: string | null; durationMs: number | null; counts: Record<string, number> } {
+  const own = execution.view.executions().find((candidate) => candidate.executionId === execution.info.executionId)
+  return { startedAt: own?.startedAt ?? null, durationMs: own?.durationMs ?? null, counts: { ...execution.view.counts } }
+}
+
 export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined, waitingOn = 0): z.infer<typeof RunListItemSchema> {
-  const summary = stored.latest.summary
+  const summary = stored.summary
   return {
     runId: stored.runId,
     workflow: summary.workflow,

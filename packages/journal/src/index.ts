@@ -110,6 +110,7 @@ export type {
   ChildAttemptView,
   ChildCallView,
   CallView,
+  ExecutionFoldView,
   GroupView,
   RefusedRetryLine,
   RunCounts,

@@ -175,7 +175,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     standing,
     ...(answerOutcome === undefined ? {} : { answerOutcome }),
     startedAt: view.runStart?.ts ?? file?.startedAt,
-    durationMs: end?.durationMs,
+    durationMs: view.durationMs,
     source: typeof options?.source === 'string' ? options.source : undefined,
     host: typeof options?.host === 'string' ? options.host : undefined,
     agentCalls: counts.agentCalls,

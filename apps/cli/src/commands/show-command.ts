@@ -14,7 +14,7 @@ import { openStoredRun } from './stored-run.js'
 export async function showCommand(runId: string, flags: OutputFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = await openStoredRun(runsDir, runId)
-  const summary = run.latest.summary
+  const summary = run.summary
   const executions = run.executions.map((execution) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: execution.summary.standing }))
   const replays = run.replays.map((replay) => replay.info.executionId)
   // Every child run the run's scripts spawned, grandchildren included, each in its own execution.

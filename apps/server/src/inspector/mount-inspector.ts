@@ -148,7 +148,7 @@ export function mountInspector(routes: RouteContext): void {
       } catch {
         continue
       }
-      const summary = stored.latest.summary
+      const summary = stored.summary
       workflows.add(summary.workflow)
       const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length
       const runStatus = statusOfExecution(stored.latest, routes.liveState(info.runId), pending)
@@ -203,6 +203,9 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
         return { executionId: replay.executionId, divergences: replayModel.view.divergences, model: replayModel }
       }),
     )
+    // A run of several executions: its own figures add them all up, beside the shown execution's.
+    const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
+    const run = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? (await routes.load(runId)).summary : undefined
     const typeQuery = c.req.query('type') || undefined
     let eventsUrl: string | undefined
     if (!ended) {
@@ -212,6 +215,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const input: RunPageInput = {
       runId,
       model,
+      run,
       executions: infos.map((candidate) => ({ executionId: candidate.executionId, kind: candidate.kind, status: candidate.executionId === info.executionId ? status : undefined })),
       status,
       pending,
@@ -297,7 +301,8 @@ ${problem === undefined ? '' : html`<p role="alert" class="error">${problem}</p>
 }
 
 function runRow(stored: StoredRun, status: string): SafeHtml {
-  const summary = stored.latest.summary
+  // The run's own figures: every execution added up.
+  const summary = stored.summary
   const disposition = stored.latest.view.runEnd?.disposition ?? stored.latest.resultFile?.disposition
   const d = dispositionWords(disposition, status)
   const a = answerWords(summary.answerOutcome)

@@ -1,7 +1,7 @@
 import type { AgentAttemptView, AgentCallView, CallView, ChildCallView, JournalLine, ReplayDivergedLine, RetryLine, ToolCallView } from '@locus/journal'
 import { JOURNAL_LINE_TYPES } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
-import type { PendingDeferral } from '@locus/runtime'
+import type { PendingDeferral, RunSummary } from '@locus/runtime'
 import { type SafeHtml, html } from './html.js'
 import { type ExecutionModel, type SlotModel, type TimelineNode, buildTimeline, countCalls } from './run-model.js'
 import { type Tone, answerWords, badge, dispositionWords, duration, when } from './words.js'
@@ -17,6 +17,8 @@ export const WORKSPACE_MODE_NOTE = 'The filesystem isolation this workflow decla
 export interface RunPageInput {
   readonly runId: string
   readonly model: ExecutionModel
+  /** The whole run's figures (every execution added up), when it has more than one execution. */
+  readonly run?: RunSummary | undefined
   /** Every execution of the run: id, kind and status, for the execution switcher. */
   readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
@@ -80,9 +82,22 @@ function summary(input: RunPageInput): SafeHtml {
 <div><dt>Retries</dt><dd>${counts.agentRetries + counts.toolRetries} retried attempts, ${counts.retriesRefused} refused</dd></div>
 <div><dt>Last line</dt><dd data-testid="last-seq">${view.lastSeq}</dd></div>
 </dl>
+${input.run === undefined ? '' : runTotals(input.run, input.executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume').length)}
 <div class="workspace" data-testid="workspace-mode"><strong>Workspace mode:</strong> ${workspaceMode === undefined ? html`<em>not declared</em>` : html`<code>${workspaceMode}</code>`}<p class="note">${WORKSPACE_MODE_NOTE}</p></div>
 ${view.runEnd?.error === undefined ? '' : html`<p class="error" role="note"><strong>Error:</strong> <code>${view.runEnd.error.code}</code> ${view.runEnd.error.message}</p>`}
 </section>`
+}
+
+/** The run's own figures, every execution added up, shown beside one execution's. */
+function runTotals(run: RunSummary, executions: number): SafeHtml {
+  return html`<dl class="facts run-totals" data-testid="run-totals" aria-label="The whole run">
+<div><dt>Whole run</dt><dd>${executions} executions</dd></div>
+<div><dt>Started</dt><dd>${when(run.startedAt)}</dd></div>
+<div><dt>Duration</dt><dd data-testid="run-duration">${duration(run.durationMs)}</dd></div>
+<div><dt>Calls</dt><dd>${run.agentCalls} agent (${run.agentAttempts} attempts), ${run.toolCalls} tool (${run.toolAttempts} attempts)</dd></div>
+<div><dt>Retries</dt><dd data-testid="run-retries">${run.retries} retried attempts, ${run.retriesRefused} refused</dd></div>
+<div><dt>LLM requests</dt><dd data-testid="run-llm">${run.llmAttempts}</dd></div>
+</dl>`
 }
 
 function answer(input: RunPageInput): SafeHtml {
