@@ -168,7 +168,7 @@ describe('one fold across the executions of a run', () => {
   it('adds up every execution: retries, attempts and LLM requests before the resume, the root’s start, both durations', () => {
     for (const keep of ['notable', 'all'] as const) {
       const view = fold([...root, ...resume], keep)
-      expect(view.counts).toMatchObject({ toolCalls: 1, toolAttempts: 2, toolRetries: 1, replayedToolCalls: 0, agentCalls: 1, agentAttempts: 3, agentRetries: 2, agentCompleted: 1, agentFailed: 0, llmAttempts: 2 })
+      expect(view.counts).toMatchObject({ toolCalls: 1, toolAttempts: 2, toolRetries: 1, replayedToolCalls: 1, agentCalls: 1, agentAttempts: 3, agentRetries: 2, agentCompleted: 1, agentFailed: 0, llmAttempts: 2 })
       expect(view.runStart?.executionId).toBe('r')
       expect(view.executionId).toBe('resume-001')
       expect(view.disposition).toBe('completed')

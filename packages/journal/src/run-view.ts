@@ -132,7 +132,7 @@ export interface RunCounts {
   agentRetries: number
   /** Agent calls whose attempts numbered more than one. */
   retriedAgentCalls: number
-  /** Agent calls answered from a recording. */
+  /** Agent calls answered from a recording, each time one was: a resume serving a call from an earlier execution's journal counts here, never as an attempt. */
   replayedAgentCalls: number
   /** Logical tool calls (distinct `toolCallId`s), the script's and children's. */
   toolCalls: number
@@ -552,6 +552,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       const key = attemptKey(line)
       if (key !== undefined && held.has(key) && isReplayedEnd(line)) {
         held.delete(key)
+        // Served from the journal, not run: a replay, never an attempt.
+        if (line.type === 'agent_end' || line.type === 'error') counts.replayedAgentCalls += 1
+        else if (line.type === 'tool_end') counts.replayedToolCalls += 1
+        else if (line.type === 'child_end') counts.replayedChildCalls += 1
         return
       }
       for (const start of held.values()) fold(start)
