@@ -143,6 +143,10 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
     const listed = summary.children.map((child) => `${child.workflow} ${child.childExecutionId} ${child.disposition}${child.replayed ? ' (replayed)' : ''}`).join('; ')
     field('children', `${summary.childCalls} (${summary.childCompleted} completed, ${summary.childFailed} failed): ${listed}`)
   }
+  if (summary.repairedChoices.length > 0) {
+    const listed = summary.repairedChoices.map((repair) => `${repair.agent} said ${JSON.stringify(repair.from)}, took ${repair.to} ${repair.via === 'fallback' ? 'as its fallback' : 'when asked again'}`)
+    field('repaired', `${plural(summary.repairedChoices.length, 'choice answer')}: ${listed.join('; ')}`)
+  }
   if (summary.retriesRefused > 0) field('refused', `${plural(summary.retriesRefused, 'retry', 'retries')} refused by the run (budget, cap, deadline or cancellation)`)
   field(
     'gaps',

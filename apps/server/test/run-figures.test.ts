@@ -1,5 +1,5 @@
 import { parseHTML } from 'linkedom'
-import { type RunHandle, createRuntime, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
+import { type RunHandle, createRuntime, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createServer } from '../src/index.js'
@@ -88,5 +88,17 @@ describe('GET /v1/runs/{id} adds up every execution', () => {
     expect(list.document.querySelector(`tr[data-run-id="${runId}"] td[data-label="Retries"]`)?.textContent).toBe('1')
     const run = parseHTML(await (await app.request(`/runs/${runId}`)).text()) as unknown as { document: { querySelector(selector: string): { textContent: string | null } | null } }
     expect(run.document.querySelector('[data-testid="run-retries"]')?.textContent).toContain('1 retried attempts')
+  })
+})
+
+describe('the inspector says what the journal knows', () => {
+  it('shows a repaired choice on its attempt', async () => {
+    const classify = defineWorkflow({ name: 'classify', run: async ({ agent }) => ({ ok: true, level: (await agent('classify', { choice: ['low', 'high'] })).answer }) })
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'probably high-ish' }, { text: 'high' }] }] })
+    const runtime = createRuntime({ workflows: [classify], host, runsDir: tempRunsDir() })
+    const handle = await runtime.start('classify')
+    await handle.done
+    const page = parseHTML(await (await createServer({ runtime }).request(`/runs/${handle.runId}`)).text()) as unknown as { document: { querySelector(selector: string): { textContent: string | null } | null } }
+    expect(page.document.querySelector('[data-testid="choice-repaired"]')?.textContent).toMatch(/first answered "probably high-ish", none of the choices; asked again, it answered high/)
   })
 })

@@ -162,6 +162,8 @@ export interface RunCounts {
   /** Final outcomes of spawns: the last attempt's child completed, or it did not (failed, cancelled, partial, timed out). */
   childCompleted: number
   childFailed: number
+  /** `choice` answers the call had to repair: the child's first answer was none of the choices (`agent_end.repaired`). */
+  choiceRepairs: number
   /** Groups started, and those that ended other than `completed` (or never ended). */
   groups: number
   groupsNotCompleted: number
@@ -253,12 +255,17 @@ export interface RunView {
   readonly budgetChanges: readonly BudgetChangeLine[]
   /** The terminal records (`agent_end`, `error`, `tool_end`) whose retry the run refused, in journal order. */
   readonly refusedRetries: readonly RefusedRetryLine[]
+  /** The `agent_end` lines of choice answers the call repaired (a clarification turn or the fallback), in journal order; always kept. */
+  readonly repairedChoices: readonly RepairedChoiceLine[]
   readonly divergences: readonly ReplayDivergedLine[]
   /** `error` lines that belong to no agent attempt. */
   readonly looseErrors: readonly ErrorLine[]
   /** The final outcome of a call. */
   outcomeOf(call: CallView): CallOutcome
 }
+
+/** An `agent_end` that carries `repaired`. */
+export type RepairedChoiceLine = AgentEndLine & { readonly repaired: NonNullable<AgentEndLine['repaired']> }
 
 /** A terminal record that carries `retryRefused`. */
 export type RefusedRetryLine = (AgentEndLine | ErrorLine | ToolEndLine | ChildEndLine) & { readonly retryRefused: RetryRefused }
@@ -370,6 +377,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     replayedChildCalls: 0,
     childCompleted: 0,
     childFailed: 0,
+    choiceRepairs: 0,
     groups: 0,
     groupsNotCompleted: 0,
   }
@@ -392,6 +400,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const childCounted = new Map<string, 'completed' | 'failed'>()
   const budgetChanges: BudgetChangeLine[] = []
   const refusedRetries: RefusedRetryLine[] = []
+  const repairedChoices: RepairedChoiceLine[] = []
   const divergences: ReplayDivergedLine[] = []
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
@@ -590,6 +599,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         const attempt = agentAttempt(line)
         attempt.end = line
         attempt.status = line.status
+        if (line.repaired !== undefined) {
+          repairedChoices.push(line as RepairedChoiceLine)
+          counts.choiceRepairs += 1
+        }
         const call = agentOfCallId.get(line.callId)
         if (call === undefined) return
         if (line.replayed === true) counts.replayedAgentCalls += 1
@@ -748,6 +761,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     children: () => [...children.values()],
     budgetChanges,
     refusedRetries,
+    repairedChoices,
     divergences,
     looseErrors,
     outcomeOf: callOutcome,
