@@ -1,4 +1,4 @@
-import type { PendingDeferral, RunResultFile, StoredExecution, StoredRun } from '@locus/runtime'
+import { type PendingDeferral, type RunResultFile, type StoredExecution, type StoredRun, executionStanding } from '@locus/runtime'
 import type { z } from 'zod'
 import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
 
@@ -24,10 +24,13 @@ export function hasEnded(execution: StoredExecution): boolean {
  * The status of one execution: its disposition once it ended, `cancelling`
  * after a cancel this server asked for, `waiting` while it waits on an open
  * deferred tool (`waitingOn` deferrals of the run), `queued` before its
- * `run_start` line is readable, `running` otherwise (also when another
- * process runs it, or when the process that ran it died: resume it then).
+ * `run_start` line is readable. One that stopped without `run_end` reads as
+ * the CLI says (`executionStanding` of @locus/runtime): `suspended`,
+ * `taken-over`, or `unfinished` once a later execution (`next`) shows it
+ * stopped; `running` otherwise (also when another process runs it, or when
+ * the process that ran it died: resume it then).
  */
-export function statusOfExecution(execution: StoredExecution, live: LiveState, waitingOn = 0): RunStatus {
+export function statusOfExecution(execution: StoredExecution, live: LiveState, waitingOn = 0, next?: StoredExecution): RunStatus {
   const disposition = execution.view.runEnd?.disposition ?? execution.resultFile?.disposition
   if (disposition !== undefined) return disposition
   const isLive = live.liveExecutionId === execution.info.executionId
@@ -35,6 +38,9 @@ export function statusOfExecution(execution: StoredExecution, live: LiveState, w
   if (waitingOn > 0) return 'waiting'
   // A live handle exists only once run_start was written, even if the line is not readable yet.
   if (isLive) return 'running'
+  const standing = executionStanding(execution, next)
+  if (standing === 'suspended' || standing === 'taken-over') return standing
+  if (next !== undefined) return 'unfinished'
   if (execution.view.runStart === undefined) return 'queued'
   return 'running'
 }
@@ -55,10 +61,10 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
     status: statusOfExecution(latest, live, waiting.length),
     live: live.liveExecutionId === latest.info.executionId,
     executionId: latest.info.executionId,
-    executions: [...stored.executions, ...stored.replays].map((execution) => ({
+    executions: [...stored.executions, ...stored.replays].map((execution, index) => ({
       executionId: execution.info.executionId,
       kind: execution.info.kind,
-      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0),
+      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0, stored.executions[index + 1]),
       ...executionFigures(execution),
     })),
     disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,

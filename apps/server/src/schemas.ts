@@ -12,7 +12,12 @@ import { SERVER_ERROR_CODES } from './errors.js'
 export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `must be ${RUN_ID_RULE}`)
 
 /** Where a run is; `waiting` is a run that has not ended and waits on an open deferred tool. */
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+/**
+ * `unfinished`, `taken-over` and `suspended` are executions that stopped
+ * without `run_end` (killed, taken over by another worker, suspended on
+ * purpose), in the CLI's words; a resume continues the run.
+ */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled', 'unfinished', 'taken-over', 'suspended'] as const
 export const RunStatusSchema = z.enum(RUN_STATUSES)
 export type RunStatus = z.infer<typeof RunStatusSchema>
 

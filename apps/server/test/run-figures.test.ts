@@ -80,6 +80,8 @@ describe('GET /v1/runs/{id} adds up every execution', () => {
     expect(resume?.durationMs).toBe(stored.latest.view.runEnd?.durationMs)
     expect(body.durationMs).toBe((root?.durationMs ?? Number.NaN) + (resume?.durationMs ?? Number.NaN))
     expect(root?.startedAt).toBe(body.startedAt)
+    // The parked root ended without run_end: suspended, never running for ever.
+    expect(body.executions.map((execution) => execution.status)).toEqual(['suspended', 'completed'])
   })
 
   it('the inspector lists the run’s retries, and its page shows the whole run beside the execution', async () => {

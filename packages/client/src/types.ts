@@ -5,7 +5,7 @@ import type { JournalLine } from '@locus/journal'
 // server's own schemas.
 
 /** Where a run is: `waiting` has not ended and waits on an open deferred tool. */
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled', 'unfinished', 'taken-over', 'suspended'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /** How an ended execution ended. */

@@ -9,6 +9,7 @@ import type {
   GroupEndLine,
   GroupStartLine,
   JournalLine,
+  LogLine,
   ReplayDivergedLine,
   RetryLine,
   RetryRefused,
@@ -189,6 +190,12 @@ export interface ExecutionFoldView {
   /** Its `run_end`; `undefined` when it stopped without one (killed, taken over, suspended) or still runs. */
   readonly runEnd: RunEndLine | undefined
   readonly ended: boolean
+  /** True when it was suspended (its `log` line with `data.suspended`): it stopped without `run_end`, and a resume continues the run. */
+  readonly suspended: boolean
+  /** True when it began by taking the run over from a worker whose lease expired (`worker_takeover`). */
+  readonly tookOver: boolean
+  /** True when it learned that its lease moved to another worker (`lease_lost`, `expired` or `taken`). */
+  readonly leaseLost: boolean
   /** When its first line was written. */
   readonly startedAt: string
   /** Its `run_end`'s duration, or, without one, the time its lines span. */
@@ -275,6 +282,9 @@ interface ExecutionState {
   readonly index: number
   runStart: RunStartLine | undefined
   runEnd: RunEndLine | undefined
+  suspended: boolean
+  tookOver: boolean
+  leaseLost: boolean
   readonly firstTs: string
   lastTs: string
   lastSeq: number
@@ -290,6 +300,12 @@ function adopt(attempt: { executionId: string; status: AttemptStatus }, executio
   if (attempt.status !== 'running') return false
   attempt.executionId = executionId
   return true
+}
+
+/** The `info` line a suspended execution writes last (`handle.suspend()`): `data.suspended` is true. */
+function isSuspension(line: LogLine): boolean {
+  const data = line.data
+  return typeof data === 'object' && data !== null && !Array.isArray(data) && data.suspended === true
 }
 
 function durationOf(execution: ExecutionState): number {
@@ -543,7 +559,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   function executionOf(line: JournalLine): ExecutionState {
     let execution = executionById.get(line.executionId)
     if (execution === undefined) {
-      execution = { executionId: line.executionId, index: executions.length, runStart: undefined, runEnd: undefined, firstTs: line.ts, lastTs: line.ts, lastSeq: -1 }
+      execution = { executionId: line.executionId, index: executions.length, runStart: undefined, runEnd: undefined, suspended: false, tookOver: false, leaseLost: false, firstTs: line.ts, lastTs: line.ts, lastSeq: -1 }
       executions.push(execution)
       executionById.set(line.executionId, execution)
     }
@@ -689,6 +705,15 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'budget_change':
         budgetChanges.push(line)
         return
+      case 'log':
+        if (isSuspension(line)) executionOf(line).suspended = true
+        return
+      case 'worker_takeover':
+        executionOf(line).tookOver = true
+        return
+      case 'lease_lost':
+        if (line.reason !== 'released') executionOf(line).leaseLost = true
+        return
       case 'replay_diverged':
         divergences.push(line)
         return
@@ -726,6 +751,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         runStart: execution.runStart,
         runEnd: execution.runEnd,
         ended: execution.runEnd !== undefined,
+        suspended: execution.suspended,
+        tookOver: execution.tookOver,
+        leaseLost: execution.leaseLost,
         startedAt: execution.runStart?.ts ?? execution.firstTs,
         durationMs: durationOf(execution),
         lastSeq: execution.lastSeq,

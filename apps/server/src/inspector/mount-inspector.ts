@@ -195,7 +195,12 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const latestId = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1)?.executionId
     const ended = hasEnded(asStored(model))
     const pending = !ended && info.executionId === latestId ? await runtime.pendingDeferrals(runId) : []
-    const status = statusOfExecution(asStored(model), liveState, pending.length)
+    // A run of several executions: its own figures add them all up, beside the shown execution's.
+    const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
+    const stored = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? await routes.load(runId) : undefined
+    const shownAt = stored?.executions.findIndex((candidate) => candidate.info.executionId === info.executionId) ?? -1
+    const status = statusOfExecution(asStored(model), liveState, pending.length, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
+    const run = stored?.summary
     const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
     const replays = await Promise.all(
       replayInfos.map(async (replay) => {
@@ -203,9 +208,6 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
         return { executionId: replay.executionId, divergences: replayModel.view.divergences, model: replayModel }
       }),
     )
-    // A run of several executions: its own figures add them all up, beside the shown execution's.
-    const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
-    const run = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? (await routes.load(runId)).summary : undefined
     const typeQuery = c.req.query('type') || undefined
     let eventsUrl: string | undefined
     if (!ended) {
