@@ -103,4 +103,24 @@ describe('the inspector says what the journal knows', () => {
     const page = parseHTML(await (await createServer({ runtime }).request(`/runs/${handle.runId}`)).text()) as unknown as { document: { querySelector(selector: string): { textContent: string | null } | null } }
     expect(page.document.querySelector('[data-testid="choice-repaired"]')?.textContent).toMatch(/first answered "probably high-ish", none of the choices; asked again, it answered high/)
   })
+
+  it('shows every run’s result, not only an Answer’s, collapsed when large', async () => {
+    const small = defineWorkflow({ name: 'small', run: () => ({ ok: true, level: 'high', count: 3 }) })
+    const large = defineWorkflow({ name: 'large', run: () => ({ ok: true, rows: Array.from({ length: 300 }, (_, index) => `row ${index}`) }) })
+    const runtime = createRuntime({ workflows: [small, large], runsDir: tempRunsDir() })
+    const app = createServer({ runtime })
+    type Found = { textContent: string | null; hasAttribute(name: string): boolean } | null
+    const resultOf = async (name: string): Promise<Found> => {
+      const handle = await runtime.start(name)
+      await handle.done
+      const page = parseHTML(await (await app.request(`/runs/${handle.runId}`)).text()) as unknown as { document: { querySelector(selector: string): Found } }
+      return page.document.querySelector('[data-testid="result"]')
+    }
+    const shown = await resultOf('small')
+    expect(shown?.textContent).toContain('"level": "high"')
+    expect(shown?.hasAttribute('open')).toBe(true)
+    const collapsed = await resultOf('large')
+    expect(collapsed?.textContent).toContain('"row 299"')
+    expect(collapsed?.hasAttribute('open')).toBe(false)
+  })
 })

@@ -100,6 +100,22 @@ function runTotals(run: RunSummary, executions: number): SafeHtml {
 </dl>`
 }
 
+/** A result up to this many characters of JSON is shown open; a larger one is collapsed. */
+export const RESULT_OPEN_CHARS = 1200
+/** The most of a result the page holds; the whole is at `/v1/runs/{id}/result`. */
+const RESULT_MAX_CHARS = 100_000
+
+/** The run's result, whatever its shape: open when small, collapsed when large. */
+function resultHtml(input: RunPageInput): SafeHtml | string {
+  const { view, resultFile } = input.model
+  if (view.runEnd === undefined && resultFile === undefined) return ''
+  const value = view.runEnd?.result ?? resultFile?.result ?? null
+  const text = JSON.stringify(value, null, 2)
+  const large = text.length > RESULT_OPEN_CHARS
+  const shown = text.length > RESULT_MAX_CHARS ? `${text.slice(0, RESULT_MAX_CHARS)}… (${text.length - RESULT_MAX_CHARS} more characters)` : text
+  return html`<details class="result" data-testid="result"${large ? '' : ' open'}><summary>Result${large ? ` (${text.length} characters)` : ''}</summary><pre>${shown}</pre>${text.length > RESULT_MAX_CHARS ? html`<p>The whole result: <a href="/v1/runs/${enc(input.runId)}/result">/v1/runs/${input.runId}/result</a></p>` : ''}</details>`
+}
+
 function answer(input: RunPageInput): SafeHtml {
   const view = input.model.view
   const result = record(view.runEnd?.result ?? input.model.resultFile?.result)
@@ -123,7 +139,7 @@ ${text === undefined ? (view.runEnd === undefined ? '' : html`<p><em>The result 
 ${caveats.length === 0 ? '' : html`<aside class="caveats" aria-label="Caveats" data-testid="caveats"><h3>Caveats</h3><ul>${caveats.map((caveat) => html`<li>${caveat}</li>`)}</ul></aside>`}
 ${gaps.length === 0 ? '' : html`<h3>Gaps</h3><table class="gaps" data-testid="gaps"><thead><tr><th scope="col">Tool</th><th scope="col">Criticality</th><th scope="col">Reason</th></tr></thead><tbody>${gaps.map((gap) => html`<tr><td>${gap.tool}</td><td>${gap.criticality}</td><td>${gap.reason ?? '—'}</td></tr>`)}</tbody></table>`}
 ${sources.length === 0 ? '' : html`<h3>Sources</h3><ul class="sources" data-testid="sources">${sources}</ul>`}
-${result === undefined && view.runEnd !== undefined ? html`<details><summary>Result</summary><pre>${json(view.runEnd.result)}</pre></details>` : ''}`
+${resultHtml(input)}`
   return section('answer', 'Answer', body)
 }
 
