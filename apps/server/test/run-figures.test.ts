@@ -1,9 +1,11 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseHTML } from 'linkedom'
 import { type RunHandle, createRuntime, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createServer } from '../src/index.js'
-import { tempRunsDir } from './helpers.js'
+import { tempRunsDir, testServer } from './helpers.js'
 
 const NO_WAIT = { timeout_secs: null, max_retries: 3, backoff_base_secs: 0, backoff_max_secs: 0 }
 
@@ -122,5 +124,30 @@ describe('the inspector says what the journal knows', () => {
     const collapsed = await resultOf('large')
     expect(collapsed?.textContent).toContain('"row 299"')
     expect(collapsed?.hasAttribute('open')).toBe(false)
+  })
+})
+
+describe('GET /v1/runs/{id}/events of a run whose run_end line is torn', () => {
+  it('ends once the run’s end is known from its result.json, after every readable line', async () => {
+    const runsDir = tempRunsDir()
+    const done = defineWorkflow({ name: 'done', run: () => ({ ok: true }) })
+    const runtime = createRuntime({ workflows: [done], runsDir })
+    const handle = await runtime.start('done')
+    await handle.done
+    // Tear the last line, as a crash mid-write of run_end leaves it; result.json was written before the crash.
+    const journal = join(runsDir, handle.runId, 'journal.jsonl')
+    const text = readFileSync(journal, 'utf8').trimEnd()
+    const cut = text.lastIndexOf('\n')
+    writeFileSync(journal, `${text.slice(0, cut + 1)}${text.slice(cut + 1, cut + 20)}`)
+    const server = await testServer({ runtime })
+    const controller = new AbortController()
+    const timer = setTimeout(() => {
+      controller.abort()
+    }, 5_000)
+    const response = await fetch(`${server.url}/v1/runs/${handle.runId}/events`, { signal: controller.signal })
+    const body = await response.text()
+    clearTimeout(timer)
+    expect(body).toContain('event: run_start')
+    expect(body).not.toContain('event: run_end')
   })
 })
