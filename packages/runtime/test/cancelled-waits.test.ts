@@ -26,7 +26,10 @@ describe('a wait the run cancelled says nothing it did not see (issue 30, item 6
     const handle = await runtime.start('approval')
     await new Promise<void>((resolve) => {
       if (handle.waitingOnly()) resolve()
-      else handle.onWaitingChange((waiting) => waiting && resolve())
+      else
+        handle.onWaitingChange((waiting) => {
+          if (waiting) resolve()
+        })
     })
     handle.cancel('the server is shutting down')
     expect(await handle.done).toMatchObject({ disposition: 'cancelled' })
@@ -47,7 +50,9 @@ describe('a wait the run cancelled says nothing it did not see (issue 30, item 6
           // Ignores its signal: answers when released, whatever happened meanwhile.
           run: () =>
             new Promise<string>((resolve) => {
-              release = () => resolve('late')
+              release = () => {
+                resolve('late')
+              }
             }),
         }),
       },

@@ -29,7 +29,7 @@ async function settledWithin(pending: Promise<TurnResult>, ms: number): Promise<
     timer = setTimeout(() => {
       resolve(undefined)
     }, ms)
-    timer.unref?.()
+    timer.unref()
   })
   try {
     return await Promise.race([pending.catch(() => undefined), expired])
