@@ -55,7 +55,7 @@ describe('formatSummary', () => {
   const plain = { bold: (text: string) => text, dim: (text: string) => text, red: (text: string) => text, green: (text: string) => text, yellow: (text: string) => text }
   const base = {
     runId: 'r1', executionId: 'r1', workflow: 'wf', standing: 'failed' as const, startedAt: undefined, durationMs: 5, source: undefined, host: undefined,
-    agentCalls: 1, agentAttempts: 1, replayedCalls: 0, toolCalls: 0, toolAttempts: 0, retries: 0, retriedCalls: [], gaps: [], caveats: [], result: null,
+    agentCalls: 1, agentAttempts: 1, replayedCalls: 0, toolCalls: 0, toolAttempts: 0, retries: 0, retriedCalls: [], repairedChoices: [], gaps: [], caveats: [], result: null,
     error: 'attempt 2 would exceed maxTotalAgentInvocations = 1', outputsReadme: '/tmp/x/README.md', journalProblems: [], llmAttempts: 3, llmRetries: 2, retriesRefused: 1,
     childCalls: 0, childCompleted: 0, childFailed: 0, children: [],
   }
@@ -66,6 +66,16 @@ describe('formatSummary', () => {
     expect(text).toContain('refused:  1 retry refused by the run')
     expect(text).toContain('--max-agents = 1')
     expect(text).not.toContain('maxTotalAgentInvocations')
+  })
+
+  it('says which choice answers were repaired, and how (issue 30)', () => {
+    const repairedChoices = [
+      { agent: 'triage', callId: 'call-1-a1', from: 'probably high-ish', to: 'high', via: 'clarification' as const },
+      { agent: 'triage', callId: 'call-2-a1', from: 'maybe', to: 'no', via: 'fallback' as const },
+    ]
+    const text = formatSummary({ ...base, repairedChoices, resultPath: undefined, nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })
+    expect(text).toContain('repaired: 2 choice answers: triage said "probably high-ish", took high when asked again; triage said "maybe", took no as its fallback')
+    expect(formatSummary({ ...base, resultPath: undefined, nothingRecorded: false }, { cwd: '/tmp', style: plain as never, includeResult: false })).not.toContain('repaired:')
   })
 
   it('lists the spawned child workflows with their dispositions, and says nothing of children when there are none', () => {

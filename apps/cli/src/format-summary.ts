@@ -1,7 +1,7 @@
 import { relative } from 'node:path'
 import type { JsonValue } from '@locus/outcome'
 import { type Answer, caveatsOf, findAnswer, renderAnswer } from '@locus/partial'
-import type { RunStanding, RunSummary } from '@locus/runtime'
+import type { ExecutionStanding, RunStanding, RunSummary } from '@locus/runtime'
 import { formatDuration } from './format-duration.js'
 import { formatJson } from './format-json.js'
 import type { Style } from './style.js'
@@ -19,7 +19,7 @@ function plural(count: number, noun: string, many = `${noun}s`): string {
 }
 
 /** Colours a standing: green completed, red failed, yellow cancelled or unfinished. */
-export function styleStanding(standing: RunStanding, style: Style): string {
+export function styleStanding(standing: RunStanding | ExecutionStanding, style: Style): string {
   if (standing === 'completed') return style.green(standing)
   if (standing === 'failed') return style.red(standing)
   return style.yellow(standing)
@@ -142,6 +142,10 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
   if (summary.childCalls > 0) {
     const listed = summary.children.map((child) => `${child.workflow} ${child.childExecutionId} ${child.disposition}${child.replayed ? ' (replayed)' : ''}`).join('; ')
     field('children', `${summary.childCalls} (${summary.childCompleted} completed, ${summary.childFailed} failed): ${listed}`)
+  }
+  if (summary.repairedChoices.length > 0) {
+    const listed = summary.repairedChoices.map((repair) => `${repair.agent} said ${JSON.stringify(repair.from)}, took ${repair.to} ${repair.via === 'fallback' ? 'as its fallback' : 'when asked again'}`)
+    field('repaired', `${plural(summary.repairedChoices.length, 'choice answer')}: ${listed.join('; ')}`)
   }
   if (summary.retriesRefused > 0) field('refused', `${plural(summary.retriesRefused, 'retry', 'retries')} refused by the run (budget, cap, deadline or cancellation)`)
   field(

@@ -1,6 +1,8 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readJournal } from '@locus/journal'
+import { createRuntime } from '@locus/runtime'
+import { createServer } from '@locus/server'
 import { describe, expect, it } from 'vitest'
 import { examplesDir, jsonLines, onJsonLine, runLocus, settle, startLocus, tempDir } from './helpers.js'
 
@@ -52,6 +54,15 @@ describe('cancelling, killing, resuming and replaying a run', () => {
     const after = await runLocus(['show', 'killed', '--runs-dir', runsDir])
     expect(after.stdout).toMatch(/^completed {2}long-fan-out {2}run killed \(execution resume-001\)/m)
     expect(after.stdout).toMatch(/resume-001 +resume +completed/)
+    expect(after.stdout).toMatch(/killed +root +unfinished/)
+    // The server reads the killed root as the CLI does, not as running for ever.
+    const app = createServer({ runtime: createRuntime({ workflows: [], runsDir }) })
+    const body = (await (await app.request('/v1/runs/killed')).json()) as { status: string; executions: { executionId: string; status: string }[] }
+    expect(body.status).toBe('completed')
+    expect(body.executions.map((execution) => [execution.executionId, execution.status])).toEqual([
+      ['killed', 'unfinished'],
+      ['resume-001', 'completed'],
+    ])
   })
 
   it('`locus resume` of a completed run is a usage error', async () => {

@@ -8,7 +8,7 @@ import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
 import { ApiError, toApiError } from './errors.js'
-import { type EventSink, type JournalEventStreamOptions, journalEventStream, writeJournalEvents } from './event-stream.js'
+import { type EventSink, type JournalEventStreamOptions, endWhenEnded, journalEventStream, writeJournalEvents } from './event-stream.js'
 import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
@@ -425,7 +425,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       lines = live.events({ afterSeq })[Symbol.asyncIterator]()
     } else {
       if (afterSeq >= 0 && (await hasEndedBy(ref, afterSeq))) return c.body(null, 204)
-      lines = runtime.store.tail(ref, { afterSeq, signal: stop.signal })[Symbol.asyncIterator]()
+      // A stored execution's stream ends at its run_end, or once its end is known elsewhere (a torn run_end).
+      lines = endWhenEnded(runtime.store.tail(ref, { afterSeq, signal: stop.signal })[Symbol.asyncIterator](), () => executionEnded(ref))
     }
     state.openStreams += 1
     const streamOptions: JournalEventStreamOptions = {
@@ -455,6 +456,14 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     }
     return c.body(journalEventStream(streamOptions), 200, headers)
   })
+
+  /** True when a stored execution ended, whatever its journal says: its result.json was written, or a later execution of the run began. */
+  async function executionEnded(ref: ExecutionInfo): Promise<boolean> {
+    if ((await runtime.store.readArtifact(ref, RUN_LAYOUT.result)) !== undefined) return true
+    const executions = (await runtime.store.listExecutions(ref.runId)).filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
+    const at = executions.findIndex((candidate) => candidate.executionId === ref.executionId)
+    return at >= 0 && at < executions.length - 1
+  }
 
   /** True when the stored execution ended at or before `afterSeq`: the client has everything, so it gets 204 and stops reconnecting. */
   async function hasEndedBy(ref: ExecutionInfo, afterSeq: number): Promise<boolean> {

@@ -191,3 +191,54 @@ export function writeJournalEvents(sink: EventSink, headers: Record<string, stri
     }
   })()
 }
+
+/** How often a stored execution's stream, idle, asks whether the execution ended some other way. */
+export const END_CHECK_MS = 500
+
+/**
+ * Ends a stored execution's line iterator once its end is known from another
+ * source than its `run_end` line (`ended`: its `result.json`, a later
+ * execution), so a stream of a run whose `run_end` was torn by a crash still
+ * ends. While lines come, nothing is checked; after `checkMs` without one,
+ * `ended()` is asked, and once it says yes the iterator waits one more
+ * `checkMs` for lines still on their way (the tail polls), then ends.
+ */
+export function endWhenEnded(lines: AsyncIterator<JournalLine>, ended: () => Promise<boolean>, checkMs = END_CHECK_MS): AsyncIterator<JournalLine> {
+  let pending: Promise<IteratorResult<JournalLine>> | undefined
+  let finished = false
+  let endKnown = false
+  const idle = (): Promise<undefined> =>
+    new Promise((resolve) => {
+      setTimeout(() => {
+        resolve(undefined)
+      }, checkMs).unref()
+    })
+  const finish = (): IteratorResult<JournalLine> => {
+    finished = true
+    pending = undefined
+    // Not awaited: a tail's generator finishes its pending read first, which ends when the stream's close aborts it.
+    void lines.return?.().catch(() => undefined)
+    return { done: true, value: undefined }
+  }
+  return {
+    async next() {
+      if (finished) return { done: true, value: undefined }
+      pending ??= lines.next()
+      for (;;) {
+        const current = pending
+        const next = await Promise.race([current.then((result) => ({ result })), idle()])
+        if (next !== undefined) {
+          pending = undefined
+          if (next.result.done === true) finished = true
+          return next.result
+        }
+        if (endKnown) return finish()
+        endKnown = await ended().catch(() => false)
+      }
+    },
+    return() {
+      if (!finished) finish()
+      return Promise.resolve({ done: true, value: undefined })
+    },
+  }
+}

@@ -1,4 +1,4 @@
-import type { PendingDeferral, RunResultFile, StoredExecution, StoredRun } from '@locus/runtime'
+import { type PendingDeferral, type RunResultFile, type StoredExecution, type StoredRun, executionStanding } from '@locus/runtime'
 import type { z } from 'zod'
 import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
 
@@ -24,10 +24,13 @@ export function hasEnded(execution: StoredExecution): boolean {
  * The status of one execution: its disposition once it ended, `cancelling`
  * after a cancel this server asked for, `waiting` while it waits on an open
  * deferred tool (`waitingOn` deferrals of the run), `queued` before its
- * `run_start` line is readable, `running` otherwise (also when another
- * process runs it, or when the process that ran it died: resume it then).
+ * `run_start` line is readable. One that stopped without `run_end` reads as
+ * the CLI says (`executionStanding` of @locus/runtime): `suspended`,
+ * `taken-over`, or `unfinished` once a later execution (`next`) shows it
+ * stopped; `running` otherwise (also when another process runs it, or when
+ * the process that ran it died: resume it then).
  */
-export function statusOfExecution(execution: StoredExecution, live: LiveState, waitingOn = 0): RunStatus {
+export function statusOfExecution(execution: StoredExecution, live: LiveState, waitingOn = 0, next?: StoredExecution): RunStatus {
   const disposition = execution.view.runEnd?.disposition ?? execution.resultFile?.disposition
   if (disposition !== undefined) return disposition
   const isLive = live.liveExecutionId === execution.info.executionId
@@ -35,18 +38,22 @@ export function statusOfExecution(execution: StoredExecution, live: LiveState, w
   if (waitingOn > 0) return 'waiting'
   // A live handle exists only once run_start was written, even if the line is not readable yet.
   if (isLive) return 'running'
+  const standing = executionStanding(execution, next)
+  if (standing === 'suspended' || standing === 'taken-over') return standing
+  if (next !== undefined) return 'unfinished'
   if (execution.view.runStart === undefined) return 'queued'
   return 'running'
 }
 
 /**
- * GET /v1/runs/{id}: the latest execution's summary, its RunView counts,
- * every execution's status, and the deferrals it waits on (`pending`, read
- * only while the latest execution has not ended).
+ * GET /v1/runs/{id}: the run's summary and RunView counts, added up over its
+ * root and resumes, every execution's status and own figures, and the
+ * deferrals it waits on (`pending`, read only while the latest execution has
+ * not ended).
  */
 export function runResource(stored: StoredRun, live: LiveState, pending: readonly PendingDeferral[] = []): z.infer<typeof RunSchema> {
   const latest = stored.latest
-  const summary = latest.summary
+  const summary = stored.summary
   const waiting = hasEnded(latest) ? [] : pending
   return {
     runId: stored.runId,
@@ -54,10 +61,11 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
     status: statusOfExecution(latest, live, waiting.length),
     live: live.liveExecutionId === latest.info.executionId,
     executionId: latest.info.executionId,
-    executions: [...stored.executions, ...stored.replays].map((execution) => ({
+    executions: [...stored.executions, ...stored.replays].map((execution, index) => ({
       executionId: execution.info.executionId,
       kind: execution.info.kind,
-      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0),
+      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0, stored.executions[index + 1]),
+      ...executionFigures(execution),
     })),
     disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,
     answerOutcome: summary.answerOutcome ?? null,
@@ -66,7 +74,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
     error: summary.error ?? null,
     gaps: summary.gaps.map((gap) => ({ ...gap })),
     caveats: [...summary.caveats],
-    counts: { ...latest.view.counts },
+    counts: { ...stored.view.counts },
     lastSeq: latest.view.lastSeq,
     deferred: waiting.map((deferral) => ({
       deferredId: deferral.deferredId,
@@ -79,8 +87,14 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
   }
 }
 
+/** One execution's own start, duration and counts. */
+function executionFigures(execution: StoredExecution): { startedAt: string | null; durationMs: number | null; counts: Record<string, number> } {
+  const own = execution.view.executions().find((candidate) => candidate.executionId === execution.info.executionId)
+  return { startedAt: own?.startedAt ?? null, durationMs: own?.durationMs ?? null, counts: { ...execution.view.counts } }
+}
+
 export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined, waitingOn = 0): z.infer<typeof RunListItemSchema> {
-  const summary = stored.latest.summary
+  const summary = stored.summary
   return {
     runId: stored.runId,
     workflow: summary.workflow,

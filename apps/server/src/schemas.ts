@@ -12,7 +12,12 @@ import { SERVER_ERROR_CODES } from './errors.js'
 export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `must be ${RUN_ID_RULE}`)
 
 /** Where a run is; `waiting` is a run that has not ended and waits on an open deferred tool. */
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+/**
+ * `unfinished`, `taken-over` and `suspended` are executions that stopped
+ * without `run_end` (killed, taken over by another worker, suspended on
+ * purpose), in the CLI's words; a resume continues the run.
+ */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled', 'unfinished', 'taken-over', 'suspended'] as const
 export const RunStatusSchema = z.enum(RUN_STATUSES)
 export type RunStatus = z.infer<typeof RunStatusSchema>
 
@@ -83,6 +88,9 @@ export const ExecutionSummarySchema = z.object({
   executionId: z.string(),
   kind: z.enum(['root', 'resume', 'replay', 'child']),
   status: RunStatusSchema,
+  startedAt: z.string().nullable().describe("When this execution's first line was written."),
+  durationMs: z.number().nullable().describe('This execution alone: its run_end duration, or the time its lines span when it stopped without one; null before any line.'),
+  counts: z.record(z.string(), z.number()).describe('The RunView counts of this execution alone (a resume counts the calls it served from the journal as replayed).'),
 })
 
 /** A deferral that waits for an answer (PendingDeferral of @locus/runtime). */
@@ -103,12 +111,14 @@ export const RunSchema = z.object({
   executions: z.array(ExecutionSummarySchema).describe('The root and every resume, in order, then replays.'),
   disposition: RunDispositionSchema.nullable(),
   answerOutcome: AnswerOutcomeSchema.nullable(),
-  startedAt: z.string().nullable(),
-  durationMs: z.number().nullable(),
+  startedAt: z.string().nullable().describe("When the run began: its root's run_start."),
+  durationMs: z.number().nullable().describe("The sum of its executions' durations, once the latest ended."),
   error: z.string().nullable(),
   gaps: z.array(z.object({ tool: z.string(), criticality: z.string(), reason: z.string().optional() })),
   caveats: z.array(z.string()),
-  counts: z.record(z.string(), z.number()).describe('The RunView counts of the latest execution (RunCounts of @locus/journal).'),
+  counts: z
+    .record(z.string(), z.number())
+    .describe("The run's RunView counts (RunCounts of @locus/journal), added up over the root and every resume; each execution's own are under executions."),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
   deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
   links: LinksSchema,

@@ -5,7 +5,7 @@ import type { JournalLine } from '@locus/journal'
 // server's own schemas.
 
 /** Where a run is: `waiting` has not ended and waits on an open deferred tool. */
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled'] as const
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled', 'unfinished', 'taken-over', 'suspended'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 /** How an ended execution ended. */
@@ -68,7 +68,15 @@ export interface RunInfo {
   /** True while the server executes the run. */
   readonly live: boolean
   readonly executionId: string
-  readonly executions: readonly { readonly executionId: string; readonly kind: 'root' | 'resume' | 'replay' | 'child'; readonly status: RunStatus }[]
+  /** Each execution with its own start, duration and counts; the run's `startedAt`, `durationMs` and `counts` add them all up. */
+  readonly executions: readonly {
+    readonly executionId: string
+    readonly kind: 'root' | 'resume' | 'replay' | 'child'
+    readonly status: RunStatus
+    readonly startedAt?: string | null
+    readonly durationMs?: number | null
+    readonly counts?: Readonly<Record<string, number>>
+  }[]
   readonly disposition: RunDisposition | null
   readonly answerOutcome: string | null
   readonly startedAt: string | null

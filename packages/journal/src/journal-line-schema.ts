@@ -106,6 +106,15 @@ export const RunGapSchema = z
   .object({ tool: nonEmpty, criticality: StepCriticalitySchema, reason: z.string().optional() })
   .meta({ id: 'RunGap' })
 
+/** How a `choice` answer was repaired: the child's first answer was none of the choices, so the call asked once more (`clarification`) or took its `choiceFallback` (`fallback`). */
+export const ChoiceRepairSchema = z
+  .object({
+    from: z.string().describe("The child's first answer, as it came (its first 200 characters)."),
+    to: nonEmpty.describe('The declared choice the call answered with.'),
+    via: z.enum(['clarification', 'fallback']).describe('clarification: the child named a choice when asked again; fallback: it did not, and choiceFallback was taken.'),
+  })
+  .meta({ id: 'ChoiceRepair' })
+
 /** `run_start`: the first line of an execution. */
 export const RunStartLineSchema = z
   .object({
@@ -184,6 +193,9 @@ export const AgentEndLineSchema = z
       'The answer of a completed attempt (text, or the chosen value), so the journal alone is enough to replay the call.',
     ),
     retryRefused: RetryRefusedSchema.optional().describe('Set when this attempt would have been retried but the run refused the retry.'),
+    repaired: ChoiceRepairSchema.optional().describe(
+      "Set on a completed choice call whose first answer was none of the choices: what it said, the choice it ended with, and how. Absent when the first answer was one of them (and on journals written before it was recorded).",
+    ),
   })
   .refine((line) => line.attempt <= line.attempts, { error: 'attempt must not exceed attempts', path: ['attempt'] })
   .refine((line) => (line.status === 'failed') === (line.failureCause !== undefined), {
@@ -565,6 +577,7 @@ export type BudgetChangeLine = z.output<typeof BudgetChangeLineSchema>
 export type ReplayDivergedLine = z.output<typeof ReplayDivergedLineSchema>
 export type LogLine = z.output<typeof LogLineSchema>
 export type RetryRefused = z.output<typeof RetryRefusedSchema>
+export type ChoiceRepair = z.output<typeof ChoiceRepairSchema>
 export type LlmAttemptLine = z.output<typeof LlmAttemptLineSchema>
 export type DeferredOpenLine = z.output<typeof DeferredOpenLineSchema>
 export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>

@@ -224,6 +224,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
       replayed: optional(isBoolean),
       answer: optional(isJson),
       retryRefused: optional(isRetryRefused),
+      repaired: optional(object({ from: isString, to: isNonEmpty, via: oneOf(['clarification', 'fallback']) })),
     },
     [attemptWithinAttempts, (line) => (line.status === 'failed') === (line.failureCause !== undefined)],
   ),

@@ -119,6 +119,12 @@ function renderSummary(facts: RunView, runId: string): string[] {
     const parts = [...by].map(([refuser, count]) => `${count} by ${REFUSER_NAMES[refuser]}`)
     out.push(`- Retries refused: ${counts.retriesRefused} (${parts.join(', ')}); a refused retry never ran and is not counted as a retry`)
   }
+  if (counts.choiceRepairs > 0) {
+    const repairs = facts.repairedChoices.map(
+      (line) => `${code(line.agent)} ${code(line.callId)} said ${code(JSON.stringify(line.repaired.from))}, took ${code(line.repaired.to)} ${line.repaired.via === 'fallback' ? 'as its choiceFallback' : 'when asked again'}`,
+    )
+    out.push(`- Choice answers repaired: ${counts.choiceRepairs} (${repairs.join('; ')}); the first answer was none of the choices`)
+  }
   if (counts.groups > 0) out.push(`- Groups: ${counts.groups}, ${counts.groupsNotCompleted} did not complete`)
   if (facts.divergences.length > 0) out.push(`- Replay diverged at ordinal ${code(facts.divergences[0]?.ordinal ?? '')}; every later call ran live`)
   out.push('')

@@ -133,3 +133,90 @@ describe('the outputs README reads the same fold', () => {
     )
   })
 })
+
+describe('one fold across the executions of a run', () => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString()
+  function line(executionId: string, seq: number, ms: number, fields: Record<string, unknown>): JournalLine {
+    return { v: 1, seq, ts: at(ms), runId: 'r', executionId, ...fields } as JournalLine
+  }
+  const trio = (call: string, attempt: number) => ({ callId: `${call}-a${attempt}`, attempt, attempts: 2, logicalCallId: call, agent: 'a', ordinal: call.slice(5) })
+  // The root retried a tool, then its process died inside the agent call: no run_end.
+  const root = [
+    line('r', 0, 0, { type: 'run_start', workflow: 'w', input: null, options: {} }),
+    line('r', 1, 10, { type: 'tool_start', toolCallId: 'tool-1', tool: 't', attempt: 1, maxAttempts: 3, ordinal: '1' }),
+    line('r', 2, 20, { type: 'tool_end', toolCallId: 'tool-1', tool: 't', attempt: 1, maxAttempts: 3, ordinal: '1', status: 'failed', durationMs: 10, failure: { error: 'x', retryable: true } }),
+    line('r', 3, 20, { type: 'retry', kind: 'tool', message: '[workflow:retry] t', callId: 'tool-1', fromAttempt: 1, toAttempt: 2, attempts: 3, cause: 'provider_error' }),
+    line('r', 4, 30, { type: 'tool_start', toolCallId: 'tool-1', tool: 't', attempt: 2, maxAttempts: 3, ordinal: '1' }),
+    line('r', 5, 40, { type: 'tool_end', toolCallId: 'tool-1', tool: 't', attempt: 2, maxAttempts: 3, ordinal: '1', status: 'completed', durationMs: 10, result: 1 }),
+    line('r', 6, 50, { type: 'agent_start', ...trio('call-2', 1), prompt: 'p' }),
+    line('r', 7, 60, { type: 'llm_attempt', ...trio('call-2', 1), model: 'm', turn: 1, step: 1, llmAttempt: 1, llmMaxAttempts: 1, outcome: 'failed', durationMs: 10, streamed: false }),
+    line('r', 8, 60, { type: 'agent_end', ...trio('call-2', 1), status: 'failed', failureCause: 'provider-error', durationMs: 10 }),
+    line('r', 9, 60, { type: 'retry', kind: 'agent', message: '[workflow:retry] a', logicalCallId: 'call-2', callId: 'call-2-a1', fromAttempt: 1, toAttempt: 2, attempts: 2, cause: 'provider-error' }),
+    line('r', 10, 70, { type: 'agent_start', ...trio('call-2', 2), prompt: 'p' }),
+  ]
+  // The resume served the tool from the journal, and ran the agent call again from its first attempt.
+  const resume = [
+    line('resume-001', 0, 1000, { type: 'run_start', workflow: 'w', input: null, options: {}, resumeOf: 'r' }),
+    line('resume-001', 1, 1000, { type: 'tool_start', toolCallId: 'tool-1', tool: 't', attempt: 2, maxAttempts: 3, ordinal: '1' }),
+    line('resume-001', 2, 1000, { type: 'tool_end', toolCallId: 'tool-1', tool: 't', attempt: 2, maxAttempts: 3, ordinal: '1', status: 'completed', durationMs: 0, result: 1, replayed: true }),
+    line('resume-001', 3, 1001, { type: 'agent_start', ...trio('call-2', 1), prompt: 'p' }),
+    line('resume-001', 4, 1005, { type: 'llm_attempt', ...trio('call-2', 1), model: 'm', turn: 1, step: 1, llmAttempt: 1, llmMaxAttempts: 1, outcome: 'succeeded', durationMs: 4, streamed: false }),
+    line('resume-001', 5, 1005, { type: 'agent_end', ...trio('call-2', 1), status: 'completed', durationMs: 4, answer: 'ok' }),
+    line('resume-001', 6, 1007, { type: 'run_end', disposition: 'completed', ok: true, result: 'ok', durationMs: 7 }),
+  ]
+
+  it('adds up every execution: retries, attempts and LLM requests before the resume, the root’s start, both durations', () => {
+    for (const keep of ['notable', 'all'] as const) {
+      const view = fold([...root, ...resume], keep)
+      expect(view.counts).toMatchObject({ toolCalls: 1, toolAttempts: 2, toolRetries: 1, replayedToolCalls: 1, agentCalls: 1, agentAttempts: 3, agentRetries: 2, agentCompleted: 1, agentFailed: 0, llmAttempts: 2 })
+      expect(view.runStart?.executionId).toBe('r')
+      expect(view.executionId).toBe('resume-001')
+      expect(view.disposition).toBe('completed')
+      // The root has no run_end: its time is what its lines span (70 ms), the resume's is its run_end's.
+      expect(view.durationMs).toBe(77)
+      expect(view.executions().map((execution) => [execution.executionId, execution.durationMs, execution.ended])).toEqual([
+        ['r', 70, false],
+        ['resume-001', 7, true],
+      ])
+      expect(view.retriedCalls().map((call) => call.id)).toEqual(['tool-1', 'call-2'])
+    }
+  })
+
+  it('counts an attempt its execution never finished and a resume ran again once', () => {
+    const tool = { toolCallId: 'tool-1', tool: 't', attempt: 1, maxAttempts: 1, ordinal: '1' }
+    const view = fold(
+      [
+        line('r', 0, 0, { type: 'run_start', workflow: 'w', input: null, options: {} }),
+        line('r', 1, 5, { type: 'tool_start', ...tool }),
+        line('resume-001', 0, 100, { type: 'run_start', workflow: 'w', input: null, options: {}, resumeOf: 'r' }),
+        line('resume-001', 1, 100, { type: 'tool_start', ...tool }),
+        line('resume-001', 2, 110, { type: 'tool_end', ...tool, status: 'completed', durationMs: 10, result: 1 }),
+      ],
+      'all',
+    )
+    expect(view.counts).toMatchObject({ toolCalls: 1, toolAttempts: 1, toolRetries: 0 })
+    expect(view.calls().map((call) => call.attempts.map((attempt) => [attempt.executionId, attempt.status]))).toEqual([[['resume-001', 'completed']]])
+  })
+
+  it('keeps each execution’s own figures apart', () => {
+    const own = fold(resume)
+    expect(own.counts).toMatchObject({ toolRetries: 0, replayedToolCalls: 1, agentAttempts: 1, llmAttempts: 1 })
+    expect(own.durationMs).toBe(7)
+  })
+
+  it('reads a resumed run as running again until its new execution ends', () => {
+    const cancelled = [...root, line('r', 11, 80, { type: 'run_end', disposition: 'cancelled', ok: false, result: null, durationMs: 80 })]
+    const view = fold([...cancelled, ...resume.slice(0, 3)])
+    expect(view.runEnd).toBeUndefined()
+    expect(view.durationMs).toBeUndefined()
+    for (const next of resume.slice(3)) view.apply(next)
+    expect(view.durationMs).toBe(87)
+  })
+
+  it('never counts a line twice when a history and a live tail of the latest execution overlap', () => {
+    const view = fold([...root, ...resume.slice(0, 5)])
+    for (const again of resume.slice(2)) view.apply(again)
+    expect(view.counts).toEqual(fold([...root, ...resume]).counts)
+    expect(view.lastSeq).toBe(6)
+  })
+})

@@ -9,6 +9,7 @@ import type {
   GroupEndLine,
   GroupStartLine,
   JournalLine,
+  LogLine,
   ReplayDivergedLine,
   RetryLine,
   RetryRefused,
@@ -25,6 +26,12 @@ export type AttemptStatus = 'running' | 'completed' | 'failed' | 'threw' | 'time
 /** One physical attempt of an agent call, as the journal shows it. */
 export interface AgentAttemptView {
   readonly callId: string
+  /**
+   * The execution that ran it last. An attempt its execution never finished
+   * (killed, suspended) and a resume ran again is one attempt; one that had
+   * finished and ran again is a new one.
+   */
+  executionId: string
   readonly attempt: number
   readonly attempts: number
   status: AttemptStatus
@@ -54,6 +61,8 @@ export interface AgentCallView {
 /** One attempt of a tool call. */
 export interface ToolAttemptView {
   readonly attempt: number
+  /** The execution that ran it last (see {@link AgentAttemptView.executionId}). */
+  executionId: string
   status: AttemptStatus
   readonly firstSeq: number
   start: ToolStartLine | undefined
@@ -78,6 +87,8 @@ export interface ToolCallView {
 /** One attempt of a spawned child workflow: a child run in its own execution. */
 export interface ChildAttemptView {
   readonly attempt: number
+  /** The execution of the parent that spawned it last (see {@link AgentAttemptView.executionId}). */
+  executionId: string
   readonly childExecutionId: string
   status: AttemptStatus
   readonly firstSeq: number
@@ -122,7 +133,7 @@ export interface RunCounts {
   agentRetries: number
   /** Agent calls whose attempts numbered more than one. */
   retriedAgentCalls: number
-  /** Agent calls answered from a recording. */
+  /** Agent calls answered from a recording, each time one was: a resume serving a call from an earlier execution's journal counts here, never as an attempt. */
   replayedAgentCalls: number
   /** Logical tool calls (distinct `toolCallId`s), the script's and children's. */
   toolCalls: number
@@ -152,6 +163,8 @@ export interface RunCounts {
   /** Final outcomes of spawns: the last attempt's child completed, or it did not (failed, cancelled, partial, timed out). */
   childCompleted: number
   childFailed: number
+  /** `choice` answers the call had to repair: the child's first answer was none of the choices (`agent_end.repaired`). */
+  choiceRepairs: number
   /** Groups started, and those that ended other than `completed` (or never ended). */
   groups: number
   groupsNotCompleted: number
@@ -169,22 +182,62 @@ export interface RunViewOptions {
   readonly keep?: 'notable' | 'all' | undefined
 }
 
+/** One execution a view folded, with its own timing. */
+export interface ExecutionFoldView {
+  readonly executionId: string
+  /** Its `run_start`, when readable. */
+  readonly runStart: RunStartLine | undefined
+  /** Its `run_end`; `undefined` when it stopped without one (killed, taken over, suspended) or still runs. */
+  readonly runEnd: RunEndLine | undefined
+  readonly ended: boolean
+  /** True when it was suspended (its `log` line with `data.suspended`): it stopped without `run_end`, and a resume continues the run. */
+  readonly suspended: boolean
+  /** True when it began by taking the run over from a worker whose lease expired (`worker_takeover`). */
+  readonly tookOver: boolean
+  /** True when it learned that its lease moved to another worker (`lease_lost`, `expired` or `taken`). */
+  readonly leaseLost: boolean
+  /** When its first line was written. */
+  readonly startedAt: string
+  /** Its `run_end`'s duration, or, without one, the time its lines span. */
+  readonly durationMs: number
+  /** The highest `seq` of it applied. */
+  readonly lastSeq: number
+}
+
 /**
- * One incremental fold of an execution's journal lines: `apply` each line in
- * `seq` order and read the run as it stands. The outputs README, `locus show`
- * and `ls`, the live progress tree, the server's status and the inspector all
+ * One incremental fold of a run's journal lines: `apply` each line in `seq`
+ * order and read the run as it stands. The outputs README, `locus show` and
+ * `ls`, the live progress tree, the server's status and the inspector all
  * read a run through it, so they agree on every count.
+ *
+ * Give it the lines of one execution for that execution's own figures, or the
+ * lines of a run's root and then each resume in order for the run's: counts
+ * then add up every execution (a call a resume served from an earlier
+ * execution's journal is counted once, where it ran), the start is the
+ * root's, the duration the sum of the executions', and the end the latest
+ * execution's. Replays are never mixed in: fold each apart.
  */
 export interface RunView {
-  /** Folds one line; lines at or before `lastSeq` are ignored, so a replayed history and a live tail can overlap. */
+  /** Folds one line; lines at or before the `seq` already applied of their execution are ignored, so a replayed history and a live tail can overlap. */
   apply(line: JournalLine): void
-  /** The highest `seq` applied, -1 before any. */
+  /** The highest `seq` applied of the latest execution, -1 before any. */
   readonly lastSeq: number
+  /** The first execution's `run_start`: how the run began. */
   readonly runStart: RunStartLine | undefined
+  /** The latest execution's `run_end`; `undefined` while it has none, even when an earlier execution ended. */
   readonly runEnd: RunEndLine | undefined
   readonly runId: string | undefined
+  /** The latest execution's id. */
   readonly executionId: string | undefined
   readonly workflow: string | undefined
+  /** Every execution folded, in the order their first lines came. */
+  executions(): ExecutionFoldView[]
+  /**
+   * The run's duration once its latest execution ended: the sum over its
+   * executions of each one's `run_end` duration, or of the time its lines
+   * span when it stopped without one. `undefined` while the latest runs.
+   */
+  readonly durationMs: number | undefined
   /** The disposition once `run_end` is applied; `undefined` before. */
   readonly disposition: RunDisposition | undefined
   /** The recorded result once ended. */
@@ -209,6 +262,8 @@ export interface RunView {
   readonly budgetChanges: readonly BudgetChangeLine[]
   /** The terminal records (`agent_end`, `error`, `tool_end`) whose retry the run refused, in journal order. */
   readonly refusedRetries: readonly RefusedRetryLine[]
+  /** The `agent_end` lines of choice answers the call repaired (a clarification turn or the fallback), in journal order; always kept. */
+  readonly repairedChoices: readonly RepairedChoiceLine[]
   readonly divergences: readonly ReplayDivergedLine[]
   /** `error` lines that belong to no agent attempt. */
   readonly looseErrors: readonly ErrorLine[]
@@ -216,8 +271,77 @@ export interface RunView {
   outcomeOf(call: CallView): CallOutcome
 }
 
+/** An `agent_end` that carries `repaired`. */
+export type RepairedChoiceLine = AgentEndLine & { readonly repaired: NonNullable<AgentEndLine['repaired']> }
+
 /** A terminal record that carries `retryRefused`. */
 export type RefusedRetryLine = (AgentEndLine | ErrorLine | ToolEndLine | ChildEndLine) & { readonly retryRefused: RetryRefused }
+
+interface ExecutionState {
+  readonly executionId: string
+  readonly index: number
+  runStart: RunStartLine | undefined
+  runEnd: RunEndLine | undefined
+  suspended: boolean
+  tookOver: boolean
+  leaseLost: boolean
+  readonly firstTs: string
+  lastTs: string
+  lastSeq: number
+}
+
+/**
+ * True when a line of `executionId` belongs to `attempt`: the same execution,
+ * or a later one running again an attempt that never finished (it then
+ * belongs to the later execution). A finished attempt run again is a new one.
+ */
+function adopt(attempt: { executionId: string; status: AttemptStatus }, executionId: string): boolean {
+  if (attempt.executionId === executionId) return true
+  if (attempt.status !== 'running') return false
+  attempt.executionId = executionId
+  return true
+}
+
+/** The `info` line a suspended execution writes last (`handle.suspend()`): `data.suspended` is true. */
+function isSuspension(line: LogLine): boolean {
+  const data = line.data
+  return typeof data === 'object' && data !== null && !Array.isArray(data) && data.suspended === true
+}
+
+function durationOf(execution: ExecutionState): number {
+  if (execution.runEnd !== undefined) return execution.runEnd.durationMs
+  const span = Date.parse(execution.lastTs) - Date.parse(execution.firstTs)
+  return Number.isFinite(span) && span > 0 ? span : 0
+}
+
+/** The physical attempt a start or terminal line records, the same in every execution: `undefined` for other lines. */
+function attemptKey(line: JournalLine): string | undefined {
+  switch (line.type) {
+    case 'agent_start':
+    case 'agent_end':
+      return `agent ${line.callId}`
+    case 'error':
+      return line.callId === undefined || line.logicalCallId === undefined ? undefined : `agent ${line.callId}`
+    case 'tool_start':
+    case 'tool_end':
+      return `tool ${line.toolCallId} ${line.attempt}`
+    case 'child_start':
+    case 'child_end':
+      return `child ${line.childCallId} ${line.attempt}`
+    default:
+      return undefined
+  }
+}
+
+function isStart(line: JournalLine): boolean {
+  return line.type === 'agent_start' || line.type === 'tool_start' || line.type === 'child_start'
+}
+
+/** A terminal line served from a recording (an attempt that threw with no channel is replayed as its `error` line again). */
+function isReplayedEnd(line: JournalLine): boolean {
+  if (line.type === 'agent_end' || line.type === 'tool_end' || line.type === 'child_end') return line.replayed === true
+  return line.type === 'error' && line.failureCause === 'sdk-unavailable'
+}
 
 /** The final outcome of a logical call. */
 export function callOutcome(call: CallView): CallOutcome {
@@ -269,12 +393,18 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     replayedChildCalls: 0,
     childCompleted: 0,
     childFailed: 0,
+    choiceRepairs: 0,
     groups: 0,
     groupsNotCompleted: 0,
   }
-  let lastSeq = -1
   let runStart: RunStartLine | undefined
-  let runEnd: RunEndLine | undefined
+  // Every execution folded, in the order their first lines came; the last is the run as it stands.
+  const executions: ExecutionState[] = []
+  const executionById = new Map<string, ExecutionState>()
+  // Attempts that reached a terminal record, in any execution: a later execution's start of one of them is a replay until proved live.
+  const ended = new Set<string>()
+  // Start lines of a later execution held back until the next line says whether they were served from the journal.
+  const held = new Map<string, JournalLine>()
   // Calls in the order they started; a call that is dropped (completed with
   // one attempt, under `notable`) leaves this map but stays counted.
   const calls = new Map<string, CallView>()
@@ -286,6 +416,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const childCounted = new Map<string, 'completed' | 'failed'>()
   const budgetChanges: BudgetChangeLine[] = []
   const refusedRetries: RefusedRetryLine[] = []
+  const repairedChoices: RepairedChoiceLine[] = []
   const divergences: ReplayDivergedLine[] = []
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
@@ -318,7 +449,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
 
   function agentAttempt(line: AgentStartLine | AgentEndLine): AgentAttemptView {
     const known = attemptOfCallId.get(line.callId)
-    if (known !== undefined) return known
+    if (known !== undefined && adopt(known, line.executionId)) return known
     let call = calls.get(line.logicalCallId)
     if (call?.kind !== 'agent') {
       call = {
@@ -336,7 +467,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       calls.set(call.id, call)
       counts.agentCalls += 1
     }
-    const attempt: AgentAttemptView = { callId: line.callId, attempt: line.attempt, attempts: line.attempts, status: 'running', firstSeq: line.seq, start: undefined, end: undefined, error: undefined }
+    const attempt: AgentAttemptView = { callId: line.callId, executionId: line.executionId, attempt: line.attempt, attempts: line.attempts, status: 'running', firstSeq: line.seq, start: undefined, end: undefined, error: undefined }
     call.attempts.push(attempt)
     counts.agentAttempts += 1
     if (call.attempts.length > 1) {
@@ -369,9 +500,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       calls.set(call.id, call)
       counts.toolCalls += 1
     }
-    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt)
+    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt && adopt(candidate, line.executionId))
     if (attempt === undefined) {
-      attempt = { attempt: line.attempt, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
+      attempt = { attempt: line.attempt, executionId: line.executionId, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
       call.attempts.push(attempt)
       counts.toolAttempts += 1
       if (call.attempts.length > 1) {
@@ -400,9 +531,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       children.set(call.id, call)
       counts.childCalls += 1
     }
-    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt)
+    let attempt = call.attempts.find((candidate) => candidate.attempt === line.attempt && adopt(candidate, line.executionId))
     if (attempt === undefined) {
-      attempt = { attempt: line.attempt, childExecutionId: line.childExecutionId, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
+      attempt = { attempt: line.attempt, executionId: line.executionId, childExecutionId: line.childExecutionId, status: 'running', firstSeq: line.seq, start: undefined, end: undefined }
       call.attempts.push(attempt)
       counts.childAttempts += 1
       if (call.attempts.length > 1) counts.childRetries += 1
@@ -425,9 +556,46 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     childCounted.set(call.id, outcome)
   }
 
+  function executionOf(line: JournalLine): ExecutionState {
+    let execution = executionById.get(line.executionId)
+    if (execution === undefined) {
+      execution = { executionId: line.executionId, index: executions.length, runStart: undefined, runEnd: undefined, suspended: false, tookOver: false, leaseLost: false, firstTs: line.ts, lastTs: line.ts, lastSeq: -1 }
+      executions.push(execution)
+      executionById.set(line.executionId, execution)
+    }
+    return execution
+  }
+
   function apply(line: JournalLine): void {
-    if (line.seq <= lastSeq) return
-    lastSeq = line.seq
+    const execution = executionOf(line)
+    if (line.seq <= execution.lastSeq) return
+    execution.lastSeq = line.seq
+    if (line.ts > execution.lastTs) execution.lastTs = line.ts
+    if (execution.index > 0) {
+      // A resume serves a call recorded by an earlier execution as a start and a `replayed` end, written together:
+      // that call is counted where it ran, never again.
+      const key = attemptKey(line)
+      if (key !== undefined && held.has(key) && isReplayedEnd(line)) {
+        held.delete(key)
+        // Served from the journal, not run: a replay, never an attempt.
+        if (line.type === 'agent_end' || line.type === 'error') counts.replayedAgentCalls += 1
+        else if (line.type === 'tool_end') counts.replayedToolCalls += 1
+        else if (line.type === 'child_end') counts.replayedChildCalls += 1
+        return
+      }
+      for (const start of held.values()) fold(start)
+      held.clear()
+      if (key !== undefined && isStart(line) && ended.has(key)) {
+        held.set(key, line)
+        return
+      }
+    }
+    fold(line)
+  }
+
+  function fold(line: JournalLine): void {
+    const key = attemptKey(line)
+    if (key !== undefined && !isStart(line)) ended.add(key)
     if ((line.type === 'agent_end' || line.type === 'error' || line.type === 'tool_end' || line.type === 'child_end') && line.retryRefused !== undefined) {
       refusedRetries.push(line as RefusedRetryLine)
       counts.retriesRefused += 1
@@ -435,9 +603,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     switch (line.type) {
       case 'run_start':
         runStart ??= line
+        executionOf(line).runStart ??= line
         return
       case 'run_end':
-        runEnd = line
+        executionOf(line).runEnd = line
         return
       case 'agent_start':
         agentAttempt(line).start = line
@@ -446,6 +615,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         const attempt = agentAttempt(line)
         attempt.end = line
         attempt.status = line.status
+        if (line.repaired !== undefined) {
+          repairedChoices.push(line as RepairedChoiceLine)
+          counts.choiceRepairs += 1
+        }
         const call = agentOfCallId.get(line.callId)
         if (call === undefined) return
         if (line.replayed === true) counts.replayedAgentCalls += 1
@@ -518,7 +691,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
           counts.groups += 1
           counts.groupsNotCompleted += 1
         }
-        if (group.end === undefined && line.outcome === 'completed') counts.groupsNotCompleted -= 1
+        // A resume runs a group again: its latest end is the one that counts.
+        const wasCompleted = group.end?.outcome === 'completed'
+        if (!wasCompleted && line.outcome === 'completed') counts.groupsNotCompleted -= 1
+        else if (wasCompleted && line.outcome !== 'completed') counts.groupsNotCompleted += 1
         group.end = line
         return
       }
@@ -529,6 +705,15 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'budget_change':
         budgetChanges.push(line)
         return
+      case 'log':
+        if (isSuspension(line)) executionOf(line).suspended = true
+        return
+      case 'worker_takeover':
+        executionOf(line).tookOver = true
+        return
+      case 'lease_lost':
+        if (line.reason !== 'released') executionOf(line).leaseLost = true
+        return
       case 'replay_diverged':
         divergences.push(line)
         return
@@ -537,42 +722,63 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     }
   }
 
-  const ordered = (): CallView[] => [...calls.values()].sort((left, right) => left.firstSeq - right.firstSeq)
+  // A call enters the map at its first line, so the map's order is the order calls started, across executions too.
+  const ordered = (): CallView[] => [...calls.values()]
+
+  const latest = (): ExecutionState | undefined => executions.at(-1)
+  const runEndOf = (): RunEndLine | undefined => latest()?.runEnd
 
   return {
     apply,
     get lastSeq() {
-      return lastSeq
+      return latest()?.lastSeq ?? -1
     },
     get runStart() {
       return runStart
     },
     get runEnd() {
-      return runEnd
+      return runEndOf()
     },
     get runId() {
-      return runStart?.runId ?? runEnd?.runId
+      return runStart?.runId ?? runEndOf()?.runId
     },
     get executionId() {
-      return runStart?.executionId ?? runEnd?.executionId
+      return latest()?.executionId
+    },
+    executions: () =>
+      executions.map((execution) => ({
+        executionId: execution.executionId,
+        runStart: execution.runStart,
+        runEnd: execution.runEnd,
+        ended: execution.runEnd !== undefined,
+        suspended: execution.suspended,
+        tookOver: execution.tookOver,
+        leaseLost: execution.leaseLost,
+        startedAt: execution.runStart?.ts ?? execution.firstTs,
+        durationMs: durationOf(execution),
+        lastSeq: execution.lastSeq,
+      })),
+    get durationMs() {
+      if (runEndOf() === undefined) return undefined
+      return executions.reduce((total, execution) => total + durationOf(execution), 0)
     },
     get workflow() {
       return runStart?.workflow
     },
     get disposition() {
-      return runEnd?.disposition
+      return runEndOf()?.disposition
     },
     get result() {
-      return runEnd?.result
+      return runEndOf()?.result
     },
     get answerOutcome() {
-      return runEnd?.answerOutcome
+      return runEndOf()?.answerOutcome
     },
     get gaps() {
-      return runEnd?.gaps ?? []
+      return runEndOf()?.gaps ?? []
     },
     get caveats() {
-      return runEnd?.caveats ?? []
+      return runEndOf()?.caveats ?? []
     },
     counts,
     calls: ordered,
@@ -583,6 +789,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     children: () => [...children.values()],
     budgetChanges,
     refusedRetries,
+    repairedChoices,
     divergences,
     looseErrors,
     outcomeOf: callOutcome,

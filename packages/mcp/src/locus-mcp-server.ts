@@ -182,7 +182,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     const { runId } = parsed.data
     try {
       runtime.live(runId)?.flush()
-      const summary = (await readStoredRun(store, runId)).latest.summary
+      const summary = (await readStoredRun(store, runId)).summary
       if (name === 'locus_run_result' && summary.standing === 'unfinished') {
         return { content: [{ type: 'text', text: `Run ${summary.runId} has not finished; ask again later.` }], structuredContent: structured(summary), isError: true }
       }
@@ -282,7 +282,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
       extra.signal.removeEventListener('abort', cancel)
     }
     // The run_end line holds what locus_run_status reads later: disposition, answer outcome, gaps and caveats.
-    if (end === undefined) return toolResult((await runtime.get(handle.runId)).latest.summary)
+    if (end === undefined) return toolResult((await runtime.get(handle.runId)).summary)
     return toolResult({
       runId: run.runId,
       standing: end.disposition,

@@ -120,6 +120,36 @@ describe('createJournalTracer', () => {
     expect(root?.events.map((event) => [event.name, event.attributes?.['locus.status']])).toEqual([['locus.replayed', 'completed']])
   })
 
+  it('gives a chat span to an LLM request a cancellation cut short (issue 30): every request sent is counted', async () => {
+    // A host that honours the abort as a provider host does: the request in flight is reported as cancelled.
+    let sent = 0
+    const host: AgentHost = {
+      name: 'reporting',
+      openSession: () => ({
+        prompt: (_text, options) =>
+          new Promise((resolve) => {
+            sent += 1
+            // Settled a moment after the abort, as a request torn down over HTTP is.
+            options.signal.addEventListener('abort', () => {
+              setImmediate(() => {
+                resolve({ text: '', stopReason: 'aborted', llmAttempts: [{ model: 'm-small', turn: 1, step: 1, attempt: 1, maxAttempts: 1, outcome: 'cancelled', durationMs: 5, streamed: true }] })
+              })
+            })
+          }),
+        transcript: () => [],
+      }),
+    }
+    const { exporter, onEvent } = tracing()
+    const controller = new AbortController()
+    const running = runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('wait')).answer }), { host, runsDir: runsDir(), onEvent, signal: controller.signal })
+    while (sent === 0) await new Promise((resolve) => setImmediate(resolve))
+    controller.abort('Ctrl-C')
+    expect(await running).toMatchObject({ disposition: 'cancelled' })
+    const chats = named(exporter.getFinishedSpans(), 'chat m-small')
+    expect(chats).toHaveLength(sent)
+    expect(chats[0]?.status.code).toBe(SpanStatusCode.ERROR)
+  })
+
   it('gives each LLM request attempt a chat span under its agent attempt, with the model, and the usage when it was the one answer', async () => {
     // A host that reports its LLM requests as a provider host does: one rate-limited attempt, then an answer.
     const host: AgentHost = {

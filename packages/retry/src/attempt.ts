@@ -60,6 +60,12 @@ export interface LateResult {
   readonly outcome: 'succeeded' | 'failed'
   /** Present when it failed. */
   readonly failure?: CallFailure
+  /**
+   * What ended the attempt before it settled: its deadline (`timed-out`) or a
+   * cancellation of the caller's signal (`cancelled`). A failure that settles
+   * after a cancellation is usually the operation letting go of the abort.
+   */
+  readonly endedBy: 'timed-out' | 'cancelled'
 }
 
 /**

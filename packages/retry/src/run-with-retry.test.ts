@@ -201,7 +201,7 @@ describe('runWithRetry: timeouts', () => {
     await clock.advance(500)
     releaseFirst('too late')
     await clock.flush()
-    expect(late).toEqual([{ attempt: 1, settledAt: 1_500, outcome: 'succeeded' }])
+    expect(late).toEqual([{ attempt: 1, settledAt: 1_500, outcome: 'succeeded', endedBy: 'timed-out' }])
     expect(outcome.attempts[0]).toMatchObject({ outcome: 'timed-out', lateResultDiscarded: true })
   })
 

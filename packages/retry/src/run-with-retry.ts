@@ -185,10 +185,13 @@ function runAttempt<T>(
   const pending = result
   return new Promise<Settlement<T>>((resolve) => {
     let settled = false
+    // What ended the attempt before it settled: its deadline or a cancellation.
+    let endedBy: LateResult['endedBy'] = 'timed-out'
     let cancelDeadline: (() => void) | undefined
     const finish = (settlement: Settlement<T>): boolean => {
       if (settled) return false
       settled = true
+      if (settlement.kind === 'cancelled') endedBy = 'cancelled'
       cancelDeadline?.()
       if (signal !== undefined) offAbort(signal, onCancel)
       resolve(settlement)
@@ -210,12 +213,12 @@ function runAttempt<T>(
     void Promise.resolve(pending).then(
       (value) => {
         if (!finish({ kind: 'value', value })) {
-          reportLate({ attempt: context.attempt, settledAt: clock.now(), outcome: 'succeeded' })
+          reportLate({ attempt: context.attempt, settledAt: clock.now(), outcome: 'succeeded', endedBy })
         }
       },
       (thrown: unknown) => {
         if (!finish({ kind: 'thrown', thrown })) {
-          reportLate({ attempt: context.attempt, settledAt: clock.now(), outcome: 'failed', failure: toCallFailure(thrown) })
+          reportLate({ attempt: context.attempt, settledAt: clock.now(), outcome: 'failed', failure: toCallFailure(thrown), endedBy })
         }
       },
     )

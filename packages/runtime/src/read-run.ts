@@ -38,6 +38,16 @@ export interface StoredRun {
   /** The last resume, or the root: the run as it stands now. */
   readonly latest: StoredExecution
   /**
+   * One fold of the root's lines and then each resume's, in order: the run's
+   * own figures, which add up every execution (retries, attempts and LLM
+   * requests before a resume, a park or a takeover; the root's start; the sum
+   * of the executions' durations), and the latest execution's end. Replays
+   * are apart. Each execution's own figures stay in {@link executions}.
+   */
+  readonly view: RunView
+  /** The run as `locus show`, `ls` and the server's status describe it: {@link view} summarised with the latest execution's result. */
+  readonly summary: RunSummary
+  /**
    * True when neither the root nor any resume recorded a `run_start`: every
    * journal is empty, so there is no workflow, input or options to resume
    * or replay from.
@@ -112,6 +122,24 @@ export function latestExecution(executions: readonly ExecutionInfo[]): Execution
   return executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume').at(-1)
 }
 
+/** Folds the lines of a run's root and resumes, in order, into one view, summarised with the latest execution's result. */
+async function foldRun(store: RunStore, executions: readonly StoredExecution[], latest: StoredExecution, options: ReadStoredRunOptions): Promise<{ view: RunView; summary: RunSummary }> {
+  const view = createRunView({ keep: options.keep ?? 'notable' })
+  for (const execution of executions) {
+    for await (const line of store.readLines(execution.info)) view.apply(line)
+  }
+  const { info } = latest
+  const summary = summarizeRunView(view, {
+    resultFile: latest.resultFile,
+    outputsReadme: latest.summary.outputsReadme,
+    resultPath: latest.summary.resultPath,
+    journalProblems: latest.problems,
+    runId: info.runId,
+    executionId: info.executionId,
+  })
+  return { view, summary }
+}
+
 /**
  * Reads a stored run through any {@link RunStore}: each execution folded into
  * a {@link RunView}, its `result.json`, and its summary. The CLI's `show`,
@@ -126,13 +154,17 @@ export async function readStoredRun(store: RunStore, runId: string, options: Rea
   const root = executions[0] ?? queuedRoot(runId, store.kind, options)
   if (executions.length === 0) executions.push(root)
   const resumes = executions.filter((execution) => execution.info.kind === 'root' || execution.info.kind === 'resume')
+  const latest = resumes.at(-1) ?? root
+  const { view, summary } = resumes.length > 1 ? await foldRun(store, resumes, latest, options) : latest
   return {
     runId,
     root,
     executions: resumes,
     replays: executions.filter((execution) => execution.info.kind === 'replay'),
     children: executions.filter((execution) => execution.info.kind === 'child'),
-    latest: resumes.at(-1) ?? root,
+    latest,
+    view,
+    summary,
     nothingRecorded: resumes.every((execution) => execution.view.runStart === undefined),
   }
 }

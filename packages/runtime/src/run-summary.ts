@@ -38,6 +38,19 @@ export interface SummaryChild {
   readonly replayed: boolean
 }
 
+/** A `choice` answer the call repaired: the child's first answer was none of the choices. */
+export interface SummaryRepair {
+  readonly agent: string
+  /** The attempt (`callId`) whose answer was repaired. */
+  readonly callId: string
+  /** The child's first answer (its first 200 characters). */
+  readonly from: string
+  /** The choice the call answered with. */
+  readonly to: string
+  /** `clarification`: the child named a choice when asked again; `fallback`: the call took its `choiceFallback`. */
+  readonly via: 'clarification' | 'fallback'
+}
+
 /** One gap of a partial answer, as a summary lists it. */
 export interface SummaryGap {
   readonly tool: string
@@ -80,6 +93,8 @@ export interface RunSummary {
   readonly children: readonly SummaryChild[]
   /** Calls with more than one attempt: agent calls first, then tool calls, each in the order they started. */
   readonly retriedCalls: readonly RetriedCall[]
+  /** Choice answers the call had to repair, in the order they ended. */
+  readonly repairedChoices: readonly SummaryRepair[]
   readonly gaps: readonly SummaryGap[]
   readonly caveats: readonly string[]
   readonly result: JsonValue
@@ -175,7 +190,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     standing,
     ...(answerOutcome === undefined ? {} : { answerOutcome }),
     startedAt: view.runStart?.ts ?? file?.startedAt,
-    durationMs: end?.durationMs,
+    durationMs: view.durationMs,
     source: typeof options?.source === 'string' ? options.source : undefined,
     host: typeof options?.host === 'string' ? options.host : undefined,
     agentCalls: counts.agentCalls,
@@ -201,6 +216,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
         replayed: last?.end?.replayed === true,
       }
     }),
+    repairedChoices: view.repairedChoices.map((line) => ({ agent: line.agent, callId: line.callId, from: line.repaired.from, to: line.repaired.to, via: line.repaired.via })),
     retriedCalls: [...retried.filter((call) => call.kind === 'agent'), ...retried.filter((call) => call.kind === 'tool')].map(retriedCallOf),
     gaps: gaps.map((gap) => ({ tool: gap.tool, criticality: gap.criticality, ...(gap.reason === undefined ? {} : { reason: gap.reason }) })),
     caveats: [...caveats],

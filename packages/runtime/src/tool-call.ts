@@ -161,8 +161,12 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
       budget: run.retryBudget,
       jitter: run.jitter,
       onLateResult: (late) => {
-        // A worker's answer that came after its attempt's deadline is ignored, and says so.
-        run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered after its deadline; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
+        // An attempt the run cancelled that then let go of the abort (a deferral closed by a shutdown, a
+        // tool that threw on its signal) answered nothing: there is nothing to say.
+        if (late.endedBy === 'cancelled' && late.outcome === 'failed') return
+        // A worker's answer that came after its attempt's deadline, or after the run was cancelled, is ignored, and says so.
+        const after = late.endedBy === 'cancelled' ? 'after the run cancelled it' : 'after its deadline'
+        run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered ${after}; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
       },
       onAttemptStart: ({ attempt, startedAt, deadline }) => {
         run.emit({ type: 'tool_start', ...where, ...identity, attempt, ...(deadline === null || deadline <= startedAt ? {} : { timeoutMs: deadline - startedAt }) })

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createManualClock } from '@locus/retry'
+import { createFileRunStore } from '@locus/store'
 import {
   AgentCallError,
   SchemaValidationError,
   createScriptedHost,
   defineTool,
   defineWorkflow,
+  readStoredRun,
   runWorkflowScript,
   startWorkflowRun,
 } from '@locus/runtime'
@@ -72,6 +74,29 @@ describe('agent(): value repair for choice', () => {
       { host, runsDir: tempRunsDir() },
     )
     expect(run.result).toEqual({ ok: true, answer: 'no', usedFallback: true })
+  })
+})
+
+describe('agent(): a repaired choice is on the record (issue 30)', () => {
+  it('agent_end says what the child said first and which choice it ended with; the README, the summary and show say so', async () => {
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'probably high-ish' }, { text: 'high' }] }] })
+    const runsDir = tempRunsDir()
+    const run = await runWorkflowScript(async ({ agent }) => ({ ok: true, level: (await agent('classify', { choice: ['low', 'high'] })).answer }), { host, runsDir })
+    const { lines, readme } = readRun(run)
+    expect(linesOfType(lines, 'agent_end')[0]).toMatchObject({ status: 'completed', answer: 'high', repaired: { from: 'probably high-ish', to: 'high', via: 'clarification' } })
+    expect(readme).toContain('- Choice answers repaired: 1 (`default` `call-1-a1` said `"probably high-ish"`, took `high` when asked again)')
+    const summary = (await readStoredRun(createFileRunStore(runsDir), run.runId)).summary
+    expect(summary.repairedChoices).toEqual([{ agent: 'default', callId: 'call-1-a1', from: 'probably high-ish', to: 'high', via: 'clarification' }])
+  })
+
+  it('records a fallback as a repair, and an answer right the first time as none', async () => {
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'maybe' }, { text: 'dunno' }, { text: 'Yes.' }] }] })
+    const run = await runWorkflowScript(
+      async ({ agent }) => ({ ok: true, a: (await agent('first', { choice: ['yes', 'no'], choiceFallback: 'no' })).answer, b: (await agent('second', { choice: ['yes', 'no'] })).answer }),
+      { host, runsDir: tempRunsDir() },
+    )
+    const ends = linesOfType(readRun(run).lines, 'agent_end')
+    expect(ends.map((line) => line.repaired)).toEqual([{ from: 'maybe', to: 'no', via: 'fallback' }, undefined])
   })
 })
 

@@ -63,4 +63,37 @@ describe('readStoredRun', () => {
     expect(stored.root.summary.standing).toBe('failed')
     expect(stored.latest.summary).toMatchObject({ standing: 'completed', replayedCalls: 1 })
   })
+
+  it('adds up every execution in the run’s own figures, and keeps each execution’s apart', async () => {
+    const runsDir = tempRunsDir()
+    let lookups = 0
+    const workflow = defineWorkflow({
+      name: 'retry-then-stop',
+      tools: {
+        lookup: defineTool({
+          input: z.object({}),
+          run: () => {
+            lookups += 1
+            if (lookups === 1) throw new CallError('upstream 503', { retryable: true, code: 'provider_error' })
+            return 'found'
+          },
+        }),
+      },
+      run: async ({ agent, tool }) => ({ ok: true, found: await tool('lookup', {}, { retry: NO_WAIT }), b: (await agent('b')).answer }),
+    })
+    const failing = createScriptedHost({ rules: [{ steps: [{ fail: 'provider-error', reason: 'down' }] }] })
+    const first = await runWorkflowScript(workflow, { host: failing, runsDir })
+    expect(first.disposition).toBe('failed')
+    await resumeRun(first.runId, workflow, { host: createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] }), runsDir })
+    const stored = await readStoredRun(createFileRunStore(runsDir), first.runId)
+    const [root, resume] = stored.executions
+    // The resume alone served the tool from the journal: no retry of its own.
+    expect(resume?.summary).toMatchObject({ standing: 'completed', retries: 0, toolAttempts: 1 })
+    // The run: the tool's retry in the root, and the agent call sent again by the resume.
+    expect(stored.summary).toMatchObject({ standing: 'completed', toolCalls: 1, toolAttempts: 2, agentCalls: 1, agentAttempts: 2, retries: 2 })
+    expect(stored.summary.startedAt).toBe(root?.view.runStart?.ts)
+    expect(stored.summary.durationMs).toBe((root?.view.runEnd?.durationMs ?? Number.NaN) + (resume?.view.runEnd?.durationMs ?? Number.NaN))
+    expect(stored.summary.executionId).toBe('resume-001')
+    expect(stored.view.executions().map((execution) => execution.executionId)).toEqual([first.runId, 'resume-001'])
+  })
 })

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { type JournalLine, RUN_LAYOUT, createRunView } from '@locus/journal'
+import { type JournalLine, RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
 import { type RunResult, type RunSummary, summarizeRunView } from '@locus/runtime'
 import type { CliIo } from '../cli-io.js'
 import { type ExitCode, exitCodeOf } from '../exit-codes.js'
@@ -14,9 +14,13 @@ export interface LiveSummary {
   summarize(result: RunResult): RunSummary
 }
 
-/** Starts the in-memory view a run or resume ends its output with. */
-export function createLiveSummary(): LiveSummary {
-  const view = createRunView()
+/**
+ * Starts the in-memory view a run or resume ends its output with. A resume
+ * passes the run's fold so far (`StoredRun.view`): its summary then adds up
+ * every execution, as `locus show` does.
+ */
+export function createLiveSummary(history?: RunView): LiveSummary {
+  const view = history ?? createRunView()
   return {
     apply: (line) => {
       view.apply(line)

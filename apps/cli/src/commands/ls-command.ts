@@ -39,7 +39,7 @@ export async function lsCommand(flags: LsFlags, io: CliIo): Promise<ExitCode> {
   const store = createFileRunStore(runsDir)
   const runs = (await store.listRuns()).filter((run) => isRunId(run.runId)).slice(0, flags.limit ?? DEFAULT_LS_LIMIT)
   const summaries: RunSummary[] = []
-  for (const run of runs) summaries.push((await readStoredRun(store, run.runId)).latest.summary)
+  for (const run of runs) summaries.push((await readStoredRun(store, run.runId)).summary)
   if (flags.json === true) {
     for (const summary of summaries) io.stdout.write(`${JSON.stringify({ type: 'run', ...summary })}\n`)
     return EXIT_CODES.completed

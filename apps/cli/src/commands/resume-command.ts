@@ -33,7 +33,7 @@ export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
 export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = await openStoredRun(runsDir, runId)
-  const standing = run.latest.summary.standing
+  const standing = run.summary.standing
   if (standing === 'completed') {
     throw new CliError('CLI_USAGE', `Run ${runId} already completed; there is nothing to resume. \`locus replay ${runId}\` checks that it replays identically.`)
   }
@@ -52,7 +52,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
-  const live = createLiveSummary()
+  const live = createLiveSummary(run.view)
   const metrics = await tryOpenMetrics(io, runsDir)
   const controller = new AbortController()
   const stopInterrupts = cancelOnInterrupt(io, () => {

@@ -4,6 +4,7 @@ import { displayPath, formatResult, formatSummary, indentLines, styleStanding } 
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import type { OutputFlags } from './run-flags.js'
+import { executionStandings } from '@locus/runtime'
 import { openStoredRun } from './stored-run.js'
 
 /**
@@ -14,8 +15,10 @@ import { openStoredRun } from './stored-run.js'
 export async function showCommand(runId: string, flags: OutputFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = await openStoredRun(runsDir, runId)
-  const summary = run.latest.summary
-  const executions = run.executions.map((execution) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: execution.summary.standing }))
+  const summary = run.summary
+  // An execution that stopped without run_end reads unfinished, taken-over or suspended: the rule the server shares.
+  const standings = executionStandings(run.executions)
+  const executions = run.executions.map((execution, index) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: standings[index] ?? execution.summary.standing }))
   const replays = run.replays.map((replay) => replay.info.executionId)
   // Every child run the run's scripts spawned, grandchildren included, each in its own execution.
   const childRuns = run.children.map((child) => ({ executionId: child.info.executionId, workflow: child.summary.workflow, standing: child.summary.standing }))

@@ -152,7 +152,7 @@ export function mountInspector(routes: RouteContext): void {
       } catch {
         continue
       }
-      const summary = stored.latest.summary
+      const summary = stored.summary
       workflows.add(summary.workflow)
       const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length
       const runStatus = statusOfExecution(stored.latest, routes.liveState(info.runId), pending)
@@ -199,7 +199,12 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const latestId = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1)?.executionId
     const ended = hasEnded(asStored(model))
     const pending = !ended && info.executionId === latestId ? await runtime.pendingDeferrals(runId) : []
-    const status = statusOfExecution(asStored(model), liveState, pending.length)
+    // A run of several executions: its own figures add them all up, beside the shown execution's.
+    const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
+    const stored = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? await routes.load(runId) : undefined
+    const shownAt = stored?.executions.findIndex((candidate) => candidate.info.executionId === info.executionId) ?? -1
+    const status = statusOfExecution(asStored(model), liveState, pending.length, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
+    const run = stored?.summary
     const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
     const replays = await Promise.all(
       replayInfos.map(async (replay) => {
@@ -216,6 +221,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const input: RunPageInput = {
       runId,
       model,
+      run,
       executions: infos.map((candidate) => ({ executionId: candidate.executionId, kind: candidate.kind, status: candidate.executionId === info.executionId ? status : undefined })),
       status,
       pending,
@@ -301,7 +307,8 @@ ${problem === undefined ? '' : html`<p role="alert" class="error">${problem}</p>
 }
 
 function runRow(stored: StoredRun, status: string): SafeHtml {
-  const summary = stored.latest.summary
+  // The run's own figures: every execution added up.
+  const summary = stored.summary
   const disposition = stored.latest.view.runEnd?.disposition ?? stored.latest.resultFile?.disposition
   const d = dispositionWords(disposition, status)
   const a = answerWords(summary.answerOutcome)

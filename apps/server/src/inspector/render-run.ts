@@ -1,7 +1,7 @@
 import type { AgentAttemptView, AgentCallView, CallView, ChildCallView, JournalLine, ReplayDivergedLine, RetryLine, ToolCallView } from '@locus/journal'
 import { JOURNAL_LINE_TYPES } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
-import type { PendingDeferral } from '@locus/runtime'
+import type { PendingDeferral, RunSummary } from '@locus/runtime'
 import { type SafeHtml, html } from './html.js'
 import { type ExecutionModel, type SlotModel, type TimelineNode, buildTimeline, countCalls } from './run-model.js'
 import { type Tone, answerWords, badge, dispositionWords, duration, when } from './words.js'
@@ -17,6 +17,8 @@ export const WORKSPACE_MODE_NOTE = 'The filesystem isolation this workflow decla
 export interface RunPageInput {
   readonly runId: string
   readonly model: ExecutionModel
+  /** The whole run's figures (every execution added up), when it has more than one execution. */
+  readonly run?: RunSummary | undefined
   /** Every execution of the run: id, kind and status, for the execution switcher. */
   readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
@@ -80,9 +82,38 @@ function summary(input: RunPageInput): SafeHtml {
 <div><dt>Retries</dt><dd>${counts.agentRetries + counts.toolRetries} retried attempts, ${counts.retriesRefused} refused</dd></div>
 <div><dt>Last line</dt><dd data-testid="last-seq">${view.lastSeq}</dd></div>
 </dl>
+${input.run === undefined ? '' : runTotals(input.run, input.executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume').length)}
 <div class="workspace" data-testid="workspace-mode"><strong>Workspace mode:</strong> ${workspaceMode === undefined ? html`<em>not declared</em>` : html`<code>${workspaceMode}</code>`}<p class="note">${WORKSPACE_MODE_NOTE}</p></div>
 ${view.runEnd?.error === undefined ? '' : html`<p class="error" role="note"><strong>Error:</strong> <code>${view.runEnd.error.code}</code> ${view.runEnd.error.message}</p>`}
 </section>`
+}
+
+/** The run's own figures, every execution added up, shown beside one execution's. */
+function runTotals(run: RunSummary, executions: number): SafeHtml {
+  return html`<dl class="facts run-totals" data-testid="run-totals" aria-label="The whole run">
+<div><dt>Whole run</dt><dd>${executions} executions</dd></div>
+<div><dt>Started</dt><dd>${when(run.startedAt)}</dd></div>
+<div><dt>Duration</dt><dd data-testid="run-duration">${duration(run.durationMs)}</dd></div>
+<div><dt>Calls</dt><dd>${run.agentCalls} agent (${run.agentAttempts} attempts), ${run.toolCalls} tool (${run.toolAttempts} attempts)</dd></div>
+<div><dt>Retries</dt><dd data-testid="run-retries">${run.retries} retried attempts, ${run.retriesRefused} refused</dd></div>
+<div><dt>LLM requests</dt><dd data-testid="run-llm">${run.llmAttempts}</dd></div>
+</dl>`
+}
+
+/** A result up to this many characters of JSON is shown open; a larger one is collapsed. */
+export const RESULT_OPEN_CHARS = 1200
+/** The most of a result the page holds; the whole is at `/v1/runs/{id}/result`. */
+const RESULT_MAX_CHARS = 100_000
+
+/** The run's result, whatever its shape: open when small, collapsed when large. */
+function resultHtml(input: RunPageInput): SafeHtml | string {
+  const { view, resultFile } = input.model
+  if (view.runEnd === undefined && resultFile === undefined) return ''
+  const value = view.runEnd?.result ?? resultFile?.result ?? null
+  const text = JSON.stringify(value, null, 2)
+  const large = text.length > RESULT_OPEN_CHARS
+  const shown = text.length > RESULT_MAX_CHARS ? `${text.slice(0, RESULT_MAX_CHARS)}… (${text.length - RESULT_MAX_CHARS} more characters)` : text
+  return html`<details class="result" data-testid="result"${large ? '' : ' open'}><summary>Result${large ? ` (${text.length} characters)` : ''}</summary><pre>${shown}</pre>${text.length > RESULT_MAX_CHARS ? html`<p>The whole result: <a href="/v1/runs/${enc(input.runId)}/result">/v1/runs/${input.runId}/result</a></p>` : ''}</details>`
 }
 
 function answer(input: RunPageInput): SafeHtml {
@@ -108,7 +139,7 @@ ${text === undefined ? (view.runEnd === undefined ? '' : html`<p><em>The result 
 ${caveats.length === 0 ? '' : html`<aside class="caveats" aria-label="Caveats" data-testid="caveats"><h3>Caveats</h3><ul>${caveats.map((caveat) => html`<li>${caveat}</li>`)}</ul></aside>`}
 ${gaps.length === 0 ? '' : html`<h3>Gaps</h3><table class="gaps" data-testid="gaps"><thead><tr><th scope="col">Tool</th><th scope="col">Criticality</th><th scope="col">Reason</th></tr></thead><tbody>${gaps.map((gap) => html`<tr><td>${gap.tool}</td><td>${gap.criticality}</td><td>${gap.reason ?? '—'}</td></tr>`)}</tbody></table>`}
 ${sources.length === 0 ? '' : html`<h3>Sources</h3><ul class="sources" data-testid="sources">${sources}</ul>`}
-${result === undefined && view.runEnd !== undefined ? html`<details><summary>Result</summary><pre>${json(view.runEnd.result)}</pre></details>` : ''}`
+${resultHtml(input)}`
   return section('answer', 'Answer', body)
 }
 
@@ -143,6 +174,7 @@ function agentAttempt(input: RunPageInput, call: AgentCallView, attempt: AgentAt
 <div class="attempt-head">${badge(attemptTone(attempt.status), statusWords, `attempt-${attempt.status}`)} attempt ${attempt.attempt} of ${attempt.attempts} · <code>${attempt.callId}</code> · ${duration(durationMs)}${last ? '' : html` · <strong>discarded</strong>`}${attempt.status === 'threw' ? html` · <span class="threw">threw: ${attempt.error?.message ?? ''}${cause === undefined ? '' : html` (cause ${cause})`}</span>` : ''}</div>
 ${retry === undefined ? '' : html`<div class="retry">Discarded because <strong>${retry.cause}</strong>; waited ${duration(retry.delayMs ?? 0)} before attempt ${retry.toAttempt}.</div>`}
 ${refused === undefined ? '' : html`<div class="refused">Retry refused by <strong>${refused.by}</strong>.</div>`}
+${attempt.end?.repaired === undefined ? '' : html`<div class="repaired" data-testid="choice-repaired">Choice repaired: the child first answered <code>${JSON.stringify(attempt.end.repaired.from)}</code>, none of the choices; ${attempt.end.repaired.via === 'fallback' ? html`it took the fallback <code>${attempt.end.repaired.to}</code>` : html`asked again, it answered <code>${attempt.end.repaired.to}</code>`}.</div>`}
 <div class="links">${artifactLinks(input, attempt.callId)}</div>
 ${llm.length === 0 ? '' : html`<table class="llm"><caption>LLM attempts inside this agent attempt</caption><thead><tr><th scope="col">Turn.step</th><th scope="col">Try</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Delay before next</th></tr></thead><tbody>${llm.map((line) => html`<tr><td>${line.turn}.${line.step}</td><td>${line.llmAttempt} of ${line.llmMaxAttempts}</td><td>${line.model}</td><td>${badge(line.outcome === 'succeeded' ? 'ok' : 'bad', line.outcome)}${line.error === undefined ? '' : html` ${line.error}`}</td><td>${duration(line.durationMs)}</td><td>${line.delayBeforeNextMs === undefined ? '—' : duration(line.delayBeforeNextMs)}</td></tr>`)}</tbody></table>`}
 ${tools.length === 0 ? '' : html`<div class="child-tools"><h5>Tool calls of this attempt</h5><ul class="calls">${tools.map((tool) => callHtml(input, tool))}</ul></div>`}

@@ -18,6 +18,9 @@ export function dispositionWords(disposition: RunDisposition | undefined, status
   if (status === 'waiting') return { tone: 'live', words: 'Waiting on a deferred tool' }
   if (status === 'cancelling') return { tone: 'live', words: 'Cancelling' }
   if (status === 'queued') return { tone: 'muted', words: 'Queued' }
+  if (status === 'suspended') return { tone: 'muted', words: 'Suspended (a resume continues it)' }
+  if (status === 'taken-over') return { tone: 'muted', words: 'Taken over by another worker' }
+  if (status === 'unfinished') return { tone: 'bad', words: 'Unfinished (stopped without run_end)' }
   return { tone: 'live', words: 'Running' }
 }
 

@@ -3,9 +3,16 @@ import { HostError, type TurnResult, type Usage } from '../host.js'
 
 /** How one physical attempt ended. */
 export type AttemptEnd =
-  | { kind: 'answered'; answer: string; usedFallback: boolean; usage: Usage | undefined; stopReason: string }
+  | { kind: 'answered'; answer: string; usedFallback: boolean; repaired?: ChoiceRepair; usage: Usage | undefined; stopReason: string }
   | { kind: 'failed'; failureCause: FailureCause; reason: string; usage: Usage | undefined; stopReason: string | undefined; choiceAnswers?: string[] }
   | { kind: 'threw'; failureCause: FailureCause; error: unknown }
+
+/** How a choice answer was repaired, as `agent_end.repaired` records it. */
+export interface ChoiceRepair {
+  readonly from: string
+  readonly to: string
+  readonly via: 'clarification' | 'fallback'
+}
 
 /** The failure of a turn: its cause and the reason the journal gives. */
 export interface TurnFailure {

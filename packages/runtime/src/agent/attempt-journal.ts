@@ -45,6 +45,7 @@ export function journalAttemptEnd(run: RunState, call: LiveCall, report: Attempt
       ...(end.usage === undefined ? {} : { usage: end.usage }),
       durationMs: report.durationMs,
       ...retryRefused,
+      ...(end.kind === 'answered' && end.repaired !== undefined ? { repaired: { ...end.repaired } } : {}),
     })
   }
   if (end.kind === 'answered' || !decision.wantsRetry || decision.refusal !== undefined) return

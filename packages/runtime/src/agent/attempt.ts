@@ -16,6 +16,29 @@ export interface AttemptPlan {
 }
 
 /**
+ * How long an attempt ended by its fuse or a cancellation waits for the
+ * host's turn to settle, for the LLM attempts it reports. A host that honours
+ * the abort settles at once; one that ignores it is not waited for longer.
+ */
+export const LATE_TURN_GRACE_MS = 1000
+
+/** The turn's result once it settles within `ms`; `undefined` when it throws or takes longer. */
+async function settledWithin(pending: Promise<TurnResult>, ms: number): Promise<TurnResult | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(undefined)
+    }, ms)
+    timer.unref()
+  })
+  try {
+    return await Promise.race([pending.catch(() => undefined), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
  * Runs one physical attempt: opens a child session, sends the prompt, judges
  * the answer. The attempt ends early when the run is cancelled or when its
  * deadline (the call's `timeoutMs` fuse, armed by the retry loop on
@@ -86,8 +109,11 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
     const pending = session.prompt(text, promptOptions)
     const winner = await Promise.race([pending, aborted])
     if (winner === 'aborted') {
-      // The host may ignore the abort; its late answer is discarded, never published.
-      pending.catch(() => undefined)
+      // The host may ignore the abort; its late answer is discarded, never published. But the
+      // requests it sent reached the model server: journal the LLM attempts it reports for the
+      // turn (the one cut short says `cancelled`), once it settles, within a short grace.
+      const late = await settledWithin(pending, LATE_TURN_GRACE_MS)
+      if (late !== undefined) recordLlmAttempts(run, request, plan.attempts, late.llmAttempts)
       return undefined
     }
     usage = addUsage(usage, winner.usage)

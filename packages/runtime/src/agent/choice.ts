@@ -1,6 +1,6 @@
 import type { AgentCallOptions } from '../define.js'
 import type { CountedBudgets, TurnResult } from '../host.js'
-import { type TurnFailure, classifyTurn } from './attempt-end.js'
+import { type ChoiceRepair, type TurnFailure, classifyTurn } from './attempt-end.js'
 
 /** Matches an answer to the declared choices: exact after trimming, then case-insensitively. */
 export function matchChoice(text: string, choices: readonly string[]): string | undefined {
@@ -22,7 +22,7 @@ export type SendTurn = (text: string) => Promise<TurnResult | undefined>
 
 /** What the call makes of a child's first answer. */
 export type Verdict =
-  | { kind: 'answered'; answer: string; usedFallback: boolean }
+  | { kind: 'answered'; answer: string; usedFallback: boolean; repaired?: ChoiceRepair }
   | ({ kind: 'failed'; choiceAnswers?: string[] } & TurnFailure)
   | { kind: 'interrupted' }
 
@@ -47,6 +47,7 @@ export async function judgeAnswer(
   }
   let answer = first.text
   let usedFallback = false
+  let repaired: ChoiceRepair | undefined
   const choices = plan.options.choice
   if (choices !== undefined) {
     let chosen = matchChoice(first.text, choices)
@@ -68,10 +69,11 @@ export async function judgeAnswer(
         chosen = plan.options.choiceFallback
         usedFallback = true
       }
+      repaired = { from: first.text.slice(0, 200), to: chosen, via: usedFallback ? 'fallback' : 'clarification' }
     }
     answer = chosen
   }
   const verdict = plan.options.accept?.(answer) ?? true
   if (verdict !== true) return { kind: 'failed', failureCause: 'script-rejected', reason: verdict }
-  return { kind: 'answered', answer, usedFallback }
+  return repaired === undefined ? { kind: 'answered', answer, usedFallback } : { kind: 'answered', answer, usedFallback, repaired }
 }
