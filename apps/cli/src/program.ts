@@ -112,6 +112,7 @@ Examples:
     .option('--workflow <file>', 'the workflow file (default: the one the run recorded)')
     .option('--json', 'print every journal line as JSON, then a JSON summary line')
     .option('--quiet', 'no progress, only the summary')
+    .option('--worker <command>', 'the worker process for the remote tools (default: the one the run recorded)')
   addHostFlags(resume)
   addExecutionFlags(resume)
   addRunsDir(resume)

@@ -457,6 +457,7 @@ function startExecution<TInput>(
       host: options.host?.name ?? null,
       // What a resume needs to build the host again: plain JSON from the host, never a secret.
       ...(options.host?.settings === undefined ? {} : { hostSettings: safeJson(options.host.settings) }),
+      ...(options.worker?.settings === undefined ? {} : { workerSettings: safeJson(options.worker.settings) }),
       source: options.source ?? null,
       ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
