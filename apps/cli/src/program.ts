@@ -235,6 +235,7 @@ Examples:
     .option('--reject <message>', 'fail the call instead (terminal unless --retryable)')
     .option('--retryable', 'with --reject: let the tool policy retry it')
     .option('--database-url <url>', 'answer a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--workflow <file>', "the workflow whose tool schema checks --result (default: the file the run recorded)")
   addRunsDir(resolveDeferred)
   addServer(resolveDeferred)
   addVerbose(resolveDeferred).action(async (runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2] & Parameters<typeof remoteResolve>[2]) => {
