@@ -20,6 +20,7 @@ export const CLI_ERROR_CODES = [
   'OUTCOME_STORE_UNREADABLE',
   'HOST_OPTIONS_INVALID',
   'INIT_FILE_EXISTS',
+  'STORAGE_FAILED',
 ] as const
 
 /** Marks a {@link CliError}; registered, so every installed copy of the package shares it. */

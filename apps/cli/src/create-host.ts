@@ -8,9 +8,18 @@ export const HOST_KINDS = ['scripted', 'openai-compatible', 'openai', 'none'] as
 /** One of {@link HOST_KINDS}. */
 export type HostKind = (typeof HOST_KINDS)[number]
 
-/** The host flags of `locus run` and `locus resume`. */
+/** The host flags of `locus run`, `resume`, `serve`, `worker` and `mcp` (see `addHostFlags`). */
 export interface HostFlags {
+  /** `--model-host <kind>`: where agent() calls run. */
+  readonly modelHost?: string | undefined
+  /** `--host <kind>`, the older spelling of `--model-host` (not on `serve`, where it is the bind address). */
   readonly host?: string | undefined
+  /** `--turn-timeout`: a model host's bound on one whole turn, in ms; `'off'` for none. */
+  readonly turnTimeout?: number | 'off' | undefined
+  /** `--turn-idle`: how long a model request may go without a byte, in ms; `'off'` for none. */
+  readonly turnIdle?: number | 'off' | undefined
+  /** `false` with `--no-stream`: whole completions instead of streams. */
+  readonly stream?: boolean | undefined
   readonly fixtures?: string | undefined
   readonly baseUrl?: string | undefined
   readonly model?: string | undefined
@@ -82,6 +91,7 @@ async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEn
       ...(flags.baseUrl === undefined ? {} : { baseURL: flags.baseUrl }),
       ...(flags.model === undefined ? {} : { modelId: flags.model }),
       ...(launchMode === 'interactive' || launchMode === 'background' ? { launchMode } : {}),
+      ...turnAndStreamOptions(flags, options.turnBudget),
     })
     const kind: HostKind = settings.api === 'openai' ? 'openai' : 'openai-compatible'
     const model = flags.model ?? options.modelId ?? 'its model'
@@ -91,6 +101,28 @@ async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEn
     if (isAiSdkHostOptionsError(error)) throw new CliError('HOST_OPTIONS_INVALID', error.message, { cause: error })
     throw error
   }
+}
+
+/** The model host options the turn and stream flags set; empty when none was given. */
+function turnAndStreamOptions(flags: HostFlags, recordedTurnBudget?: unknown): { turnBudget?: { totalMs?: number | null; idleMs?: number | null }; streaming?: false } {
+  const turnBudget = {
+    ...(typeof recordedTurnBudget === 'object' && recordedTurnBudget !== null ? (recordedTurnBudget as { totalMs?: number | null; idleMs?: number | null }) : {}),
+    ...(flags.turnTimeout === undefined ? {} : { totalMs: flags.turnTimeout === 'off' ? null : flags.turnTimeout }),
+    ...(flags.turnIdle === undefined ? {} : { idleMs: flags.turnIdle === 'off' ? null : flags.turnIdle }),
+  }
+  return {
+    ...(flags.turnTimeout === undefined && flags.turnIdle === undefined ? {} : { turnBudget }),
+    ...(flags.stream === false ? { streaming: false as const } : {}),
+  }
+}
+
+/** The turn and stream flags given, by name, for an error that says they need a model host. */
+function turnAndStreamFlagsGiven(flags: HostFlags): string[] {
+  return [
+    ...(flags.turnTimeout === undefined ? [] : ['--turn-timeout']),
+    ...(flags.turnIdle === undefined ? [] : ['--turn-idle']),
+    ...(flags.stream === false ? ['--no-stream'] : []),
+  ]
 }
 
 function isRecordedModelHost(settings: unknown): boolean {
@@ -116,6 +148,7 @@ async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags,
       ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
       api: kind,
       ...(launchMode === 'interactive' || launchMode === 'background' ? { launchMode } : {}),
+      ...turnAndStreamOptions(flags),
     })
     return { kind, host, description: `${kind} (${modelId}${baseURL === undefined ? '' : ` at ${baseURL}`})` }
   } catch (error) {
@@ -161,7 +194,10 @@ export async function createHost(
   },
 ): Promise<ChosenHost> {
   const sibling = siblingFixturesPath(context.workflowPath)
-  let kind = flags.host
+  if (flags.modelHost !== undefined && flags.host !== undefined && flags.modelHost !== flags.host) {
+    throw new CliError('CLI_USAGE', `--model-host ${flags.modelHost} and --host ${flags.host} disagree: --host is the older name of --model-host, pass one.`)
+  }
+  let kind = flags.modelHost ?? flags.host
   if (kind === undefined) {
     if (flags.fixtures !== undefined) kind = 'scripted'
     else if (context.env.LOCUS_MODEL_BASE_URL !== undefined && context.env.LOCUS_MODEL_BASE_URL !== '') kind = 'openai-compatible'
@@ -181,6 +217,10 @@ export async function createHost(
   }
   if (kind !== 'scripted' && flags.fixtures !== undefined) {
     throw new CliError('CLI_USAGE', `--fixtures belongs to --host scripted, but --host is ${kind}.`)
+  }
+  const modelOnly = turnAndStreamFlagsGiven(flags)
+  if ((kind === 'scripted' || kind === 'none') && modelOnly.length > 0) {
+    throw new CliError('CLI_USAGE', `${modelOnly.join(', ')} ${modelOnly.length === 1 ? 'belongs' : 'belong'} to a model host (--model-host openai-compatible or openai), but the host is ${kind}.`)
   }
   switch (kind as HostKind) {
     case 'scripted': {

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { Command, Option } from 'commander'
 import { LAUNCH_MODES } from '@locus/runtime'
 import type { CliIo } from './cli-io.js'
-import { HOST_KINDS } from './create-host.js'
+import { addHostFlags } from './host-flags.js'
 import type { ExitCode } from './exit-codes.js'
 import { parseDuration, parsePositiveInteger } from './parse-duration.js'
 import { initCommand } from './commands/init-command.js'
@@ -37,15 +37,6 @@ function addVerbose(command: Command): Command {
 function addServer(command: Command, withKey = true): Command {
   command.option('--server <url>', 'work through the Locus server at this URL (@locus/client) instead of the local runs directory')
   return withKey ? command.option('--api-key <key>', "with --server: the server's API key (or $LOCUS_API_KEY)") : command
-}
-
-function addHostFlags(command: Command): Command {
-  return command
-    .addOption(new Option('--host <kind>', 'where agent() calls run').choices(HOST_KINDS))
-    .option('--fixtures <file>', 'scripted host answers (default: <workflow>.fixtures.json beside the workflow)')
-    .option('--base-url <url>', 'OpenAI-compatible base URL, such as http://localhost:11434/v1 (or $LOCUS_MODEL_BASE_URL)')
-    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
-    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
 }
 
 function addExecutionFlags(command: Command): Command {
@@ -121,6 +112,7 @@ Examples:
     .option('--workflow <file>', 'the workflow file (default: the one the run recorded)')
     .option('--json', 'print every journal line as JSON, then a JSON summary line')
     .option('--quiet', 'no progress, only the summary')
+    .option('--worker <command>', 'the worker process for the remote tools (default: the one the run recorded)')
   addHostFlags(resume)
   addExecutionFlags(resume)
   addRunsDir(resume)
@@ -202,16 +194,12 @@ Examples:
     .description('serve the HTTP API (runs, live events, results) over the given workflows; Ctrl-C or SIGTERM shuts down gracefully')
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
     .option('--port <n>', 'the port (default: 4477; 0 picks a free one)', (value: string) => (value === '0' ? 0 : parsePositiveInteger(value, '--port')))
-    .option('--host <address>', 'the address to listen on; anything but loopback needs LOCUS_API_KEYS (default: 127.0.0.1)')
+    .option('--host <address>', 'the address to listen on; anything but loopback needs LOCUS_API_KEYS (default: 127.0.0.1); the model host is --model-host')
     .option('--allow-origin <origin>', 'a web origin (https://app.example.com) whose pages may call the API, with CORS for it (repeatable; default none)', collect)
     .option('--allow-host <name>', 'a host name clients may address the server by, besides the address it listens on (repeatable)', collect)
-    .addOption(new Option('--model-host <kind>', 'where agent() calls run, as --host of locus run').choices(HOST_KINDS))
-    .option('--fixtures <file>', 'scripted host answers')
-    .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')
-    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
-    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
     .option('--otel', 'export every run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
     .option('--database-url <url>', 'serve the runs of this PostgreSQL database (or $LOCUS_DATABASE_URL): runs start as queued jobs that `locus worker` processes execute')
+  addHostFlags(serve, { hostAlias: false })
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
     setExitCode(await serveCommand(flags, io))
@@ -249,6 +237,7 @@ Examples:
     .option('--reject <message>', 'fail the call instead (terminal unless --retryable)')
     .option('--retryable', 'with --reject: let the tool policy retry it')
     .option('--database-url <url>', 'answer a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--workflow <file>', "the workflow whose tool schema checks --result (default: the file the run recorded)")
   addRunsDir(resolveDeferred)
   addServer(resolveDeferred)
   addVerbose(resolveDeferred).action(async (runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2] & Parameters<typeof remoteResolve>[2]) => {
@@ -272,11 +261,7 @@ Examples:
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
     .option('--concurrency <n>', 'runs executed at once (default 4)', (value: string) => parsePositiveInteger(value, '--concurrency'))
     .option('--lease-ms <n>', 'lease length; another worker takes a run this long after its worker died (default 10000)', (value: string) => parsePositiveInteger(value, '--lease-ms'))
-    .addOption(new Option('--host <kind>', 'where agent() calls run, as locus run --host').choices(HOST_KINDS))
-    .option('--fixtures <file>', 'scripted host answers')
-    .option('--base-url <url>', 'OpenAI-compatible base URL (or $LOCUS_MODEL_BASE_URL)')
-    .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
-    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+  addHostFlags(worker)
   addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
     setExitCode(await workerCommand(flags, io))
   })

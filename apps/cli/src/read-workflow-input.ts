@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { jsonDepthProblem } from '@locus/outcome'
 import { CliError } from './cli-error.js'
 
 /** Where a run's input comes from: inline JSON, a JSON file, or neither. */
@@ -9,11 +10,15 @@ export interface InputFlags {
 }
 
 function parseJson(text: string, source: string): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text) as unknown
+    value = JSON.parse(text) as unknown
   } catch (error) {
     throw new CliError('CLI_USAGE', `${source} is not valid JSON (${(error as Error).message}). Quote it for the shell, e.g. --input '{"ticket":"T-1"}'.`, { cause: error })
   }
+  const tooDeep = jsonDepthProblem(value, source)
+  if (tooDeep !== undefined) throw new CliError('CLI_INPUT_INVALID', `${tooDeep}.`)
+  return value
 }
 
 /**
@@ -21,7 +26,8 @@ function parseJson(text: string, source: string): unknown {
  * `undefined` when neither is given (the workflow's schema decides whether
  * that is allowed).
  *
- * @throws {CliError} `CLI_USAGE` when both flags are given, the file cannot be read, or the text is not JSON.
+ * @throws {CliError} `CLI_USAGE` when both flags are given, the file cannot be read, or the text is not JSON;
+ *   `CLI_INPUT_INVALID` when it nests deeper than `MAX_JSON_DEPTH` (checked before any run is created).
  */
 export function readWorkflowInput(flags: InputFlags, cwd: string): unknown {
   if (flags.input !== undefined && flags.inputFile !== undefined) {

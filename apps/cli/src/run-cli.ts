@@ -6,6 +6,7 @@ import { CliError } from './cli-error.js'
 import { type CliIo, processIo } from './cli-io.js'
 import { EXIT_CODES } from './exit-codes.js'
 import { createProgram } from './program.js'
+import { asStorageError } from './storage-error.js'
 
 /** Commander's ways of ending that are not mistakes: help and version were asked for. */
 const COMMANDER_SUCCESS = new Set(['commander.helpDisplayed', 'commander.version'])
@@ -16,11 +17,18 @@ function isReportedError(error: unknown): error is LocusError {
 }
 
 /** Prints an error the way `locus` promises: one clear message, a stack only with `--verbose`. */
-function reportError(error: unknown, io: CliIo, verbose: boolean): number {
-  if (error instanceof CommanderError) {
+function reportError(given: unknown, io: CliIo, verbose: boolean, command: string | undefined): number {
+  if (given instanceof CommanderError) {
     // Commander has already printed its message (with "Did you mean ...?").
-    return COMMANDER_SUCCESS.has(error.code) || error.exitCode === 0 ? EXIT_CODES.completed : EXIT_CODES.usage
+    return COMMANDER_SUCCESS.has(given.code) || given.exitCode === 0 ? EXIT_CODES.completed : EXIT_CODES.usage
   }
+  const error = asStorageError(given) ?? given
+  const code = describeError(error, io, verbose)
+  // `locus replay` exits 1 only for a replay that diverged; anything that stopped it is 2, so CI never reads it as a divergence.
+  return command === 'replay' && code === EXIT_CODES.failed ? EXIT_CODES.usage : code
+}
+
+function describeError(error: unknown, io: CliIo, verbose: boolean): number {
   if (isReportedError(error)) {
     io.stderr.write(`locus: ${error.message}\n`)
     if (verbose && error.stack !== undefined) io.stderr.write(`${error.stack}\n`)
@@ -58,6 +66,6 @@ export async function runCli(args: readonly string[], io: CliIo = processIo()): 
     await program.parseAsync([...args], { from: 'user' })
     return exitCode
   } catch (error) {
-    return reportError(error, io, args.includes('--verbose'))
+    return reportError(error, io, args.includes('--verbose'), args[0])
   }
 }

@@ -5,7 +5,7 @@ import { jsonLines, runLocus, tempDir } from './helpers.js'
 
 let server: Server
 let baseUrl: string
-const requests: { path: string; model: string; auth: string | undefined }[] = []
+const requests: { path: string; model: string; auth: string | undefined; stream: boolean }[] = []
 
 beforeAll(async () => {
   // A real HTTP server speaking the OpenAI chat completions wire format, as Ollama or vLLM would.
@@ -14,7 +14,7 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => (body += chunk.toString()))
     request.on('end', () => {
       const parsed = JSON.parse(body) as { model: string; stream?: boolean }
-      requests.push({ path: request.url ?? '', model: parsed.model, auth: request.headers.authorization })
+      requests.push({ path: request.url ?? '', model: parsed.model, auth: request.headers.authorization, stream: parsed.stream === true })
       const id = `chatcmpl-${requests.length}`
       const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 }
       if (parsed.stream === true) {
@@ -75,5 +75,19 @@ describe('--host openai-compatible', () => {
     expect(envRun.code).toBe(0)
     expect(envRun.stdout).toMatch(/^completed {2}starter/m)
     expect(requests.length - before).toBeGreaterThanOrEqual(2)
+  })
+
+  it('--model-host with --no-stream and turn bounds asks for whole completions and records the bounds in run_start', async () => {
+    const dir = await tempDir()
+    await runLocus(['init', 'starter'], { cwd: dir })
+    const before = requests.length
+    const run = await runLocus(['run', 'starter.mts', '--model-host', 'openai-compatible', '--base-url', baseUrl, '--model', 'tiny', '--no-stream', '--turn-timeout', '10m', '--turn-idle', 'off', '--runs-dir', 'runs', '--json'], { cwd: dir })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const sent = requests.slice(before)
+    expect(sent.length).toBeGreaterThanOrEqual(2)
+    expect(sent.every((request) => !request.stream)).toBe(true)
+    const start = jsonLines(run.stdout).find((line) => line.type === 'run_start') as { options?: { hostSettings?: unknown } } | undefined
+    expect(start?.options?.hostSettings).toMatchObject({ streaming: false, turnBudget: { totalMs: 600_000, idleMs: null } })
   })
 })

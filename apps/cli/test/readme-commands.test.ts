@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cleanEnv, repoRoot } from './helpers.js'
@@ -14,12 +15,46 @@ function shellLines(markdown: string): string[] {
   return lines.map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
 }
 
-/** PATH without any directory that holds pnpm (such as `.tools/node_modules/.bin`, where `npm run demo` installs it). */
-function pathWithoutPnpm(): string {
-  return (process.env.PATH ?? '')
+/**
+ * PATH with pnpm hidden: a scratch directory first on the PATH holds a `pnpm`
+ * that fails, so whatever directory holds the real one (`.tools`, or the
+ * global `bin` that `npm i -g pnpm` shares with npm and node) stays on the
+ * PATH and npm stays reachable.
+ */
+function pathShadowingPnpm(basePath: string): string {
+  const shadowDir = mkdtempSync(join(tmpdir(), 'locus-no-pnpm-'))
+  writeFileSync(join(shadowDir, 'pnpm'), '#!/bin/sh\necho "pnpm is hidden by this test" >&2\nexit 127\n', { mode: 0o755 })
+  return [shadowDir, ...basePath.split(delimiter).filter((dir) => dir !== '')].join(delimiter)
+}
+
+/**
+ * A PATH laid out as on a machine with node from a version manager and pnpm
+ * installed by `npm i -g pnpm`: node, npm and pnpm in one `bin`, and no other
+ * directory on the PATH holding any of them.
+ */
+function pathWithGlobalPnpmBesideNpm(): string {
+  const globalBin = mkdtempSync(join(tmpdir(), 'locus-global-bin-'))
+  const npmPath = spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout.trim()
+  symlinkSync(process.execPath, join(globalBin, 'node'))
+  symlinkSync(realpathSync(npmPath), join(globalBin, 'npm'))
+  writeFileSync(join(globalBin, 'pnpm'), '#!/bin/sh\necho 10.0.0\n', { mode: 0o755 })
+  // The system's own directory (here often the same `/usr/bin` as npm's) still gives npm a shell.
+  const systemBin = mkdtempSync(join(tmpdir(), 'locus-system-bin-'))
+  symlinkSync('/bin/sh', join(systemBin, 'sh'))
+  const others = (process.env.PATH ?? '')
     .split(delimiter)
-    .filter((dir) => dir !== '' && !existsSync(join(dir, 'pnpm')) && !dir.includes('.tools'))
-    .join(delimiter)
+    .filter((dir) => dir !== '' && !['node', 'npm', 'pnpm'].some((name) => existsSync(join(dir, name))))
+  return [globalBin, systemBin, ...others].join(delimiter)
+}
+
+/** Runs `npm run locus -- --help` from the root with pnpm hidden on top of `basePath`. */
+function helpWithoutPnpm(basePath: string): void {
+  const env = { ...cleanEnv(), PATH: pathShadowingPnpm(basePath) }
+  expect(spawnSync('pnpm', ['--version'], { cwd: repoRoot, env }).status, 'pnpm must not work for this check').not.toBe(0)
+  const result = spawnSync('npm', ['run', 'locus', '--', '--help'], { cwd: repoRoot, env, encoding: 'utf8' })
+  expect(result.error).toBeUndefined()
+  expect(result.status).toBe(0)
+  expect(result.stdout).toMatch(/Usage: locus \[options\] \[command\]/)
 }
 
 describe('the README gives commands that work after its two set-up commands alone', () => {
@@ -34,12 +69,12 @@ describe('the README gives commands that work after its two set-up commands alon
   })
 
   it('`npm run locus -- --help` runs the built CLI from the root with no pnpm on the PATH', () => {
-    const PATH = pathWithoutPnpm()
-    const env = { ...cleanEnv(), PATH }
-    expect(spawnSync('pnpm', ['--version'], { cwd: repoRoot, env }).error, 'pnpm must not be reachable for this check').toBeDefined()
-    const result = spawnSync('npm', ['run', 'locus', '--', '--help'], { cwd: repoRoot, env, encoding: 'utf8' })
-    expect(result.error).toBeUndefined()
-    expect(result.status).toBe(0)
-    expect(result.stdout).toMatch(/Usage: locus \[options\] \[command\]/)
+    helpWithoutPnpm(process.env.PATH ?? '')
+  })
+
+  it('`npm run locus -- --help` runs with pnpm hidden where a global pnpm shares its directory with npm', () => {
+    const basePath = pathWithGlobalPnpmBesideNpm()
+    expect(spawnSync('pnpm', ['--version'], { cwd: repoRoot, env: { ...cleanEnv(), PATH: basePath }, encoding: 'utf8' }).stdout.trim(), 'the laid-out PATH has a working pnpm').toBe('10.0.0')
+    helpWithoutPnpm(basePath)
   })
 })

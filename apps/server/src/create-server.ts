@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
+import { jsonDepthProblem } from '@locus/outcome'
 import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, RuntimeRunOptions, StoredRun } from '@locus/runtime'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { ExecutionInfo } from '@locus/store'
@@ -296,6 +297,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       throw new ApiError('not_found', `No workflow "${name}" on this server; GET /v1/workflows lists them (${[...runtime.workflows.keys()].join(', ') || 'none'}).`)
     }
     const body = parse(StartRunBodySchema, await readJson(c, true), 'body')
+    // Before the key is hashed or anything is created: deeper JSON would overflow the serializers (MAX_JSON_DEPTH).
+    const tooDeep = jsonDepthProblem(body.input, 'body.input')
+    if (tooDeep !== undefined) throw new ApiError('invalid_request', `Invalid body: ${tooDeep}.`, { issues: [tooDeep] })
     const key = idempotencyKeyOf(c.req.header('idempotency-key'))
     const runOptions: RuntimeRunOptions = {
       ...(body.input === undefined ? {} : { input: body.input }),

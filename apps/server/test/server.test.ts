@@ -138,6 +138,17 @@ describe('idempotency', () => {
     await ended(server, other.body.runId)
   })
 
+  it('a 3,000-level input answers 400 naming the depth limit, with or without a key, and creates no run', async () => {
+    const server = await testServer()
+    const deep = `{"input":{"ticket":"T-1","extra":${'['.repeat(3000)}${']'.repeat(3000)}}}`
+    for (const headers of [{}, { 'Idempotency-Key': 'deep-1' }]) {
+      const response = await server.json('/v1/workflows/echo/runs', { method: 'POST', body: deep, headers: { 'content-type': 'application/json', ...headers } })
+      expectError(response, 400, 'invalid_request')
+      expect(JSON.stringify(response.body)).toMatch(/more than 512 levels deep/)
+    }
+    expect(await server.runtime.list()).toEqual([])
+  })
+
   it('two concurrent POSTs with one key start one run', async () => {
     const server = await testServer()
     for (let round = 0; round < 5; round += 1) {

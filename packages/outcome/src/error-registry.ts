@@ -69,6 +69,8 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/cli', 'conflict', ['INIT_FILE_EXISTS']),
   // A runs directory the CLI cannot write is the caller's to fix (another --runs-dir), like any usage mistake.
   ...entries('@locus/cli', 'usage', ['RUNS_DIR_NOT_WRITABLE']),
+  // So is a full disk or a failing device (exit 2, never the 1 of a failed run or a diverged replay).
+  ...entries('@locus/cli', 'usage', ['STORAGE_FAILED']),
   ...entries('@locus/cli', 'unavailable', ['OUTCOME_STORE_UNREADABLE']),
 } as const satisfies Record<string, ErrorCodeEntry>
 

@@ -20,6 +20,7 @@ export {
 export type { AnswerOutcome, ErrorCode, FailureCause, FailureStatus, RunDisposition, StepCriticality } from './vocabulary.js'
 export type { JsonObject, JsonValue } from './json-value.js'
 export { formatJsonPath } from './json-path.js'
+export { MAX_JSON_DEPTH, jsonDepth, jsonDepthProblem } from './json-depth.js'
 export {
   PREPARATION_FAILURE_REASONS,
   WORKFLOW_RESULT_PREPARATION,

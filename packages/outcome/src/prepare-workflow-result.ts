@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from './json-depth.js'
 import { formatJsonPath } from './json-path.js'
 import type { JsonObject, JsonValue } from './json-value.js'
 import { LocusError, hasLocusErrorCode } from './locus-error.js'
@@ -5,13 +6,14 @@ import { LocusError, hasLocusErrorCode } from './locus-error.js'
 export const WORKFLOW_RESULT_PREPARATION = 'WORKFLOW_RESULT_PREPARATION'
 
 /** Why a value could not cross the JSON boundary. */
-export const PREPARATION_FAILURE_REASONS = ['bigint', 'circular', 'to-json-threw'] as const
+export const PREPARATION_FAILURE_REASONS = ['bigint', 'circular', 'to-json-threw', 'too-deep'] as const
 export type PreparationFailureReason = (typeof PREPARATION_FAILURE_REASONS)[number]
 
 const ADVICE: Record<PreparationFailureReason, string> = {
   bigint: 'a BigInt has no JSON form; convert it to a string or a number before returning it',
   circular: 'the value refers back to itself; return a tree, not a graph with cycles',
   'to-json-threw': 'its toJSON() method or a property getter threw; fix it or return plain data',
+  'too-deep': `it nests more than ${MAX_JSON_DEPTH} levels deep (the limit for JSON in Locus); flatten it`,
 }
 
 /**
@@ -98,6 +100,8 @@ class Detacher {
     if (value === null) return null
     const container = value as object
     if (this.ancestors.has(container)) this.fail('circular')
+    // The ancestors are the containers open above this one: past the limit, stop before the stack does.
+    if (this.ancestors.size >= MAX_JSON_DEPTH) this.fail('too-deep')
     this.ancestors.add(container)
     const detached = Array.isArray(container) ? this.detachArray(container) : this.detachObject(container)
     this.ancestors.delete(container)
@@ -149,8 +153,9 @@ class Detacher {
  * become `null` in arrays, non-finite numbers become `null`. A top-level
  * `undefined` detaches to `null`. The copy shares nothing with the input.
  *
- * @throws {WorkflowResultPreparationError} for a BigInt, a cycle, or a
- * throwing `toJSON()`, naming the reason and the JSON path where it occurred.
+ * @throws {WorkflowResultPreparationError} for a BigInt, a cycle, a
+ * throwing `toJSON()`, or nesting deeper than `MAX_JSON_DEPTH` (`too-deep`),
+ * naming the reason and the JSON path where it occurred.
  *
  * @example
  * ```ts

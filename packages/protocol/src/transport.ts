@@ -21,6 +21,20 @@ export interface TriggerTransport {
   /** The actions a worker answered `trigger` with (those naming its id). Rejects with {@link TransportError}. */
   send(trigger: Trigger, options?: { readonly signal?: AbortSignal | undefined }): Promise<Action[]>
   close(): Promise<void>
+  /**
+   * What a run records (in `run_start.options.workerSettings`) to reach the
+   * same worker again on resume: plain JSON, never the environment, which may
+   * hold secrets. A transport that cannot be rebuilt from data has none.
+   */
+  readonly settings?: StdioTransportSettings | undefined
+}
+
+/** The recordable part of a stdio transport: how its worker process is started. */
+export interface StdioTransportSettings {
+  readonly transport: 'stdio'
+  readonly command: string
+  readonly args: readonly string[]
+  readonly cwd?: string | undefined
 }
 
 /** A transport to a worker in this process. */
@@ -115,6 +129,7 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
   }
 
   return {
+    settings: { transport: 'stdio', command: options.command, args: [...(options.args ?? [])], ...(options.cwd === undefined ? {} : { cwd: options.cwd }) },
     send(trigger, sendOptions) {
       if (closed) return Promise.reject(new TransportError(`the transport to ${where} is closed`, false))
       return new Promise<Action[]>((resolve, reject) => {

@@ -78,3 +78,6 @@ export type { ExecutionStart, RecordedExecutionOptions, RecordedRunOptions, Reco
 export { DEPLOY_CHECK_VERDICTS, checkDeploy } from './check-deploy.js'
 export { DURATION_FORMS, durationMs } from './duration.js'
 export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, DeployCheckRun, DeployCheckVerdict, LiveAgainCounts } from './check-deploy.js'
+// What a tool throws to say whether it may be retried, and the policy's shape: lent with the runtime, so a workflow file needs no other package.
+export { CALL_FAILED, CallError, isCallError } from '@locus/retry'
+export type { CallErrorOptions, RetryPolicy } from '@locus/retry'

@@ -1,5 +1,6 @@
 import { JsonValueSchema, type RunStartLine } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
+import type { StdioTransportSettings } from '@locus/protocol'
 import { JITTER_MODES } from '@locus/retry'
 import { z } from 'zod'
 import { LAUNCH_MODES, type RunBudgets } from './budgets.js'
@@ -47,6 +48,11 @@ export const RecordedRunOptionsSchema = z
     host: text,
     /** What the host recorded to be built again: plain JSON, never a secret. */
     hostSettings: JsonValueSchema.optional().catch(undefined),
+    /** How the run's remote tools reached their worker (a stdio command), to start it again: never its environment. */
+    workerSettings: z
+      .object({ transport: z.literal('stdio'), command: z.string().min(1), args: z.array(z.string()), cwd: z.string().optional() })
+      .optional()
+      .catch(undefined),
     /** The workflow file the run was started from. */
     source: text,
     retryBudget: z.number().int().min(0).optional().catch(undefined),
@@ -66,6 +72,8 @@ export interface RecordedRunOptions {
   readonly host: string | undefined
   /** The host's recorded settings, to build it again. */
   readonly hostSettings: JsonValue | undefined
+  /** How the run's remote tools reached their stdio worker, to start the same one on resume. */
+  readonly workerSettings: StdioTransportSettings | undefined
   readonly options: RecordedExecutionOptions
 }
 
@@ -99,6 +107,7 @@ export function recordedRunOptions(line: Pick<RunStartLine, 'options'> | undefin
     source: parsed.source ?? undefined,
     host: parsed.host ?? undefined,
     hostSettings: parsed.hostSettings,
+    workerSettings: parsed.workerSettings,
     options: {
       ...(Object.keys(budgets).length === 0 ? {} : { budgets }),
       ...(parsed.concurrency === undefined || parsed.concurrency === null ? {} : { concurrency: parsed.concurrency }),

@@ -20,6 +20,7 @@ import {
   type RunDisposition,
   classifyOutcome,
   hasLocusErrorCode,
+  jsonDepthProblem,
   prepareWorkflowResult,
 } from '@locus/outcome'
 import { type Recording, type ReplayReport, createReplaySession } from '@locus/replay'
@@ -187,6 +188,9 @@ export function resolveRunsDir(options: Pick<RunOptions, 'runsDir' | 'cwd'>): st
  * none). @throws RuntimeInputError `WORKFLOW_INPUT_INVALID`, naming each problem
  */
 export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' | 'input'>, input: unknown): unknown {
+  // Before anything is created: a value this deep would overflow the journal's serializers.
+  const tooDeep = jsonDepthProblem(input, 'input')
+  if (tooDeep !== undefined) throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}": ${tooDeep}.`, [tooDeep])
   if (definition.input === undefined) return input
   const parsed = definition.input.safeParse(input)
   if (parsed.success) return parsed.data
@@ -469,6 +473,7 @@ function startExecution<TInput>(
       host: options.host?.name ?? null,
       // What a resume needs to build the host again: plain JSON from the host, never a secret.
       ...(options.host?.settings === undefined ? {} : { hostSettings: safeJson(options.host.settings) }),
+      ...(options.worker?.settings === undefined ? {} : { workerSettings: safeJson(options.worker.settings) }),
       source: options.source ?? null,
       ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),

@@ -31,6 +31,9 @@ const LOCAL_ONLY_RUN_FLAGS: readonly (readonly [keyof RunFlags, string])[] = [
   ['runsDir', '--runs-dir'],
   ['runId', '--run-id'],
   ['host', '--host'],
+  ['modelHost', '--model-host'],
+  ['turnTimeout', '--turn-timeout'],
+  ['turnIdle', '--turn-idle'],
   ['fixtures', '--fixtures'],
   ['baseUrl', '--base-url'],
   ['model', '--model'],
@@ -114,7 +117,7 @@ function summaryOf(client: LocusClient, lines: readonly JournalLine[]) {
  * on the server and waits for its end.
  */
 export async function remoteRun(workflow: string, flags: RunFlags & ServerFlags, io: CliIo): Promise<ExitCode> {
-  const local = LOCAL_ONLY_RUN_FLAGS.filter(([name]) => flags[name] !== undefined).map(([, flag]) => flag)
+  const local = [...LOCAL_ONLY_RUN_FLAGS.filter(([name]) => flags[name] !== undefined).map(([, flag]) => flag), ...(flags.stream === false ? ['--no-stream'] : [])]
   if (local.length > 0 || flags.otel === true) {
     throw new CliError('CLI_USAGE', `${[...local, ...(flags.otel === true ? ['--otel'] : [])].join(', ')} configure a local run; with --server the server's runtime decides them. Drop them, or drop --server to run the file here.`)
   }

@@ -9,6 +9,7 @@ import { holdLiveRun } from '../live-runs.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
+import { describeWorker, resumeWorkerTransport } from '../worker-transport.js'
 import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { loadRecordedWorkflow } from './recorded-workflow.js'
@@ -20,6 +21,8 @@ import { openStoredRun } from './stored-run.js'
 export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
   readonly workflow?: string | undefined
   readonly quiet?: boolean | undefined
+  /** `--worker <command>`: the worker for the run's remote tools, instead of the one its `run_start` recorded. */
+  readonly worker?: string | undefined
 }
 
 /**
@@ -49,6 +52,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
     launchMode: options.launchMode,
   })
   ensureWritableRunsDir(runsDir)
+  const worker = resumeWorkerTransport(flags.worker, recorded.workerSettings, io.cwd)
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
@@ -64,7 +68,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   })
   try {
     if (!json && flags.quiet !== true) {
-      io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}\n`))
+      const workerText = describeWorker(worker)
+      io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}${workerText === undefined ? '' : `, worker ${workerText}`}\n`))
     }
     let resumed: Awaited<ReturnType<typeof resumeRun>>
     try {
@@ -75,6 +80,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         // The root's input is read by the runtime; when its journal recorded none, the latest execution's.
         ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
         ...(metrics === undefined ? {} : { metrics }),
+        ...(worker === undefined ? {} : { worker }),
         source: loaded.path,
         signal: controller.signal,
         onEvent: (line) => {
@@ -98,6 +104,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   } finally {
     releaseRun()
     stopInterrupts()
+    await worker?.close()
     await metrics?.close()
   }
 }

@@ -12,11 +12,11 @@ import { holdLiveRun } from '../live-runs.js'
 import { loadWorkflow } from '../load-workflow.js'
 import { describeMetrics, openMetrics } from '../open-metrics.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
-import { createStdioTransport } from '@locus/protocol'
 import { readWorkflowInput } from '../read-workflow-input.js'
 import { startOtelExport } from '../otel-export.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
+import { shellWorkerTransport } from '../worker-transport.js'
 import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { type RunFlags, executionOptions } from './run-flags.js'
@@ -58,7 +58,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   // The summary at the end is folded from the lines as they are written, not read back from the run directory.
   const live = createLiveSummary()
   // Remote tools reach their worker through a child process started by the shell on the first call.
-  const worker = flags.worker === undefined ? undefined : createStdioTransport({ command: process.platform === 'win32' ? 'cmd' : 'sh', args: process.platform === 'win32' ? ['/c', flags.worker] : ['-c', `exec ${flags.worker}`], cwd: io.cwd })
+  const worker = flags.worker === undefined ? undefined : shellWorkerTransport(flags.worker, io.cwd)
   const metrics = await tryOpenMetrics(io, runsDir)
   const otel = flags.otel === true ? startOtelExport(io.env) : undefined
   const traceLine = otel?.tracerForExecution()

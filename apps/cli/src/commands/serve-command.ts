@@ -11,7 +11,7 @@ import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
 
 /** The flags of `locus serve`. */
-export interface ServeFlags extends Omit<HostFlags, 'host'> {
+export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   readonly port?: number | undefined
   /** The address to listen on (the issue's `--host`). */
   readonly host?: string | undefined
@@ -45,7 +45,13 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   let closeRuntime = (): Promise<void> => Promise.resolve()
   if (databaseUrl !== undefined && databaseUrl !== '') {
     if (flags.runsDir !== undefined) throw new CliError('CLI_USAGE', 'Pass --runs-dir or --database-url, not both: the server serves the runs of one store.')
-    if (flags.modelHost !== undefined) throw new CliError('CLI_USAGE', '--model-host has no effect with --database-url: runs execute on `locus worker` processes, so give the host to them.')
+    const hostFlags = [
+      ...(flags.modelHost === undefined ? [] : ['--model-host']),
+      ...(flags.turnTimeout === undefined ? [] : ['--turn-timeout']),
+      ...(flags.turnIdle === undefined ? [] : ['--turn-idle']),
+      ...(flags.stream === false ? ['--no-stream'] : []),
+    ]
+    if (hostFlags.length > 0) throw new CliError('CLI_USAGE', `${hostFlags.join(', ')} ${hostFlags.length === 1 ? 'has' : 'have'} no effect with --database-url: runs execute on \`locus worker\` processes, so give the host to them.`)
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
     const dispatching = await createDispatchRuntime({ connectionString: databaseUrl, workflows })
     plain = dispatching
@@ -53,7 +59,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     where = 'runs execute on locus worker processes over PostgreSQL'
   } else {
     const runsDir = resolveRunsDir(flags.runsDir, io)
-    const chosen = await createHost({ ...flags, host: flags.modelHost }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+    const chosen = await createHost({ ...flags, host: undefined }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
     plain = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
     where = `host: ${chosen.description}`
   }
