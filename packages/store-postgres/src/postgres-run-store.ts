@@ -31,6 +31,7 @@ import {
 import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
+import { withReconnect } from './connection-errors.js'
 
 /** Options of {@link createPostgresRunStore}: a connection string, or a pool you own. */
 export interface PostgresRunStoreOptions {
@@ -46,6 +47,11 @@ export interface PostgresRunStoreOptions {
   readonly tailPollMs?: number | undefined
   /** Run pending migrations before the first operation. @default true */
   readonly migrate?: boolean | undefined
+  /**
+   * How long a journal commit keeps retrying, with backoff, while the database
+   * cannot be reached (a restart, a failover), before the writer fails. @default 30000
+   */
+  readonly reconnectMs?: number | undefined
 }
 
 /** What {@link PostgresRunStore.migrate} did. */
@@ -147,6 +153,8 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     throw new StoreOptionsError('createPostgresRunStore: give a connectionString (postgres://...) or a pool.')
   }
   const tailPollMs = options.tailPollMs ?? 1000
+  const reconnectMs = options.reconnectMs ?? 30_000
+  if (!Number.isFinite(reconnectMs) || reconnectMs < 0) throw new StoreOptionsError(`createPostgresRunStore: reconnectMs must be a number of milliseconds, 0 or more, not ${String(reconnectMs)}.`)
   const ownsPool = options.pool === undefined
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 8 })
   // An idle connection the server ends (a restart, a terminated backend) is replaced at the next query; without
@@ -411,31 +419,44 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     let failure: Error | undefined
     let sinkClosed = false
 
+    /**
+     * One batch in one statement (one round trip, atomic in autocommit): the lines, the run row's
+     * status on `run_end`, and the NOTIFY, all behind the fence when the store is leased. A batch
+     * whose connection dropped is sent again (the session may have ended before or after its commit,
+     * so a retry skips rows this writer already committed; only this writer writes its execution).
+     */
     async function commit(batch: readonly JournalLine[]): Promise<void> {
       const end = batch.findLast((line) => line.type === 'run_end')
       const last = batch.at(-1)
-      await transaction(async (client) => {
-        if (fence === undefined) {
-          await client.query(
-            `insert into ${journal} (run_id, execution_id, seq, line)
-             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)`,
-            [runId, executionId, JSON.stringify(batch)],
-          )
-        } else {
-          // The share lock on the lease row holds off a takeover until this commit ends; a stale epoch inserts nothing.
-          const inserted = await client.query(
-            `with fence as (select 1 from ${leases} where run_id = $1 and epoch = $4 and owner is not null for share)
-             insert into ${journal} (run_id, execution_id, seq, line)
-             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb), fence`,
-            [runId, executionId, JSON.stringify(batch), fence.epoch],
-          )
-          if (inserted.rowCount !== batch.length) await checkFence(client, runId)
+      const fenceCte = fence === undefined ? '' : `fence as (select 1 from ${leases} where run_id = $1 and epoch = $7 and owner is not null for share), `
+      const sql = `with ${fenceCte}ins as (
+          insert into ${journal} (run_id, execution_id, seq, line)
+          select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)${fence === undefined ? '' : ', fence'}
+          ${'$ON_CONFLICT'} returning seq),
+        upd as (update ${runs} set status = $4, updated_at = clock_timestamp() where run_id = $1 and $4::text is not null and exists (select 1 from ins))
+        select count(*)::int as inserted, case when count(*) > 0 then pg_notify($5, $6) end as notified from ins`
+      const params: unknown[] = [runId, executionId, JSON.stringify(batch), end?.type === 'run_end' ? end.disposition : null, JOURNAL_CHANNEL, `${runId}:${String(last?.seq ?? 0)}`]
+      if (fence !== undefined) params.push(fence.epoch)
+      await withReconnect(async (attempt) => {
+        const { rows } = await pool.query<{ inserted: number }>(sql.replace('$ON_CONFLICT', attempt === 1 ? '' : 'on conflict (run_id, execution_id, seq) do nothing'), params)
+        const inserted = rows[0]?.inserted ?? 0
+        if (inserted === batch.length) return
+        if (fence !== undefined && inserted === 0) {
+          // Nothing inserted under the fence: the epoch moved on (or, on a retry, the batch is all there already).
+          const { rows: present } = await pool.query<{ n: number }>(`select count(*)::int as n from ${journal} where run_id = $1 and execution_id = $2 and seq = any($3::bigint[])`, [
+            runId,
+            executionId,
+            batch.map((line) => line.seq),
+          ])
+          if (attempt > 1 && present[0]?.n === batch.length) return
+          const lease = await pool.query<{ epoch: string; owner: string | null }>(`select epoch, owner from ${leases} where run_id = $1`, [runId])
+          const row = lease.rows[0]
+          throw new LeaseLostError(runId, fence.epoch, row === undefined || row.owner === null ? undefined : Number(row.epoch))
         }
-        if (end?.type === 'run_end') {
-          await client.query(`update ${runs} set status = $2, updated_at = clock_timestamp() where run_id = $1`, [runId, end.disposition])
-        }
-        if (last !== undefined) await client.query('select pg_notify($1, $2)', [JOURNAL_CHANNEL, `${runId}:${last.seq}`])
-      })
+        // A retry found part of the batch committed by the attempt whose session dropped: the rest is in now.
+        if (attempt > 1) return
+        throw new Error(`committed ${String(inserted)} of ${String(batch.length)} journal lines of ${location}`)
+      }, reconnectMs)
     }
 
     async function pump(): Promise<void> {
@@ -483,6 +504,8 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         return line
       },
       flush: () => settled(),
+      // A call's start line is committed (through the fence, when leased) before the call is dispatched.
+      beforeDispatch: () => settled(),
       async close() {
         if (sinkClosed) return
         sinkClosed = true

@@ -34,6 +34,10 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     ...(chosen.host === undefined ? {} : { host: chosen.host }),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    // One line per outage: what the worker waits for. It never exits on a connection error.
+    onWaiting: (message) => {
+      io.stderr.write(`locus: worker ${message}\n`)
+    },
   })
   io.stdout.write(`locus: worker running ${workflows.map((workflow) => workflow.name).join(', ')} from PostgreSQL (host: ${chosen.description})\n`)
   await new Promise<void>((resolve) => {
