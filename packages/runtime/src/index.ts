@@ -54,6 +54,7 @@ export {
   AgentCallError,
   ChildWorkflowError,
   RUNTIME_ERROR_CODES,
+  RunCompletedError,
   RunOwnershipError,
   RuntimeInputError,
   SchemaValidationError,

@@ -5,6 +5,7 @@ import { type RunStore, RunNotFoundError } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import type { RunOptions } from './run-options.js'
 import { type WorkflowFunction, launchRun } from './run-workflow-script.js'
+import { refuseCompleted } from './completed-run.js'
 
 /**
  * What a resume carries over from the journals of earlier executions, seen a
@@ -34,6 +35,8 @@ interface StoredHistory {
   readonly recording: Recording
   readonly openDeferrals: string[]
   readonly priorChildAttempts: Map<string, number>
+  /** The last line of the latest execution with lines. */
+  readonly lastLine: JournalLine | undefined
 }
 
 async function readHistory(store: RunStore, runId: string): Promise<StoredHistory> {
@@ -44,11 +47,14 @@ async function readHistory(store: RunStore, runId: string): Promise<StoredHistor
   let start: RunStartLine | undefined
   let lastExecutionId: string | undefined
   let rootSeen = false
+  let lastLine: JournalLine | undefined
   for (const info of executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume')) {
     const builder = createRecordingBuilder(info.location)
     let lines = 0
+    let last: JournalLine | undefined
     for await (const line of store.readLines(info)) {
       lines += 1
+      last = line
       if (info.kind === 'root' && line.type === 'run_start') start ??= line
       builder.add(line)
       carried.see(line)
@@ -57,9 +63,10 @@ async function readHistory(store: RunStore, runId: string): Promise<StoredHistor
     if (info.kind === 'root') rootSeen = true
     recordings.push(builder.finish())
     lastExecutionId = info.executionId
+    lastLine = last
   }
   if (!rootSeen) throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution with a journal)`)
-  return { input: start?.input, lastExecutionId: lastExecutionId ?? runId, recording: mergeRecordings(recordings), ...carried.result() }
+  return { input: start?.input, lastExecutionId: lastExecutionId ?? runId, lastLine, recording: mergeRecordings(recordings), ...carried.result() }
 }
 
 /**
@@ -71,6 +78,8 @@ async function readHistory(store: RunStore, runId: string): Promise<StoredHistor
  */
 export async function resumeInStore(runId: string, workflow: WorkflowDefinition | WorkflowFunction, options: RunOptions & { readonly store: RunStore }) {
   const history = await readHistory(options.store, runId)
+  // A store holds no lock of its own: the check is under whatever claimed the run (a worker's lease).
+  refuseCompleted(runId, history.lastExecutionId, history.lastLine)
   const handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
     executionId: 'resume',
     recording: history.recording,

@@ -7,6 +7,7 @@ import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { claimExecutionDirectory, nextExecutionId } from './run-directory.js'
 import { carryOver, replayInStore, resumeInStore } from './resume-in-store.js'
+import { lastJournalLine, refuseCompleted } from './completed-run.js'
 import { acquireRunLock } from './run-lock.js'
 import type { RunOptions } from './run-options.js'
 import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, resolveRunsDir } from './run-workflow-script.js'
@@ -145,6 +146,8 @@ export async function resumeRun<TInput>(
   try {
     // Read again under the lock: an execution that ended meanwhile belongs in the recording.
     run = findRun(runId, options)
+    // Decided here, under the lock: of two resumes started together, the second sees what the first completed.
+    refuseCompleted(runId, run.lastExecutionId, lastJournalLine(run.lastExecutionId === runId ? runPaths(run.runsDir, runId).journalPath : runPaths(run.runsDir, runId, run.lastExecutionId).journalPath))
     executionId = claimExecutionDirectory(run.rootDir, RESUME_EXECUTION_PREFIX, run.claimed)
     lock.setExecutionId(executionId)
     const history = historyOf(run)
