@@ -106,7 +106,7 @@ describe('locus worker and a database that goes away', () => {
       [`import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`, "export default defineWorkflow({ name: 'once', run: async ({ agent }) => ({ ok: true, answer: (await agent('hi')).answer }) })"].join('\n'),
     )
     await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ steps: [{ text: 'hello' }] }] }))
-    const worker = startLocus(['worker', '--database-url', viaProxy.href, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '1000'], { cwd: dir })
+    const worker = startLocus(['worker', '--database-url', viaProxy.href, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '1000'], { cwd: dir, env: { LOCUS_WORKER_DEBUG: process.env.LOCUS_WORKER_DEBUG ?? '' } })
     children.push(worker)
     const output = collect(worker)
     const alive = () => worker.exitCode === null && worker.signalCode === null
@@ -129,7 +129,9 @@ describe('locus worker and a database that goes away', () => {
     await client.connect()
     try {
       await enqueueRun(client as unknown as Parameters<typeof enqueueRun>[0], { runId: 'after-the-cut', workflow: 'once' })
-      await until('the run to complete', async () => (await client.query<{ status: string }>('select status from locus_runs where run_id = $1', ['after-the-cut'])).rows[0]?.status === 'completed')
+      await until('the run to complete', async () => (await client.query<{ status: string }>('select status from locus_runs where run_id = $1', ['after-the-cut'])).rows[0]?.status === 'completed').catch((error: unknown) => {
+        throw new Error(`${String(error)}: ${output.out()}`)
+      })
     } finally {
       await client.end()
     }

@@ -196,8 +196,12 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       await pool.query(REQUEUE_SQL, [RUN_TASK, payload.runId])
       return
     }
-    const takenAt = performance.now()
-    const lease = await store.acquireLease(payload.runId, owner, leaseMs)
+    // A job taken while the database is away waits for it here instead of failing (and using up an attempt).
+    let takenAt = performance.now()
+    const lease = await withReconnect(() => {
+      takenAt = performance.now()
+      return store.acquireLease(payload.runId, owner, leaseMs)
+    }, Number.POSITIVE_INFINITY)
     // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
     if (lease === undefined) return
     await executeUnderLease(lease, payload, takenAt)

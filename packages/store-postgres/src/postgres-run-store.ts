@@ -169,7 +169,14 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const deferredAnswers = table('locus_deferred_answers')
 
   let migrated: Promise<StoreMigrationResult> | undefined
-  const ready = (): Promise<unknown> => (options.migrate === false ? Promise.resolve() : (migrated ??= migrate()))
+  // A migration that failed (the database was unreachable) is tried again by the next operation, not kept as its answer.
+  const ready = (): Promise<unknown> =>
+    options.migrate === false
+      ? Promise.resolve()
+      : (migrated ??= migrate().catch((error: unknown) => {
+          migrated = undefined
+          throw error
+        }))
 
   async function migrate(): Promise<StoreMigrationResult> {
     return transaction(async (client) => {
