@@ -435,17 +435,26 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     async function commit(batch: readonly JournalLine[]): Promise<void> {
       const end = batch.findLast((line) => line.type === 'run_end')
       const last = batch.at(-1)
-      const fenceCte = fence === undefined ? '' : `fence as (select 1 from ${leases} where run_id = $1 and epoch = $7 and owner is not null for share), `
+      const ended = end?.type === 'run_end'
+      const params: unknown[] = [runId, executionId, JSON.stringify(batch), JOURNAL_CHANNEL, `${runId}:${String(last?.seq ?? 0)}`]
+      if (fence !== undefined) params.push(fence.epoch)
+      if (ended) params.push(end.disposition)
+      const fenceCte = fence === undefined ? '' : `fence as (select 1 from ${leases} where run_id = $1 and epoch = $6 and owner is not null for share), `
+      // The run row's status changes with the batch that holds run_end, only then (the other batches skip the update).
+      const endCte = ended ? `, upd as (update ${runs} set status = $${String(params.length)}, updated_at = clock_timestamp() where run_id = $1 and exists (select 1 from ins))` : ''
       const sql = `with ${fenceCte}ins as (
           insert into ${journal} (run_id, execution_id, seq, line)
           select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)${fence === undefined ? '' : ', fence'}
-          ${'$ON_CONFLICT'} returning seq),
-        upd as (update ${runs} set status = $4, updated_at = clock_timestamp() where run_id = $1 and $4::text is not null and exists (select 1 from ins))
-        select count(*)::int as inserted, case when count(*) > 0 then pg_notify($5, $6) end as notified from ins`
-      const params: unknown[] = [runId, executionId, JSON.stringify(batch), end?.type === 'run_end' ? end.disposition : null, JOURNAL_CHANNEL, `${runId}:${String(last?.seq ?? 0)}`]
-      if (fence !== undefined) params.push(fence.epoch)
+          ${'$ON_CONFLICT'} returning seq)${endCte}
+        select count(*)::int as inserted, case when count(*) > 0 then pg_notify($4, $5) end as notified from ins`
       await withReconnect(async (attempt) => {
-        const { rows } = await pool.query<{ inserted: number }>(sql.replace('$ON_CONFLICT', attempt === 1 ? '' : 'on conflict (run_id, execution_id, seq) do nothing'), params)
+        // A named statement: each connection plans it once, not at every commit.
+        const lenient = attempt > 1
+        const { rows } = await pool.query<{ inserted: number }>({
+          name: `locus-commit-${schema}-${fence === undefined ? 'free' : 'fenced'}-${ended ? 'end' : 'lines'}-${lenient ? 'retry' : 'first'}`,
+          text: sql.replace('$ON_CONFLICT', lenient ? 'on conflict (run_id, execution_id, seq) do nothing' : ''),
+          values: params,
+        })
         const inserted = rows[0]?.inserted ?? 0
         if (inserted === batch.length) return
         if (fence !== undefined && inserted === 0) {
@@ -476,7 +485,10 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
 
     function kick(): void {
       if (running !== undefined || failure !== undefined) return
-      running = pump()
+      // The batch starts once the current turn of the event loop is done: a call's end and the next call's
+      // start, appended in one turn, then share one commit (and one round trip before the next dispatch).
+      running = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(pump)
         .catch((error: unknown) => {
           failure = LeaseLostError.isInstance(error) ? error : new JournalWriteError(location, 'commit', error)
           pending = []
@@ -511,8 +523,9 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         return line
       },
       flush: () => settled(),
-      // A call's start line is committed (through the fence, when leased) before the call is dispatched.
-      beforeDispatch: () => settled(),
+      // Under a lease, a call's start line commits through the fence before the call is dispatched; a writer
+      // with no lease has no ownership to check, and keeps group commit's pace (nothing to wait for).
+      ...(fence === undefined ? {} : { beforeDispatch: () => settled() }),
       async close() {
         if (sinkClosed) return
         sinkClosed = true
