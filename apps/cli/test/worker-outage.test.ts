@@ -18,7 +18,7 @@ const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
 // pg is the store's dependency, not the CLI's: load the store's copy.
 interface PgClient {
   connect(): Promise<unknown>
-  query<R>(sql: string, values?: unknown[]): Promise<{ rows: R[] }>
+  query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>
   end(): Promise<unknown>
 }
 const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string }) => PgClient }
@@ -129,7 +129,7 @@ describe('locus worker and a database that goes away', () => {
     await client.connect()
     try {
       await enqueueRun(client as unknown as Parameters<typeof enqueueRun>[0], { runId: 'after-the-cut', workflow: 'once' })
-      await until('the run to complete', async () => (await client.query<{ status: string }>('select status from locus_runs where run_id = $1', ['after-the-cut'])).rows[0]?.status === 'completed').catch((error: unknown) => {
+      await until('the run to complete', async () => (await client.query('select status from locus_runs where run_id = $1', ['after-the-cut'])).rows[0]?.status === 'completed').catch((error: unknown) => {
         throw new Error(`${String(error)}: ${output.out()}`)
       })
     } finally {

@@ -445,7 +445,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       const sql = `with ${fenceCte}ins as (
           insert into ${journal} (run_id, execution_id, seq, line)
           select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)${fence === undefined ? '' : ', fence'}
-          ${'$ON_CONFLICT'} returning seq)${endCte}
+          $ON_CONFLICT returning seq)${endCte}
         select count(*)::int as inserted, case when count(*) > 0 then pg_notify($4, $5) end as notified from ins`
       await withReconnect(async (attempt) => {
         // A named statement: each connection plans it once, not at every commit.

@@ -71,7 +71,7 @@ if (base !== undefined) {
         stderr: '',
         killedByTest: false,
         ready: new Promise<void>((resolve, reject) => {
-          child.stdout?.on('data', (chunk: Buffer) => {
+          child.stdout.on('data', (chunk: Buffer) => {
             if (chunk.toString().includes('ready')) resolve()
           })
           child.once('exit', (code, signal) => {
@@ -80,7 +80,7 @@ if (base !== undefined) {
         }),
       }
       worker.ready.catch(() => undefined)
-      child.stderr?.on('data', (chunk: Buffer) => {
+      child.stderr.on('data', (chunk: Buffer) => {
         worker.stderr += chunk.toString()
       })
       workers.push(worker)
