@@ -236,7 +236,11 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     // A job for a run whose latest execution ended (a job delivered again after the run_end committed, say)
     // does nothing. Only an explicit resume (which sets the row back to running under its lock) continues an
     // ended run; the run_end that ends it sets the row's status in the same statement.
-    if (queued[0]?.ended === true && queued[0].status !== 'running') return
+    if (queued[0]?.ended === true && queued[0].status !== 'running') {
+      // The lease goes back at once: left to expire, a sweeper would queue the run again for nothing.
+      await store.releaseLease(lease).catch(() => undefined)
+      return
+    }
     const started = queued[0]?.started === true
     const workflow = queued[0]?.workflow ?? payload.workflow
     const input = queued[0]?.input ?? payload.input

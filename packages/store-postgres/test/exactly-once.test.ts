@@ -135,6 +135,9 @@ if (url !== undefined) {
         await until('the redelivered jobs to be taken and completed', async () =>
           (await client.query('select 1 from graphile_worker.jobs where key in ($1, $2)', ['done-run', 'failed-run'])).rowCount === 0 ? true : undefined,
         )
+        // Nothing holds the ended runs afterwards (a lease left to expire would make a sweeper queue them again).
+        const { rows: held } = await client.query<{ run_id: string }>("select run_id from locus_leases where run_id in ('done-run', 'failed-run') and owner is not null")
+        expect(held).toEqual([])
         expect(await linesOf('done-run')).toEqual(before.done)
         expect(await linesOf('failed-run')).toEqual(before.failed)
         expect(ledger).toEqual(before.ledger)
