@@ -79,7 +79,7 @@ async function readHistory(store: RunStore, runId: string): Promise<StoredHistor
 export async function resumeInStore(runId: string, workflow: WorkflowDefinition | WorkflowFunction, options: RunOptions & { readonly store: RunStore }) {
   const history = await readHistory(options.store, runId)
   // A store holds no lock of its own: the check is under whatever claimed the run (a worker's lease).
-  refuseCompleted(runId, history.lastExecutionId, history.lastLine)
+  if (options.refuseCompleted === true) refuseCompleted(runId, history.lastExecutionId, history.lastLine)
   const handle = launchRun(workflow, { ...options, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
     executionId: 'resume',
     recording: history.recording,

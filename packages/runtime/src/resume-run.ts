@@ -147,7 +147,7 @@ export async function resumeRun<TInput>(
     // Read again under the lock: an execution that ended meanwhile belongs in the recording.
     run = findRun(runId, options)
     // Decided here, under the lock: of two resumes started together, the second sees what the first completed.
-    refuseCompleted(runId, run.lastExecutionId, lastJournalLine(run.lastExecutionId === runId ? runPaths(run.runsDir, runId).journalPath : runPaths(run.runsDir, runId, run.lastExecutionId).journalPath))
+    if (options.refuseCompleted === true) refuseCompleted(runId, run.lastExecutionId, lastJournalLine(run.lastExecutionId === runId ? runPaths(run.runsDir, runId).journalPath : runPaths(run.runsDir, runId, run.lastExecutionId).journalPath))
     executionId = claimExecutionDirectory(run.rootDir, RESUME_EXECUTION_PREFIX, run.claimed)
     lock.setExecutionId(executionId)
     const history = historyOf(run)

@@ -76,6 +76,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
         ...(metrics === undefined ? {} : { metrics }),
         source: loaded.path,
+        // Decided again under the run's lock: another resume may have completed it since the check above.
+        refuseCompleted: true,
         signal: controller.signal,
         onEvent: (line) => {
           live.apply(line)
