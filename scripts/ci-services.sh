@@ -2,6 +2,7 @@
 # Starts and stops the real services the test suite needs, on loopback only.
 #   eval "$(bash scripts/ci-services.sh start)"   # prints export lines on stdout
 #   bash scripts/ci-services.sh stop
+#   bash scripts/ci-services.sh restart           # pg_ctl restart -m fast (the fault test's own cluster)
 # Logs go to stderr so that stdout stays evaluable.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -54,9 +55,19 @@ stop_pg() {
   fi
 }
 
+restart_pg() {
+  # A fast restart (what an operator's restart or a failover looks like to clients): every session is
+  # ended with "terminating connection due to administrator command", then the server comes back.
+  local bin
+  bin=$(pg_bin)
+  as_postgres "'$bin/pg_ctl' -D '$PGDATA_DIR' -l '$PGDATA_DIR/server.log' -m fast -w restart >/dev/null"
+  log "PostgreSQL restarted"
+}
+
 case "${1:-}" in
   start) start_pg ;;
   stop) stop_pg ;;
-  *) echo "usage: ci-services.sh start|stop" >&2; exit 2 ;;
+  restart) restart_pg ;;
+  *) echo "usage: ci-services.sh start|stop|restart" >&2; exit 2 ;;
 esac
 : "$ROOT"

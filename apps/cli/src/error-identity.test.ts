@@ -7,6 +7,7 @@ import {
   ChildWorkflowError,
   HostError,
   RUNTIME_ERROR_CODES,
+  RunCompletedError,
   RuntimeInputError,
   SchemaValidationError,
   ToolCallError,
@@ -74,6 +75,7 @@ const OWNERS: readonly Owner[] = [
       }),
     isInstance: (value) => ChildWorkflowError.isInstance(value),
   },
+  { name: 'RunCompletedError', codes: ['RUN_COMPLETED'], make: () => new RunCompletedError('r', 'resume-001'), isInstance: (value) => RunCompletedError.isInstance(value) },
   { name: 'HostError', codes: ['HOST_ERROR'], make: () => new HostError('unclassified', 'x'), isInstance: (value) => HostError.isInstance(value) },
   { name: 'RunIdError', codes: [RUN_ID_INVALID], make: () => new RunIdError('run id', '../x'), isInstance: (value) => RunIdError.isInstance(value) },
 ]

@@ -66,6 +66,8 @@ export const PACKAGE_ERROR_TABLE = {
   WORKFLOW_DEFINITION_INVALID: 'internal_error',
   // @locus/runtime: who owns a run (a taken run id is the store's RUN_EXISTS, below).
   RUN_OWNED: 'run_owned',
+  // @locus/runtime: a resume of a run that completed (decided under the run's lock or lease).
+  RUN_COMPLETED: 'run_terminal',
   // @locus/store
   RUN_EXISTS: 'run_exists',
   RUN_NOT_FOUND: 'not_found',

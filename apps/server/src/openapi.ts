@@ -381,7 +381,7 @@ function openApiBody(runPath: string[]): JsonObject {
           requestBody: body('ResumeBody', false),
           responses: {
             '202': json('RunAccepted', 'Resumed; executionId names the new execution'),
-            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_owned', 'payload_too_large', 'shutting_down'),
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_terminal', 'run_owned', 'payload_too_large', 'shutting_down'),
           },
         }),
       },

@@ -234,6 +234,16 @@ describe('reading runs', () => {
     expectError(await server.json('/v1/runs/nope/resume', { method: 'POST' }), 404, 'not_found')
   })
 
+  it('refuses to resume a completed run with 409 run_terminal and adds no execution', async () => {
+    const server = await testServer()
+    const { body: run } = await server.json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: 'T-1' } }))
+    expect(await ended(server, run.runId)).toMatchObject({ disposition: 'completed' })
+    const refused = await server.json(`/v1/runs/${run.runId}/resume`, { method: 'POST' })
+    expectError(refused, 409, 'run_terminal')
+    expect(JSON.stringify(refused.body)).toMatch(/already completed/)
+    expect((await server.json<{ executions: unknown[] }>(`/v1/runs/${run.runId}`)).body.executions).toHaveLength(1)
+  })
+
   it('a run another runtime executes cannot be cancelled or resumed here (409 run_owned), and reads as running, not live', async () => {
     const runsDir = tempRunsDir()
     const elsewhere = testRuntime(runsDir)

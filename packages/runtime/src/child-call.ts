@@ -154,6 +154,8 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
 
   const outcome = await runWithRetry(
     async ({ attempt, signal }) => {
+      // The child_start commits (through a lease fence, on a leased store) before the child exists.
+      await run.commitStart()
       const child = await spawnChild({ definition, input: childInput, childCallId, childExecutionId: placeOf(attempt).childExecutionId, signal })
       ended.set(attempt, child)
       if (child.disposition === 'completed') return child.result

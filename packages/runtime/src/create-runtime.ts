@@ -339,7 +339,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const { workflow: _workflow, ...rest } = resumeOptions ?? {}
       // The run's recorded budgets, scheduling and retry settings, under the ones given now.
       const options: RuntimeRunOptions = { ...recorded.options, ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }), ...rest }
-      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, base(options, hooks)) }))
+      // Completed runs are refused once the run is claimed (its lock, or a worker's lease).
+      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, { ...base(options, hooks), refuseCompleted: true }) }))
     },
     async replay(runId, replayOptions) {
       const recordedName = replayOptions?.workflow === undefined ? (await readRunStarts(store, runId)).root.view.runStart?.workflow : undefined

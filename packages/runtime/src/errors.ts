@@ -15,6 +15,7 @@ export const RUNTIME_ERROR_CODES = [
   'RUN_OPTIONS_INVALID',
   'WORKFLOW_INPUT_INVALID',
   'WORKFLOW_DEFINITION_INVALID',
+  'RUN_COMPLETED',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
 
@@ -251,5 +252,32 @@ export class RuntimeInputError extends LocusError {
       (value as unknown as Record<symbol, unknown>)[RUNTIME_INPUT_ERROR_BRAND] === true &&
       (RUNTIME_INPUT_ERROR_CODES as readonly string[]).includes(value.code)
     )
+  }
+}
+
+/**
+ * A resume of a run whose latest execution completed: there is nothing left
+ * to run, and nothing was written. Decided after the run was claimed (under
+ * its ownership lock, or its lease), so of two resumes started together the
+ * second sees the execution the first completed. `locus replay` checks that
+ * a completed run still replays identically.
+ */
+export class RunCompletedError extends LocusError {
+  declare readonly code: Extract<RuntimeErrorCode, 'RUN_COMPLETED'>
+  readonly runId: string
+  /** The execution that completed the run. */
+  readonly executionId: string
+
+  constructor(runId: string, executionId: string) {
+    super(`Run "${runId}" already completed (execution ${executionId}); there is nothing to resume. \`locus replay ${runId}\` checks that it replays identically.`, {
+      code: 'RUN_COMPLETED',
+    })
+    this.name = 'RunCompletedError'
+    this.runId = runId
+    this.executionId = executionId
+  }
+
+  static override isInstance(value: unknown): value is RunCompletedError {
+    return hasLocusErrorCode(value, 'RUN_COMPLETED')
   }
 }

@@ -39,6 +39,8 @@ export interface ExecutionMedium {
   writeReadme(markdown: string): void
   /** Resolves when every write handed to an asynchronous store has landed; rejects with the first that failed. */
   settled(): Promise<void>
+  /** The writer's `beforeDispatch`, when it has one: awaited between a call's start line and its dispatch. */
+  readonly beforeDispatch?: (() => Promise<void>) | undefined
 }
 
 /**
@@ -91,5 +93,6 @@ export function storeMedium(writer: ExecutionWriter, store: RunStore): Execution
     async settled() {
       await Promise.all(pending)
     },
+    beforeDispatch: writer.beforeDispatch === undefined ? undefined : () => (writer.beforeDispatch as () => Promise<void>).call(writer),
   }
 }

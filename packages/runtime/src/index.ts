@@ -57,6 +57,7 @@ export {
   AgentCallError,
   ChildWorkflowError,
   RUNTIME_ERROR_CODES,
+  RunCompletedError,
   RuntimeInputError,
   SchemaValidationError,
   ToolCallError,

@@ -3,6 +3,7 @@ import { EXECUTION_ID_PREFIX, type RunStore, RunNotFoundError, allocatedExecutio
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { readRunHistory, type RunHistory } from './run-history.js'
+import { refuseCompleted } from './completed-run.js'
 import type { RunOptions } from './run-options.js'
 import { type RunResult, type WorkflowFunction, launchRun, storeOf } from './run-workflow-script.js'
 
@@ -85,6 +86,8 @@ export async function resumeRun<TInput>(
   try {
     // Read under the claim: an execution that ended meanwhile belongs in the recording.
     history = await historyOf(runId, { store })
+    // Decided here, under the claim: of two resumes started together, the second sees what the first completed.
+    if (options.refuseCompleted === true) refuseCompleted(runId, history.lastExecution.executionId, history.lastRunEnd)
     done = launchRun(workflow, { ...options, store, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
       kind: 'resume',
       recording: history.recording,

@@ -59,6 +59,12 @@ export interface RunOptions {
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
   readonly source?: string
   /**
+   * A resume refuses a run whose latest execution completed (`RunCompletedError`,
+   * code `RUN_COMPLETED`), decided once the run is claimed. `locus resume` and
+   * `createRuntime().resume` set it. @default false
+   */
+  readonly refuseCompleted?: boolean
+  /**
    * Retries the whole run may make, tool retries and agent transport retries
    * alike: each retry a call's own rule allows draws one, and once none is left
    * the call ends with its last failure and its terminal record says
@@ -142,6 +148,7 @@ const runOptionsSchema = z
       })
       .optional(),
     source: z.string().min(1).optional(),
+    refuseCompleted: z.boolean({ error: 'refuseCompleted must be true or false' }).optional(),
     retryBudget: z
       .number({ error: 'retryBudget must be a number' })
       .int('retryBudget must be a whole number of retries')

@@ -134,6 +134,15 @@ export class RunState {
     return this.medium.append(line)
   }
 
+  /**
+   * Awaited after a call's start line and before the call is dispatched: the
+   * medium's `beforeDispatch` (a store commits the start line through its
+   * lease fence); undefined when the medium has nothing to wait for.
+   */
+  commitStart(): Promise<void> | undefined {
+    return this.medium.beforeDispatch?.()
+  }
+
   /** Why new work may not be dispatched now (a cancellation or the passed deadline), without throwing. */
   private dispatchRefusal(): Required<RetryRefusal> | undefined {
     if (this.signal.aborted) return { by: 'cancelled', error: new WorkflowCancelledError({ notDispatched: [] }) }

@@ -642,6 +642,7 @@ function mutedOnSuspend(medium: ExecutionMedium, suspension: { readonly suspende
     runDir: medium.runDir,
     executionDir: medium.executionDir,
     deferredAnswers: medium.deferredAnswers,
+    beforeDispatch: medium.beforeDispatch,
     append: (line) => (suspension.suspended ? ({ ...line, seq: -1, ts: new Date().toISOString() } as unknown as JournalLine) : medium.append(line)),
     flush: () => {
       medium.flush()

@@ -144,6 +144,9 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   const output = (tool as { output?: z.ZodType }).output
   const outcome = await runWithRetry(
     async ({ attempt, signal, deadline }) => {
+      // The attempt's tool_start commits (through a lease fence, on a leased store) before anything runs.
+      const committing = run.commitStart()
+      if (committing !== undefined) await committing
       const value: unknown = deferred
         ? await waitForAnswer(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
         : remote
@@ -269,6 +272,8 @@ async function waitForAnswer(
       ...(call.args.ok ? { args: call.args.json } : {}),
       expiresAt: call.deadline === null ? null : new Date(call.deadline).toISOString(),
     })
+    // Committed before anyone outside can see the deferral and answer it.
+    await run.commitStart()
   }
   let answer
   const endWait = run.activity.beginWait()

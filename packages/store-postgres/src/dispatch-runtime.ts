@@ -1,5 +1,6 @@
 import type { JournalLine } from '@locus/journal'
 import {
+  RunCompletedError,
   type RunHandle,
   type RunResult,
   type Runtime,
@@ -153,12 +154,39 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     },
     async resume(runId) {
       const stored = await readStoredRun(store, runId)
-      if ((await endedStatus(runId)) === undefined && stored.latest.view.runEnd === undefined) {
-        // Running, or queued: a worker holds it or will; the sweeper re-queues it if that worker dies.
-        return handleOf(runId, stored.latest.info.executionId)
+      // Decided under the run row's lock, which the commit of a run_end also takes (it sets the status in the
+      // same statement): a run that completed is refused, however close the two come.
+      const client = await pool.connect()
+      let broken: Error | undefined
+      const onError = (error: Error): void => {
+        broken = error
       }
-      await pool.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
-      await pool.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+      client.on('error', onError)
+      try {
+        await client.query('begin')
+        const { rows } = await client.query<{ status: string }>(`select status from ${runs} where run_id = $1 for update`, [runId])
+        const status = rows[0]?.status
+        if (status === 'completed') {
+          await client.query('rollback')
+          throw new RunCompletedError(runId, stored.latest.info.executionId)
+        }
+        if (status === undefined || status === 'running' || status === 'waiting') {
+          // Running, queued or parked: a worker holds it or will; the sweeper re-queues it if that worker dies.
+          await client.query('rollback')
+          return handleOf(runId, stored.latest.info.executionId)
+        }
+        // Failed or cancelled: running again, which is what lets a worker continue an ended run (a job
+        // delivered again for an ended run whose row is not running does nothing).
+        await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
+        await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+        await client.query('commit')
+      } catch (error) {
+        if (broken === undefined) await client.query('rollback').catch(() => undefined)
+        throw error
+      } finally {
+        client.removeListener('error', onError)
+        client.release(broken)
+      }
       return handleOf(runId, stored.latest.info.executionId)
     },
     replay: (runId, replayOptions) => reader.replay(runId, replayOptions),

@@ -3,10 +3,13 @@ import { createRuntime } from '@locus/runtime'
 import type { JournalLineInput } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
+import { createRequire } from 'node:module'
 import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
 import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
+import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
+import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
 
 export { RUN_TASK } from './run-task.js'
 
@@ -48,6 +51,24 @@ export async function enqueueRun(client: pg.ClientBase, options: EnqueueRunOptio
     await client.query('rollback').catch(() => undefined)
     throw error
   }
+}
+
+/**
+ * graphile-worker retries the statements that mark a job done or failed only on
+ * the error codes of its own table (serialization failures, "cannot connect
+ * now", host unreachable), and it calls them without awaiting: a connection
+ * refused or reset, or a session the server terminated (a restart), while a job
+ * is being marked would reject where nobody listens and end the worker's
+ * process. Those codes join the table, with a short backoff: marking a job is
+ * safe to repeat (it matches the job's id and its lock).
+ */
+function retryConnectionLossInGraphileWorker(): void {
+  const lib = createRequire(import.meta.url)('graphile-worker/dist/lib.js') as {
+    RETRYABLE_ERROR_CODES?: Record<string, { minDelay: number; maxDelay: number } | undefined>
+  }
+  const table = lib.RETRYABLE_ERROR_CODES
+  if (table === undefined) return
+  for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '08000', '08001', '08003', '08004', '08006']) table[code] ??= { minDelay: 50, maxDelay: 2000 }
 }
 
 /** Applies the Locus store's migrations and graphile-worker's. */
@@ -112,6 +133,12 @@ export interface RunWorkerOptions {
    */
   readonly parkAfterMs?: number | undefined
   readonly schema?: string | undefined
+  /**
+   * Told, once per outage, when the worker cannot reach the database and
+   * waits for it (at start, or while running): a line for an operator. The
+   * worker keeps its process and retries with backoff.
+   */
+  readonly onWaiting?: ((message: string) => void) | undefined
 }
 
 /** A running worker; its leases carry graphile-worker's worker id (a job's `locked_by`). */
@@ -139,12 +166,22 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) throw new StoreOptionsError(`startRunWorker: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
-  await migrateDispatch(options.connectionString, schema)
+  retryConnectionLossInGraphileWorker()
+  const waiting = (what: string) => (error: unknown) => {
+    options.onWaiting?.(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying with backoff until it is back`)
+  }
+  // A database that is not up yet (or restarting) is waited for, not a reason to exit.
+  await withReconnect(() => migrateDispatch(options.connectionString, schema), Number.POSITIVE_INFINITY, waiting('waiting for PostgreSQL to migrate'))
   // A worker stopped mid-transaction (SIGSTOP, a frozen VM) would hold its row locks, and so block the
   // takeover of its runs, for as long as it is stopped; the server ends such a session after one lease.
   const pool = new pg.Pool({ connectionString: options.connectionString, max: concurrency + 4, options: `-c idle_in_transaction_session_timeout=${String(leaseMs)}` })
-  // A dropped idle connection is replaced on the next query; it must not take the worker down.
+  // Every pooled client has an error listener, idle or checked out (graphile-worker's among them): a session the
+  // server ends (a restart, a terminated backend) fails its query in flight and is replaced, and never takes the
+  // worker down. graphile-worker sees both listeners and installs no handlers (and prints no warning) of its own.
   pool.on('error', () => undefined)
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined)
+  })
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
   const live = new Map<string, RunHandle>()
   /** Hands a live run over (suspends it, then releases and re-queues it), by run id. */
@@ -159,27 +196,54 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       await pool.query(REQUEUE_SQL, [RUN_TASK, payload.runId])
       return
     }
-    const lease = await store.acquireLease(payload.runId, owner, leaseMs)
+    // A job taken while the database is away waits for it here instead of failing (and using up an attempt).
+    let takenAt = performance.now()
+    const lease = await withReconnect(() => {
+      takenAt = performance.now()
+      return store.acquireLease(payload.runId, owner, leaseMs)
+    }, Number.POSITIVE_INFINITY)
     // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
     if (lease === undefined) return
-    await executeUnderLease(lease, payload)
+    await executeUnderLease(lease, payload, takenAt)
   }
 
-  async function executeUnderLease(first: RunLease, payload: RunJobPayload): Promise<void> {
+  async function executeUnderLease(first: RunLease, payload: RunJobPayload, takenAt: number): Promise<void> {
     let lease = first
-    const fenced = announcing(store.fenced(lease), lease, leaseMs)
+    let handle: RunHandle | undefined
+    const state: { lost: boolean; leaving: 'park' | 'stop' | undefined } = { lost: false, leaving: undefined }
+    // Nothing is dispatched unless the last heartbeat that succeeded was sent less than a lease ago.
+    const guard = createLeaseGuard({ runId: lease.runId, epoch: lease.epoch, leaseMs, takenAt, now: () => performance.now() })
+    const onLost = (error: Error): void => {
+      if (state.lost) return
+      state.lost = true
+      guard.lost(error)
+      handle?.cancel('lease lost')
+    }
+    const fenced = guarded(announcing(store.fenced(lease), lease, leaseMs), guard, onLost)
     const runtime = createRuntime({ store: fenced, workflows: options.workflows, ...(options.host === undefined ? {} : { host: options.host }) })
-    // Started means the root's run_start committed; a root without lines is started afresh.
-    const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; started: boolean }>(
-      `select workflow, input, exists (select 1 from "${schema}".locus_journal j where j.run_id = r.run_id and j.execution_id = r.run_id) as started
+    // Started means the root's run_start committed; a root without lines is started afresh. Ended means
+    // the latest execution with lines ends with run_end.
+    const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; status: string; started: boolean; ended: boolean }>(
+      `select workflow, input, status, exists (select 1 from "${schema}".locus_journal j where j.run_id = r.run_id and j.execution_id = r.run_id) as started,
+         coalesce((select (select j.line->>'type' from "${schema}".locus_journal j where j.run_id = e.run_id and j.execution_id = e.execution_id order by j.seq desc limit 1) = 'run_end'
+           from "${schema}".locus_executions e
+           where e.run_id = r.run_id and e.kind in ('root', 'resume')
+             and exists (select 1 from "${schema}".locus_journal j where j.run_id = e.run_id and j.execution_id = e.execution_id)
+           order by (e.kind = 'root'), e.position desc limit 1), false) as ended
        from "${schema}".locus_runs r where run_id = $1`,
       [payload.runId],
     )
+    // A job for a run whose latest execution ended (a job delivered again after the run_end committed, say)
+    // does nothing. Only an explicit resume (which sets the row back to running under its lock) continues an
+    // ended run; the run_end that ends it sets the row's status in the same statement.
+    if (queued[0]?.ended === true && queued[0].status !== 'running') {
+      // The lease goes back at once: left to expire, a sweeper would queue the run again for nothing.
+      await store.releaseLease(lease).catch(() => undefined)
+      return
+    }
     const started = queued[0]?.started === true
     const workflow = queued[0]?.workflow ?? payload.workflow
     const input = queued[0]?.input ?? payload.input
-    let handle: RunHandle | undefined
-    const state: { lost: boolean; leaving: 'park' | 'stop' | undefined } = { lost: false, leaving: undefined }
     let parkTimer: NodeJS.Timeout | undefined
     const leave = (why: 'park' | 'stop'): void => {
       if (state.leaving !== undefined || state.lost || handle === undefined) return
@@ -191,16 +255,21 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
           : `worker ${lease.owner} is stopping: it released the run's lease (epoch ${String(lease.epoch)}) and queued the run for another worker`,
       )
     }
+    let beating = false
     const beat = setInterval(() => {
+      if (beating) return
+      beating = true
       void (async () => {
+        const sentAt = performance.now()
         try {
           lease = await store.heartbeatLease(lease, leaseMs)
+          guard.renewed(sentAt)
           if (await cancelRequested(payload.runId)) handle?.cancel('cancelled on request')
         } catch (error) {
-          if (LeaseLostError.isInstance(error)) {
-            state.lost = true
-            handle?.cancel('lease lost')
-          }
+          // A connection error leaves the lease as it was: dispatches wait (the guard) until a beat gets through.
+          if (LeaseLostError.isInstance(error)) onLost(error)
+        } finally {
+          beating = false
         }
       })()
     }, Math.max(10, Math.floor(leaseMs / 3)))
@@ -358,14 +427,33 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     poolId = workerPool.id
     beatWorker().catch(() => undefined)
   })
-  const runner: Runner = await runGraphileWorker({
-    pgPool: pool,
-    events,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: Math.max(100, Math.floor(leaseMs / 4)),
-    logger: quietLogger(),
-    taskList: { [RUN_TASK]: task },
+  const runner: Runner = await withReconnect(
+    () =>
+      runGraphileWorker({
+        pgPool: pool,
+        events,
+        concurrency,
+        noHandleSignals: true,
+        pollInterval: Math.max(100, Math.floor(leaseMs / 4)),
+        logger: quietLogger(),
+        taskList: { [RUN_TASK]: task },
+      }),
+    Number.POSITIVE_INFINITY,
+    waiting('waiting for PostgreSQL to start taking jobs'),
+  )
+  // graphile-worker reconnects its LISTEN client and retries its job queries by itself; its pool's end is the worker's.
+  runner.promise.catch(() => undefined)
+  // Says once per outage that the database is out of reach, and once it is back.
+  let outage = false
+  events.on('pool:listen:error', ({ error }) => {
+    if (!outage && isConnectionError(error)) {
+      outage = true
+      options.onWaiting?.(`lost PostgreSQL (${error instanceof Error ? error.message : String(error)}): no call starts until it is back; retrying with backoff`)
+    }
+  })
+  events.on('pool:listen:success', () => {
+    if (outage) options.onWaiting?.('PostgreSQL is back: taking jobs again')
+    outage = false
   })
   // A takeover waits for the lease to lapse and then for the next sweep: sweeping on a short fixed
   // interval, not a fraction of the lease, keeps that second wait under SWEEP_MS at any lease. A sweep
@@ -381,21 +469,41 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     },
     Math.max(25, Math.min(SWEEP_MS, Math.floor(leaseMs / 4))),
   )
-  // A session connection for cancel requests; if it drops, heartbeats still see the flag.
-  const listener = new pg.Client({ connectionString: options.connectionString })
-  listener.on('error', () => undefined)
-  listener.on('notification', (message) => {
-    if (message.channel === CANCEL_CHANNEL && message.payload !== undefined) live.get(message.payload)?.cancel('cancelled on request')
-  })
-  await listener.connect()
-  await listener.query(`listen ${CANCEL_CHANNEL}`)
+  // A session connection for cancel requests, connected again with backoff when it drops; meanwhile heartbeats see the flag.
+  let listener: pg.Client | undefined
+  let listenTimer: NodeJS.Timeout | undefined
+  const listenForCancels = async (attempt: number): Promise<void> => {
+    if (stopping) return
+    const client = new pg.Client({ connectionString: options.connectionString })
+    let retried = false
+    const retry = (): void => {
+      if (retried) return
+      retried = true
+      if (listener === client) listener = undefined
+      client.end().catch(() => undefined)
+      if (!stopping) listenTimer = setTimeout(() => void listenForCancels(attempt + 1), reconnectDelayMs(attempt))
+    }
+    client.on('error', retry)
+    client.on('notification', (message) => {
+      if (message.channel === CANCEL_CHANNEL && message.payload !== undefined) live.get(message.payload)?.cancel('cancelled on request')
+    })
+    try {
+      await client.connect()
+      await client.query(`listen ${CANCEL_CHANNEL}`)
+      listener = client
+    } catch {
+      retry()
+    }
+  }
+  await listenForCancels(1)
 
   return {
     async stop() {
       stopping = true
       clearInterval(sweeper)
       await sweeping
-      await listener.end().catch(() => undefined)
+      clearTimeout(listenTimer)
+      await listener?.end().catch(() => undefined)
       // No new jobs from here; the live runs are handed over while graphile-worker waits for their tasks.
       const stopped = runner.stop()
       await Promise.all([...handOvers.values()].map((handOver) => handOver().catch(() => undefined)))
@@ -449,6 +557,52 @@ function announcing(store: PostgresRunStore, lease: RunLease, leaseMs: number): 
         },
         flush: () => writer.flush(),
         close: () => writer.close(),
+        beforeDispatch: () => writer.beforeDispatch?.() ?? Promise.resolve(),
+      }
+    },
+  })
+}
+
+/**
+ * The leased store whose every execution (root, resume, child) holds each call
+ * until it may start: its start line committed through the fence, and the
+ * lease live by the worker's own reckoning before and after that commit (the
+ * last heartbeat that got through was sent less than a lease ago). A worker
+ * that was paused past its lease, or that cannot reach the database, starts
+ * nothing until a heartbeat succeeds; one whose lease was taken starts nothing
+ * at all, and `onLost` cancels its run.
+ */
+function guarded(store: PostgresRunStore, guard: LeaseGuard, onLost: (error: Error) => void): PostgresRunStore {
+  const live = async (): Promise<void> => {
+    const waiting = guard.whenLive()
+    if (waiting !== undefined) await waiting
+  }
+  return Object.assign(Object.create(store) as PostgresRunStore, {
+    async createExecution(create: CreateExecutionOptions): Promise<ExecutionWriter> {
+      const writer = await store.createExecution(create)
+      return {
+        runId: writer.runId,
+        executionId: writer.executionId,
+        kind: writer.kind,
+        location: writer.location,
+        runLocation: writer.runLocation,
+        artifacts: writer.artifacts,
+        get lastSeq() {
+          return writer.lastSeq
+        },
+        append: (input) => writer.append(input),
+        flush: () => writer.flush(),
+        close: () => writer.close(),
+        async beforeDispatch() {
+          try {
+            await live()
+            await writer.beforeDispatch?.()
+            await live()
+          } catch (error) {
+            if (LeaseLostError.isInstance(error)) onLost(error)
+            throw error
+          }
+        },
       }
     },
   })

@@ -6,3 +6,4 @@ export { CANCEL_CHANNEL, RUN_TASK, enqueueRun, migrateDispatch, requestCancel, s
 export type { EnqueueRunOptions, RunWorker, RunWorkerOptions } from './dispatch.js'
 export { createDispatchRuntime } from './dispatch-runtime.js'
 export type { DispatchRuntime, DispatchRuntimeOptions } from './dispatch-runtime.js'
+export { isConnectionError } from './connection-errors.js'

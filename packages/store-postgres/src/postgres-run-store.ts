@@ -35,6 +35,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
+import { withReconnect } from './connection-errors.js'
 
 /** Options of {@link createPostgresRunStore}: a connection string, or a pool you own. */
 export interface PostgresRunStoreOptions {
@@ -50,6 +51,11 @@ export interface PostgresRunStoreOptions {
   readonly tailPollMs?: number | undefined
   /** Run pending migrations before the first operation. @default true */
   readonly migrate?: boolean | undefined
+  /**
+   * How long a journal commit keeps retrying, with backoff, while the database
+   * cannot be reached (a restart, a failover), before the writer fails. @default 30000
+   */
+  readonly reconnectMs?: number | undefined
 }
 
 /** What {@link PostgresRunStore.migrate} did. */
@@ -154,6 +160,8 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     throw new StoreOptionsError('createPostgresRunStore: give a connectionString (postgres://...) or a pool.')
   }
   const tailPollMs = options.tailPollMs ?? 1000
+  const reconnectMs = options.reconnectMs ?? 30_000
+  if (!Number.isFinite(reconnectMs) || reconnectMs < 0) throw new StoreOptionsError(`createPostgresRunStore: reconnectMs must be a number of milliseconds, 0 or more, not ${String(reconnectMs)}.`)
   const ownsPool = options.pool === undefined
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 8 })
   // An idle connection the server ends (a restart, a terminated backend) is replaced at the next query; without
@@ -168,7 +176,14 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const deferredAnswers = table('locus_deferred_answers')
 
   let migrated: Promise<StoreMigrationResult> | undefined
-  const ready = (): Promise<unknown> => (options.migrate === false ? Promise.resolve() : (migrated ??= migrate()))
+  // A migration that failed (the database was unreachable) is tried again by the next operation, not kept as its answer.
+  const ready = (): Promise<unknown> =>
+    options.migrate === false
+      ? Promise.resolve()
+      : (migrated ??= migrate().catch((error: unknown) => {
+          migrated = undefined
+          throw error
+        }))
 
   async function migrate(): Promise<StoreMigrationResult> {
     return transaction(async (client) => {
@@ -468,31 +483,53 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     let failure: Error | undefined
     let sinkClosed = false
 
+    /**
+     * One batch in one statement (one round trip, atomic in autocommit): the lines, the run row's
+     * status on `run_end`, and the NOTIFY, all behind the fence when the store is leased. A batch
+     * whose connection dropped is sent again (the session may have ended before or after its commit,
+     * so a retry skips rows this writer already committed; only this writer writes its execution).
+     */
     async function commit(batch: readonly JournalLine[]): Promise<void> {
       const end = batch.findLast((line) => line.type === 'run_end')
       const last = batch.at(-1)
-      await transaction(async (client) => {
-        if (fence === undefined) {
-          await client.query(
-            `insert into ${journal} (run_id, execution_id, seq, line)
-             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)`,
-            [runId, executionId, JSON.stringify(batch)],
-          )
-        } else {
-          // The share lock on the lease row holds off a takeover until this commit ends; a stale epoch inserts nothing.
-          const inserted = await client.query(
-            `with fence as (select 1 from ${leases} where run_id = $1 and epoch = $4 and owner is not null for share)
-             insert into ${journal} (run_id, execution_id, seq, line)
-             select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb), fence`,
-            [runId, executionId, JSON.stringify(batch), fence.epoch],
-          )
-          if (inserted.rowCount !== batch.length) await checkFence(client, runId)
+      const ended = end?.type === 'run_end'
+      const params: unknown[] = [runId, executionId, JSON.stringify(batch), JOURNAL_CHANNEL, `${runId}:${String(last?.seq ?? 0)}`]
+      if (fence !== undefined) params.push(fence.epoch)
+      if (ended) params.push(end.disposition)
+      const fenceCte = fence === undefined ? '' : `fence as (select 1 from ${leases} where run_id = $1 and epoch = $6 and owner is not null for share), `
+      // The run row's status changes with the batch that holds run_end, only then (the other batches skip the update).
+      const endCte = ended ? `, upd as (update ${runs} set status = $${String(params.length)}, updated_at = clock_timestamp() where run_id = $1 and exists (select 1 from ins))` : ''
+      const sql = `with ${fenceCte}ins as (
+          insert into ${journal} (run_id, execution_id, seq, line)
+          select $1, $2, (value->>'seq')::bigint, value from jsonb_array_elements($3::jsonb)${fence === undefined ? '' : ', fence'}
+          $ON_CONFLICT returning seq)${endCte}
+        select count(*)::int as inserted, case when count(*) > 0 then pg_notify($4, $5) end as notified from ins`
+      await withReconnect(async (attempt) => {
+        // A named statement: each connection plans it once, not at every commit.
+        const lenient = attempt > 1
+        const { rows } = await pool.query<{ inserted: number }>({
+          name: `locus-commit-${schema}-${fence === undefined ? 'free' : 'fenced'}-${ended ? 'end' : 'lines'}-${lenient ? 'retry' : 'first'}`,
+          text: sql.replace('$ON_CONFLICT', lenient ? 'on conflict (run_id, execution_id, seq) do nothing' : ''),
+          values: params,
+        })
+        const inserted = rows[0]?.inserted ?? 0
+        if (inserted === batch.length) return
+        if (fence !== undefined && inserted === 0) {
+          // Nothing inserted under the fence: the epoch moved on (or, on a retry, the batch is all there already).
+          const { rows: present } = await pool.query<{ n: number }>(`select count(*)::int as n from ${journal} where run_id = $1 and execution_id = $2 and seq = any($3::bigint[])`, [
+            runId,
+            executionId,
+            batch.map((line) => line.seq),
+          ])
+          if (attempt > 1 && present[0]?.n === batch.length) return
+          const lease = await pool.query<{ epoch: string; owner: string | null }>(`select epoch, owner from ${leases} where run_id = $1`, [runId])
+          const row = lease.rows[0]
+          throw new LeaseLostError(runId, fence.epoch, row === undefined || row.owner === null ? undefined : Number(row.epoch))
         }
-        if (end?.type === 'run_end') {
-          await client.query(`update ${runs} set status = $2, updated_at = clock_timestamp() where run_id = $1`, [runId, end.disposition])
-        }
-        if (last !== undefined) await client.query('select pg_notify($1, $2)', [JOURNAL_CHANNEL, `${runId}:${last.seq}`])
-      })
+        // A retry found part of the batch committed by the attempt whose session dropped: the rest is in now.
+        if (attempt > 1) return
+        throw new Error(`committed ${String(inserted)} of ${String(batch.length)} journal lines of ${location}`)
+      }, reconnectMs)
     }
 
     async function pump(): Promise<void> {
@@ -505,7 +542,10 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
 
     function kick(): void {
       if (running !== undefined || failure !== undefined) return
-      running = pump()
+      // The batch starts once the current turn of the event loop is done: a call's end and the next call's
+      // start, appended in one turn, then share one commit (and one round trip before the next dispatch).
+      running = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(pump)
         .catch((error: unknown) => {
           failure = LeaseLostError.isInstance(error) ? error : new JournalWriteError(location, 'commit', error)
           pending = []
@@ -541,6 +581,9 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         return line
       },
       flush: () => settled(),
+      // Under a lease, a call's start line commits through the fence before the call is dispatched; a writer
+      // with no lease has no ownership to check, and keeps group commit's pace (nothing to wait for).
+      ...(fence === undefined ? {} : { beforeDispatch: () => settled() }),
       async close() {
         if (sinkClosed) return
         sinkClosed = true

@@ -86,9 +86,9 @@ interface Case {
 }
 
 const CASES: Record<string, Case> = {
-  mixed: { workflow: mixed as WorkflowDefinition<never>, options: { input: { topic: 'tides' } }, starts: 6 },
-  capped: { workflow: capped as WorkflowDefinition<never>, options: { budgets: { maxTotalAgentInvocations: 2 } }, starts: 2 },
-  approval: { workflow: approval as WorkflowDefinition<never>, options: {}, starts: 3 },
+  mixed: { workflow: mixed as unknown as WorkflowDefinition<never>, options: { input: { topic: 'tides' } }, starts: 6 },
+  capped: { workflow: capped as unknown as WorkflowDefinition<never>, options: { budgets: { maxTotalAgentInvocations: 2 } }, starts: 2 },
+  approval: { workflow: approval as unknown as WorkflowDefinition<never>, options: {}, starts: 3 },
 }
 
 /** Answers a deferral the moment it is journaled, from outside the run: the answer is kept by the store, wherever the run is. */

@@ -80,6 +80,15 @@ export interface ExecutionWriter extends JournalSink {
   readonly location: string
   /** Where a person finds the whole run (its root execution); for messages only. */
   readonly runLocation: string
+  /**
+   * Awaited by the runtime after it appends a call's start line and before it
+   * dispatches the call (an agent or tool attempt, a remote trigger, a spawn,
+   * a deferral opened): it resolves once the start line is committed under
+   * whatever ownership the writer holds, and rejects (with `LeaseLostError`
+   * under a lease) when the call must not start. Absent means nothing to wait
+   * for: the file and memory stores write synchronously under a local lock.
+   */
+  beforeDispatch?(): Promise<void>
 }
 
 /**

@@ -82,6 +82,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         ...(metrics === undefined ? {} : { metrics }),
         ...(worker === undefined ? {} : { worker }),
         source: loaded.path,
+        // Decided again under the run's lock: another resume may have completed it since the check above.
+        refuseCompleted: true,
         signal: controller.signal,
         onEvent: (line) => {
           live.apply(line)

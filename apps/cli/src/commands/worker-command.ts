@@ -1,4 +1,4 @@
-import { migrateDispatch, startRunWorker } from '@locus/store-postgres'
+import { isConnectionError, migrateDispatch, startRunWorker } from '@locus/store-postgres'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
@@ -28,12 +28,26 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
   const connectionString = databaseUrlOf(flags, io)
   const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
   const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
+  // The worker retries every connection by itself; a connection error that still escapes (a library's
+  // promise nobody awaits) is said once and does not end the process. Anything else still does.
+  let saidLost = false
+  const onRejection = (reason: unknown): void => {
+    if (!isConnectionError(reason)) throw reason
+    if (saidLost) return
+    saidLost = true
+    io.stderr.write(`locus: worker lost PostgreSQL (${reason instanceof Error ? reason.message : String(reason)}); it keeps running and reconnects\n`)
+  }
+  process.on('unhandledRejection', onRejection)
   const worker = await startRunWorker({
     connectionString,
     workflows,
     ...(chosen.host === undefined ? {} : { host: chosen.host }),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    // One line per outage: what the worker waits for. It never exits on a connection error.
+    onWaiting: (message) => {
+      io.stderr.write(`locus: worker ${message}\n`)
+    },
   })
   io.stdout.write(`locus: worker running ${workflows.map((workflow) => workflow.name).join(', ')} from PostgreSQL (host: ${chosen.description})\n`)
   await new Promise<void>((resolve) => {
@@ -48,6 +62,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
   })
   io.stdout.write('locus: worker stopping; its runs are handed over to another worker, which resumes them\n')
   await worker.stop()
+  process.removeListener('unhandledRejection', onRejection)
   return EXIT_CODES.completed
 }
 

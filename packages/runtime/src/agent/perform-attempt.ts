@@ -63,6 +63,9 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
     prompt: call.prompt,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   })
+  // The agent_start commits (through a lease fence, on a leased store) before the host is asked.
+  const committing = run.commitStart()
+  if (committing !== undefined) await committing
   const startedAt = run.clock.now()
   const sessionRef: { session?: AgentSession } = {}
   const request: SessionRequest = {
