@@ -63,7 +63,7 @@ export function locusConfig({ tsconfigRootDir }) {
       },
     },
     {
-      files: ['**/*.test.ts', '**/*.test-d.ts', '**/test/**', '**/bench/**'],
+      files: ['**/*.test.ts', '**/*.test-d.ts', '**/test/**', '**/bench/**', '**/src/testing.ts'],
       rules: {
         '@typescript-eslint/no-non-null-assertion': 'off',
         '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -41,7 +41,7 @@ function build(calls: readonly PlannedCall[], order: readonly number[], ended: b
   while (queues.some((queue) => queue.length > 0)) {
     const pick = order.length === 0 ? 0 : (order[cursor % order.length] ?? 0)
     cursor += 1
-    const queue = queues.find((_, index) => (index + pick) % queues.length === index && queues[index]!.length > 0) ?? queues.find((candidate) => candidate.length > 0)
+    const queue = queues.find((_, index) => (index + pick) % queues.length === index && (queues[index]?.length ?? 0) > 0) ?? queues.find((candidate) => candidate.length > 0)
     const next = queue?.shift()
     if (next !== undefined) inputs.push(next)
   }
@@ -64,7 +64,7 @@ function linesOf(call: PlannedCall, index: number): JournalLineInput[] {
       const trio = { attempt, attempts, logicalCallId }
       out.push({ type: 'agent_start', callId, ...trio, agent: 'analyst', ordinal: String(index), prompt: 'p' })
       if (end === 'completed') out.push({ type: 'agent_end', callId, ...trio, agent: 'analyst', ordinal: String(index), status: 'completed', durationMs: 1, ...(call.replayed ? { replayed: true } : {}), answer: 'a' })
-      if (end === 'failed') out.push({ type: 'agent_end', callId, ...trio, agent: 'analyst', ordinal: String(index), status: 'failed', failureCause: FAILURE_CAUSES[index % FAILURE_CAUSES.length]!, durationMs: 1 })
+      if (end === 'failed') out.push({ type: 'agent_end', callId, ...trio, agent: 'analyst', ordinal: String(index), status: 'failed', failureCause: FAILURE_CAUSES[index % FAILURE_CAUSES.length] ?? 'unclassified', durationMs: 1 })
       if (end === 'threw') out.push({ type: 'error', message: 'boom', error: { name: 'Error', code: 'X', message: 'boom' }, failureCause: 'unclassified', callId, ...trio })
       if (attempt < attempts) out.push({ type: 'retry', kind: 'agent', message: '[workflow:retry] again', logicalCallId, callId, fromAttempt: attempt, toAttempt: attempt + 1, attempts, cause: 'call-timeout' })
     })

@@ -167,6 +167,7 @@ class RecordingIndexer implements IndexedCalls {
     }
   }
 
+  // eslint-disable-next-line max-params -- a hot-path column builder: one call per recorded line, no options object to allocate
   #start(kind: CallKind, id: string, ordinal: string, attempt: number, key: string | undefined, at: number, length: number, callId?: string): void {
     const table = this.#table
     const rows = this.#rowOf[CALL_KINDS.indexOf(kind)] as Map<string, number>
@@ -349,6 +350,7 @@ function childEntry(ordinal: string, key: string, start: ChildStartLine, end: Ch
 
 /** The recording of one execution, with what its reader had to leave out. */
 class JournalRecording extends IndexedRecording implements LoadedRecording {
+  // eslint-disable-next-line max-params -- a hot-path column builder: one call per recorded line, no options object to allocate
   constructor(
     calls: IndexedCalls,
     rows: ReadonlyMap<string, number>,

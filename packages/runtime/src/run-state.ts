@@ -106,6 +106,7 @@ export class RunState {
     return this.ledger.invocations
   }
 
+  // eslint-disable-next-line max-params -- positional until the one execution assembly of issue #29 replaces it with a run context
   constructor(
     readonly runId: string,
     readonly executionId: string,

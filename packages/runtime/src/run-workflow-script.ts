@@ -275,6 +275,7 @@ async function createRoot(
  * run claims the run's ownership there, and every line and artifact goes
  * through the store.
  */
+// eslint-disable-next-line max-params -- positional until the one execution assembly of issue #29 replaces it with a run context
 function launchInStore<TInput>(
   definition: WorkflowDefinition<TInput>,
   input: unknown,

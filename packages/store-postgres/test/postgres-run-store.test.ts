@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { runStoreContract } from '../../store/test/run-store-contract.js'
+import { runStoreContract } from '@locus/store/testing'
 import { STORE_MIGRATIONS, createPostgresRunStore } from '../src/index.js'
 import { postgresFor } from './postgres-for.js'
 

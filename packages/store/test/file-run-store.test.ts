@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { createFileRunStore } from '../src/index.js'
-import { runStoreContract } from './run-store-contract.js'
+import { runStoreContract } from '../src/testing.js'
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'locus-file-store-'))

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createMemoryRunStore } from '../src/index.js'
-import { runStoreContract } from './run-store-contract.js'
+import { runStoreContract } from '../src/testing.js'
 
 runStoreContract('memory', () => Promise.resolve({ store: createMemoryRunStore() }))
 

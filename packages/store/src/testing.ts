@@ -1,3 +1,6 @@
+// @locus/store/testing: the contract every RunStore adapter passes, as a vitest
+// suite an adapter in another package runs by name. Needs vitest and
+// fast-check, optional peer dependencies used only by this entry.
 import type { JournalLine, JournalLineInput } from '@locus/journal'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -9,7 +12,7 @@ import {
   RunNotFoundError,
   type RunStore,
   StoreOptionsError,
-} from '../src/index.js'
+} from './index.js'
 
 /** Makes a fresh, empty store for one test; `cleanup` runs after it. */
 export type StoreFactory = () => Promise<{ store: RunStore; cleanup?: () => Promise<void> }>
