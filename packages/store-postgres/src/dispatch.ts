@@ -3,13 +3,13 @@ import { createRuntime } from '@locus/runtime'
 import type { JournalLineInput } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
-import { createRequire } from 'node:module'
 import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
 import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
 import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
+import { patchGraphileWorker } from './graphile-patches.js'
 
 export { RUN_TASK } from './run-task.js'
 
@@ -51,24 +51,6 @@ export async function enqueueRun(client: pg.ClientBase, options: EnqueueRunOptio
     await client.query('rollback').catch(() => undefined)
     throw error
   }
-}
-
-/**
- * graphile-worker retries the statements that mark a job done or failed only on
- * the error codes of its own table (serialization failures, "cannot connect
- * now", host unreachable), and it calls them without awaiting: a connection
- * refused or reset, or a session the server terminated (a restart), while a job
- * is being marked would reject where nobody listens and end the worker's
- * process. Those codes join the table, with a short backoff: marking a job is
- * safe to repeat (it matches the job's id and its lock).
- */
-function retryConnectionLossInGraphileWorker(): void {
-  const lib = createRequire(import.meta.url)('graphile-worker/dist/lib.js') as {
-    RETRYABLE_ERROR_CODES?: Record<string, { minDelay: number; maxDelay: number } | undefined>
-  }
-  const table = lib.RETRYABLE_ERROR_CODES
-  if (table === undefined) return
-  for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '08000', '08001', '08003', '08004', '08006']) table[code] ??= { minDelay: 50, maxDelay: 2000 }
 }
 
 /** Applies the Locus store's migrations and graphile-worker's. */
@@ -166,7 +148,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) throw new StoreOptionsError(`startRunWorker: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
-  retryConnectionLossInGraphileWorker()
+  patchGraphileWorker()
   const waiting = (what: string) => (error: unknown) => {
     options.onWaiting?.(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying with backoff until it is back`)
   }
