@@ -74,7 +74,7 @@ function retryFailedTaskLookup(): void {
         .then(({ rows }) => {
           const supportedTaskIdentifierByTaskId: Record<number, string> = Object.create(null) as Record<number, string>
           for (const row of rows) supportedTaskIdentifierByTaskId[row.id] = row.identifier
-          const details: TaskDetails = { supportedTaskIdentifierByTaskId, taskIds: rows.map((row) => Number(row.id)) }
+          const details: TaskDetails = { supportedTaskIdentifierByTaskId, taskIds: rows.map((row) => row.id) }
           entry.details = details
           return details
         })

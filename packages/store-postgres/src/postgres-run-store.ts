@@ -29,6 +29,7 @@ import {
   allocatedExecutionId,
   validateArtifactKey,
   validateDeferredId,
+  writesInIssueOrder,
 } from '@locus/store'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -593,25 +594,30 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   }
 
   function artifactsOf(ref: ExecutionRef): ArtifactWriter {
+    // Two upserts of one key on two pool connections can commit in either order; the later write issued must be the one kept.
+    const inOrder = writesInIssueOrder()
+    const writeArtifact = async (key: string, content: string, exclusive: boolean): Promise<void> => {
+      await ready()
+      if (exclusive) {
+        const inserted = await pool.query(`insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4) on conflict do nothing`, [
+          ref.runId,
+          ref.executionId,
+          key,
+          content,
+        ])
+        if (inserted.rowCount === 0) throw new ArtifactExistsError(key)
+        return
+      }
+      await pool.query(
+        `insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4)
+         on conflict (run_id, execution_id, key) do update set content = excluded.content, updated_at = clock_timestamp()`,
+        [ref.runId, ref.executionId, key, content],
+      )
+    }
     return {
       async write(key, content, writeOptions) {
         validateArtifactKey(key)
-        await ready()
-        if (writeOptions?.exclusive === true) {
-          const inserted = await pool.query(`insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4) on conflict do nothing`, [
-            ref.runId,
-            ref.executionId,
-            key,
-            content,
-          ])
-          if (inserted.rowCount === 0) throw new ArtifactExistsError(key)
-          return
-        }
-        await pool.query(
-          `insert into ${artifactsTable} (run_id, execution_id, key, content) values ($1, $2, $3, $4)
-           on conflict (run_id, execution_id, key) do update set content = excluded.content, updated_at = clock_timestamp()`,
-          [ref.runId, ref.executionId, key, content],
-        )
+        await inOrder(key, () => writeArtifact(key, content, writeOptions?.exclusive === true))
       },
       async read(key) {
         validateArtifactKey(key)

@@ -11,6 +11,8 @@ interface Query {
   readonly text: string
   readonly values: unknown[]
 }
+// graphile-worker's own signature, which this test calls as it is.
+// eslint-disable-next-line max-params
 type BatchGetJobs = (
   options: object,
   withPgClient: unknown,

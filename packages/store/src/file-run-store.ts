@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path'
 import { acquireRunLock } from './file-owner-lock.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
+import { writesInIssueOrder } from './key-order.js'
 import type {
   ArtifactWriter,
   CreateExecutionOptions,
@@ -328,34 +329,12 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 }
 
 function fileArtifacts(dir: string): ArtifactWriter {
+  // Two renames of one key can land in either order; the later write issued must be the one kept.
+  const inOrder = writesInIssueOrder()
   return {
     async write(key, content, writeOptions) {
       const path = join(dir, validateArtifactKey(key))
-      await mkdir(dirname(path), { recursive: true })
-      if (writeOptions?.exclusive === true) {
-        let handle
-        try {
-          handle = await open(path, 'wx')
-        } catch (error) {
-          if (codeOf(error) === 'EEXIST') throw new ArtifactExistsError(key, error)
-          throw error
-        }
-        try {
-          await handle.writeFile(content)
-        } finally {
-          await handle.close()
-        }
-        return
-      }
-      // Whole or nothing: a reader sees the old file or the new one.
-      const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`
-      try {
-        await writeFile(temporary, content)
-        await rename(temporary, path)
-      } catch (error) {
-        await unlink(temporary).catch(() => undefined)
-        throw error
-      }
+      await inOrder(key, () => writeArtifact(path, key, content, writeOptions))
     },
     async read(key) {
       const path = join(dir, validateArtifactKey(key))
@@ -366,6 +345,34 @@ function fileArtifacts(dir: string): ArtifactWriter {
         throw error
       }
     },
+  }
+}
+
+async function writeArtifact(path: string, key: string, content: string, writeOptions: { readonly exclusive?: boolean } | undefined): Promise<void> {
+  await mkdir(dirname(path), { recursive: true })
+  if (writeOptions?.exclusive === true) {
+    let handle
+    try {
+      handle = await open(path, 'wx')
+    } catch (error) {
+      if (codeOf(error) === 'EEXIST') throw new ArtifactExistsError(key, error)
+      throw error
+    }
+    try {
+      await handle.writeFile(content)
+    } finally {
+      await handle.close()
+    }
+    return
+  }
+  // Whole or nothing: a reader sees the old file or the new one.
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`
+  try {
+    await writeFile(temporary, content)
+    await rename(temporary, path)
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined)
+    throw error
   }
 }
 

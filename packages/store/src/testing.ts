@@ -161,6 +161,19 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       })
     })
 
+    it('keeps the last of many writes of one key issued without waiting, as a host rewriting its log does', async () => {
+      await withStore(factory, async (store) => {
+        const writer = await store.createExecution({ runId: 'run-o', kind: 'root' })
+        const key = 'calls/call-1-a1/transcript/llm-attempts.jsonl'
+        // The first writes are the largest, so without ordering they tend to land last.
+        const contents = Array.from({ length: 12 }, (_, index) => 'x'.repeat(64 * 1024 * (12 - index)) + String(index))
+        await Promise.all(contents.map((content) => writer.artifacts.write(key, content)))
+        const kept = await store.readArtifact({ runId: 'run-o', executionId: 'run-o' }, key)
+        expect(kept === undefined ? 'nothing' : `write ${contents.indexOf(kept) + 1} of ${contents.length}`).toBe(`write ${contents.length} of ${contents.length}`)
+        await writer.close()
+      })
+    })
+
     it('refuses any artifact key with a ".." segment', async () => {
       await withStore(factory, async (store) => {
         const writer = await store.createExecution({ runId: 'run-k', kind: 'root' })
