@@ -1,6 +1,13 @@
 import type { JournalLine } from '@locus/journal'
 import { formatDuration } from './format-duration.js'
 import type { Style } from './style.js'
+import { inCliWords } from './cli-words.js'
+
+/** Where the lines are shown from: a run followed through a server gets advice that names it. */
+export interface LineContext {
+  /** The server's URL when the run is read through `--server`. */
+  readonly server?: string | undefined
+}
 
 const PLAIN: Style = {
   enabled: false,
@@ -22,7 +29,7 @@ function toolToken(toolCallId: string): string {
   return toolCallId.replace(/^tool-/, '')
 }
 
-function describe(line: JournalLine, style: Style): string {
+function describe(line: JournalLine, style: Style, context: LineContext): string {
   switch (line.type) {
     case 'run_start':
       return `run ${style.bold(line.workflow)} started${line.resumeOf === undefined ? '' : ` (resuming ${line.resumeOf})`}`
@@ -72,7 +79,7 @@ function describe(line: JournalLine, style: Style): string {
       return `llm ${line.agent} ${line.model} attempt ${line.llmAttempt}/${line.llmMaxAttempts} ${outcome} in ${formatDuration(line.durationMs)}${failure}`
     }
     case 'deferred_open':
-      return `waiting on ${line.tool} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'`
+      return `waiting on ${line.tool} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'${context.server === undefined ? '' : ` --server ${context.server}`}`
     case 'deferred_settled':
       return `deferral ${line.deferredId} ${line.outcome === 'resolved' ? style.green(line.outcome) : style.red(line.outcome)}${line.error === undefined ? '' : `: ${line.error.error}`}`
     case 'child_start':
@@ -86,8 +93,8 @@ function describe(line: JournalLine, style: Style): string {
 }
 
 /** What one journal line says, without its time: the text `formatJournalLine` prints after the offset. */
-export function describeJournalLine(line: JournalLine, style: Style = PLAIN): string {
-  return describe(line, style)
+export function describeJournalLine(line: JournalLine, style: Style = PLAIN, context: LineContext = {}): string {
+  return inCliWords(describe(line, style, context))
 }
 
 /**
@@ -99,7 +106,7 @@ export function describeJournalLine(line: JournalLine, style: Style = PLAIN): st
  * for (const line of readJournal(path).lines) console.log(formatJournalLine(line, Date.parse(first.ts)))
  * ```
  */
-export function formatJournalLine(line: JournalLine, startedAt?: number, style: Style = PLAIN): string {
+export function formatJournalLine(line: JournalLine, startedAt?: number, style: Style = PLAIN, context: LineContext = {}): string {
   const offset = startedAt === undefined ? line.ts : `+${formatDuration(Math.max(0, Date.parse(line.ts) - startedAt))}`.padStart(8)
-  return `${style.dim(offset)}  ${describe(line, style)}`
+  return `${style.dim(offset)}  ${describeJournalLine(line, style, context)}`
 }

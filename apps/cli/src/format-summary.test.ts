@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { RESULT_BYTE_LIMIT, cutForTerminal, formatResult, formatSummary, inCliWords } from './format-summary.js'
+import { inCliWords } from './cli-words.js'
+import { RESULT_BYTE_LIMIT, cutForTerminal, formatResult, formatSummary } from './format-summary.js'
 
 const where = { resultFile: '/work/runs/big/result.json', cwd: '/work' }
 

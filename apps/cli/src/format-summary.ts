@@ -4,6 +4,7 @@ import { type Answer, caveatsOf, findAnswer, renderAnswer } from '@locus/partial
 import type { ExecutionStanding, RunStanding, RunSummary } from '@locus/runtime'
 import { formatDuration } from './format-duration.js'
 import { formatJson } from './format-json.js'
+import { inCliWords } from './cli-words.js'
 import type { Style } from './style.js'
 
 /** How many lines of a long result the summary prints before it says where the rest is. */
@@ -97,18 +98,6 @@ export function formatResult(result: JsonValue, standing?: RunStanding, context:
 export function displayPath(path: string, cwd: string): string {
   const fromCwd = relative(cwd, path)
   return fromCwd === '' || fromCwd.startsWith('..') ? path : fromCwd
-}
-
-/** Run options named in runtime messages, as the flags a CLI user sets them with. */
-const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
-  [/\bmaxTotalAgentInvocations\b/g, '--max-agents'],
-  [/\bdeadlineMs\b/g, '--deadline'],
-  [/\bretryBudget\b/g, '--retry-budget'],
-]
-
-/** A runtime message in the words of the command line: run options become the flags that set them. */
-export function inCliWords(message: string): string {
-  return OPTION_FLAGS.reduce((text, [option, flag]) => text.replace(option, flag), message)
 }
 
 /**

@@ -89,4 +89,13 @@ describe('`locus init`', () => {
     expect(again.code).toBe(2)
     expect(again.stderr).toMatch(/starter\.mts already exists; choose another name, or pass --force/)
   })
+
+  it('prints the next command as the person ran locus: the binary, or the root script of a clone', async () => {
+    const binary = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'test' } })
+    expect(binary.stdout).toContain('\n  locus run starter.mts --host scripted --fixtures starter.fixtures.json\n')
+    // `npm run locus -- init starter` (or pnpm's) announces the script it runs as the lifecycle event.
+    const clone = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'locus' } })
+    expect(clone.stdout).toContain('\n  npm run locus -- run starter.mts --host scripted --fixtures starter.fixtures.json\n')
+    expect(clone.stdout).toContain('\n  npm run locus -- run starter.mts --host openai-compatible')
+  })
 })

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminQuery, repoRoot, startLocus, tempDir } from './helpers.js'
+import { adminQuery, repoRoot, runLocus, startLocus, tempDir } from './helpers.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
@@ -150,5 +150,25 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
       return response.status === 200 ? response.body : undefined
     })
     expect(result).toMatchObject({ disposition: 'completed', result: { ok: true, decision: { approved: true } } })
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)('answers a deferral with locus resolve --database-url, and says a worker picks it up, not a resume', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 7 } } })
+    const runId = started.body.runId as string
+    const deferredId = await until('the deferral', async () => {
+      const { body } = await api(`/v1/runs/${runId}/deferred`)
+      return (body.deferred as { deferredId: string }[])[0]?.deferredId
+    })
+    const answered = await runLocus(['resolve', runId, deferredId, '--result', '{"approved":false}', '--database-url', databaseUrl])
+    expect(answered.stderr).toBe('')
+    expect(answered.code).toBe(0)
+    // `locus resume` reads a runs directory and has no --database-url: advice to run it would fail as typed.
+    expect(answered.stdout).toBe(`${deferredId} answered; the run is queued again, and a \`locus worker\` on this database picks it up\n`)
+    const result = await until('the result', async () => {
+      const response = await api(`/v1/runs/${runId}/result?wait=5`)
+      return response.status === 200 ? response.body : undefined
+    })
+    expect(result).toMatchObject({ disposition: 'completed', result: { ok: true, decision: { approved: false } } })
   }, 60_000)
 })

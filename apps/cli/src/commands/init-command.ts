@@ -63,16 +63,26 @@ export function initCommand(name: string | undefined, flags: InitFlags, io: CliI
   const shownFixtures = displayPath(fixturesPath, io.cwd)
   writeFileSync(workflowPath, workflowTemplate(workflowName, shownWorkflow, shownFixtures))
   writeFileSync(fixturesPath, fixturesTemplate())
+  const locus = invokedAs(io.env)
   io.stdout.write(
     [
       `Created ${shownWorkflow} and ${shownFixtures}.`,
       '',
       'Run it with the scripted host:',
-      `  locus run ${shownWorkflow} --host scripted --fixtures ${shownFixtures}`,
+      `  ${locus} run ${shownWorkflow} --host scripted --fixtures ${shownFixtures}`,
       'Or against a real model:',
-      `  locus run ${shownWorkflow} --host openai-compatible --base-url http://localhost:11434/v1 --model llama3.2`,
+      `  ${locus} run ${shownWorkflow} --host openai-compatible --base-url http://localhost:11434/v1 --model llama3.2`,
       '',
     ].join('\n'),
   )
   return EXIT_CODES.completed
+}
+
+/**
+ * How the person typed `locus`, so the next command we print runs as written:
+ * from a clone it is the root script (`npm run locus -- …`, which npm and pnpm
+ * announce as the lifecycle event `locus`), elsewhere the installed binary.
+ */
+function invokedAs(env: CliIo['env']): string {
+  return env.npm_lifecycle_event === 'locus' ? 'npm run locus --' : 'locus'
 }

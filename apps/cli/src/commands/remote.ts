@@ -132,7 +132,7 @@ export async function remoteRun(workflow: string, flags: RunFlags & ServerFlags,
     const json = flags.json === true
     const style = styleFor(io.stdout, io.env)
     if (!json && flags.quiet !== true) io.stdout.write(style.dim(`locus: run ${started.runId} of ${workflow} on ${client.baseUrl}\n`))
-    const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+    const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style, { server: client.baseUrl })
     const stop = io.onInterrupt(() => {
       io.stderr.write(`\nlocus: cancelling run ${started.runId} on the server...\n`)
       client.cancel(started.runId, { reason: 'interrupted from the terminal (Ctrl-C)' }).catch(() => undefined)
@@ -248,12 +248,12 @@ export async function remoteJournal(
   const execution = wanted === 'latest' ? undefined : wanted === 'root' ? runId : wanted
   const style = styleFor(io.stdout, io.env)
   let startedAt: number | undefined
-  const print = (line: JournalLine): void => {
-    if (line.type === 'run_start') startedAt ??= Date.parse(line.ts)
-    if (types !== undefined && !types.has(line.type)) return
-    io.stdout.write(flags.json === true ? `${JSON.stringify(line)}\n` : `${formatJournalLine(line, startedAt, style)}\n`)
-  }
   return withServer(flags, io, async (client) => {
+    const print = (line: JournalLine): void => {
+      if (line.type === 'run_start') startedAt ??= Date.parse(line.ts)
+      if (types !== undefined && !types.has(line.type)) return
+      io.stdout.write(flags.json === true ? `${JSON.stringify(line)}\n` : `${formatJournalLine(line, startedAt, style, { server: client.baseUrl })}\n`)
+    }
     if (flags.follow !== true) {
       for (const line of await client.journal(runId, execution === undefined ? {} : { execution })) print(line)
       return EXIT_CODES.completed

@@ -89,7 +89,9 @@ export async function resolveCommand(runId: string, deferredId: string, flags: R
     )
   }
   if (!outcome.ok) throw new CliError('CLI_USAGE', outcome.message)
-  io.stdout.write(outcome.status === 'already-answered' ? `${deferredId} already had this answer\n` : `${deferredId} answered; the run picks it up (or \`locus resume ${runId}\` does)\n`)
+  // On PostgreSQL the answer queues the run for a worker; `locus resume` reads the runs directory only.
+  const next = flags.databaseUrl === undefined ? `the run picks it up (or \`locus resume ${runId}\` does)` : 'the run is queued again, and a `locus worker` on this database picks it up'
+  io.stdout.write(outcome.status === 'already-answered' ? `${deferredId} already had this answer\n` : `${deferredId} answered; ${next}\n`)
   return EXIT_CODES.completed
 }
 

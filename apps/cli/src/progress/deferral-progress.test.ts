@@ -27,6 +27,30 @@ describe('a run waiting on a deferral says what it waits for', () => {
     expect(last).toContain(command)
   })
 
+  it('a run started with --server names that server in the command, in plain and tree mode', () => {
+    const server = 'http://127.0.0.1:4478'
+    for (const mode of ['plain', 'tree'] as const) {
+      let text = ''
+      const reporter = createProgressReporter(mode, { write: (chunk: string) => (text += chunk), isTTY: mode === 'tree', columns: 200 }, plain, { rows: () => 40, server })
+      for (const line of waiting) reporter.onEvent(line)
+      reporter.finish()
+      expect(text).toContain(`${command} --server ${server}`)
+    }
+  })
+
+  it('names a cap by the flag that sets it, not by its run option, when the run ends on it', () => {
+    const message = 'The run reached its agent invocation cap: attempt 4 would exceed maxTotalAgentInvocations = 3. Raise maxTotalAgentInvocations in the run options.'
+    const capped = stamp([
+      { type: 'run_start', workflow: 'refund', input: null, options: {} },
+      { type: 'run_end', disposition: 'failed', ok: false, result: null, durationMs: 5, error: { name: 'InvocationCapError', code: 'invocation_cap', message } },
+    ])
+    let text = ''
+    const reporter = createProgressReporter('plain', { write: (chunk: string) => (text += chunk) }, plain)
+    for (const line of capped) reporter.onEvent(line)
+    expect(text).toContain('would exceed --max-agents = 3')
+    expect(text).not.toContain('maxTotalAgentInvocations')
+  })
+
   it('tree mode prints it above the live tree, where a redraw does not erase it', () => {
     let text = ''
     const reporter = createProgressReporter('tree', { write: (chunk: string) => (text += chunk), isTTY: true, columns: 200 }, plain, { rows: () => 40 })

@@ -1,6 +1,7 @@
 import { type JournalLine, createRunView, progressTree } from '@locus/journal'
 import type { OutputStream } from '../cli-io.js'
-import { describeJournalLine, formatJournalLine } from '../format-journal-line.js'
+import { type LineContext, describeJournalLine, formatJournalLine } from '../format-journal-line.js'
+import { inCliWords } from '../cli-words.js'
 import { type Style, stripAnsi } from '../style.js'
 import { renderProgressTree } from './render-progress-tree.js'
 import type { RunProgress } from '@locus/runtime'
@@ -49,7 +50,7 @@ export function chooseProgressMode(flags: { readonly json?: boolean | undefined;
   return stream.isTTY === true ? 'tree' : 'plain'
 }
 
-function createTreeReporter(stream: OutputStream, style: Style, now: () => number, rows: () => number): ProgressReporter {
+function createTreeReporter(stream: OutputStream, style: Style, now: () => number, rows: () => number, context: LineContext): ProgressReporter {
   // The run's one fold, keeping every call for the tree; the reporter only renders it.
   const view = createRunView({ keep: 'all' })
   /** `[workflow:retry]` messages, and what an open deferral waits for, not yet printed above the tree. */
@@ -80,9 +81,9 @@ function createTreeReporter(stream: OutputStream, style: Style, now: () => numbe
     onEvent(line) {
       view.apply(line)
       dirty = true
-      if (line.type === 'retry') boundaries.push(line.message)
+      if (line.type === 'retry') boundaries.push(inCliWords(line.message))
       // A run waiting on a deferral says so, with the command that answers it from another shell; it stays above the tree.
-      if (line.type === 'deferred_open') boundaries.push(describeJournalLine(line))
+      if (line.type === 'deferred_open') boundaries.push(describeJournalLine(line, undefined, context))
       if (line.type === 'retry' || line.type === 'deferred_open' || line.type === 'run_start' || line.type === 'run_end') draw()
       timer ??= setInterval(() => {
         if (dirty || view.runEnd === undefined) draw()
@@ -116,15 +117,16 @@ export function createProgressReporter(
   mode: ProgressMode,
   stream: OutputStream,
   style: Style,
-  options: { readonly now?: () => number; readonly rows?: () => number } = {},
+  options: { readonly now?: () => number; readonly rows?: () => number; readonly server?: string | undefined } = {},
 ): ProgressReporter {
   const now = options.now ?? Date.now
+  const context: LineContext = { server: options.server }
   switch (mode) {
     case 'tree':
       return createTreeReporter(stream, style, now, options.rows ?? (() => {
         const rows = (stream as { rows?: number }).rows
         return rows !== undefined && rows > 0 ? rows : 40
-      }))
+      }), context)
     case 'json':
       return {
         onEvent(line) {
@@ -139,7 +141,7 @@ export function createProgressReporter(
           if (line.type === 'run_start') startedAt = Date.parse(line.ts)
           // A failed LLM request the host retries is shown; the journal keeps every one.
           const shown = PLAIN_TYPES.has(line.type) || (line.type === 'llm_attempt' && line.outcome !== 'succeeded')
-          if (shown) stream.write(`${formatJournalLine(line, startedAt, style)}\n`)
+          if (shown) stream.write(`${formatJournalLine(line, startedAt, style, context)}\n`)
         },
         finish() {},
       }
