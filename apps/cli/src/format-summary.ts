@@ -15,7 +15,7 @@ const RESULT_LINE_LIMIT = 40
  */
 export const RESULT_BYTE_LIMIT = 8 * 1024
 
-function plural(count: number, noun: string, many = `${noun}s`): string {
+export function plural(count: number, noun: string, many = `${noun}s`): string {
   return `${count} ${count === 1 ? noun : many}`
 }
 

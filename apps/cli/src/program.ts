@@ -199,6 +199,7 @@ Examples:
     .option('--allow-host <name>', 'a host name clients may address the server by, besides the address it listens on (repeatable)', collect)
     .option('--otel', 'export every run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
     .option('--database-url <url>', 'serve the runs of this PostgreSQL database (or $LOCUS_DATABASE_URL): runs start as queued jobs that `locus worker` processes execute')
+    .option('--shutdown-grace <duration>', 'on SIGTERM or Ctrl-C, how long working runs may go on before they are cancelled; runs waiting on deferrals are suspended at once (default: 10s)', (value: string) => parseDuration(value, '--shutdown-grace'))
   addHostFlags(serve, { hostAlias: false })
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
@@ -207,8 +208,9 @@ Examples:
 
   const mcp = program
     .command('mcp')
-    .description('serve the given workflows as MCP tools over stdio, for an MCP client to start')
+    .description('serve the given workflows as MCP tools over stdio, for an MCP client to start; ends when the client closes stdin, or on SIGTERM or Ctrl-C')
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
+    .option('--shutdown-grace <duration>', 'when it ends, how long working runs may go on before they are cancelled; runs waiting on deferrals are suspended at once (default: 10s)', (value: string) => parseDuration(value, '--shutdown-grace'))
   addHostFlags(addRunsDir(mcp))
   addVerbose(mcp).action(async (flags: Parameters<typeof mcpCommand>[0]) => {
     setExitCode(await mcpCommand(flags, io))

@@ -171,7 +171,7 @@ function decodeCursor(text: string): Cursor {
 }
 
 /** Builds the app and its state; {@link createServer} and {@link startServer} share it. */
-export function buildServer(options: CreateServerOptions): { app: Hono<Env>; state: ServerState } {
+export function buildServer(options: CreateServerOptions): { app: Hono<Env>; state: ServerState; track: (handle: RunHandle) => void } {
   const { runtime } = options
   const keys: ApiKey[] = parseApiKeys(options.apiKeys)
   const report =
@@ -569,7 +569,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.json(api.body(c.get('requestId')), api.status as 400, api.headers)
   })
 
-  return { app, state }
+  return { app, state, track }
 }
 
 /** Budgets as the runtime takes them: parsed by {@link BudgetsSchema}, with absent fields dropped rather than undefined. */

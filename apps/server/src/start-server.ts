@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
+import { type DrainReport, type ResumeSuspendedReport, drainRuns, resumeSuspendedRuns } from '@locus/runtime'
 import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
 import { buildServer } from './create-server.js'
 import type { CreateServerOptions } from './server-options.js'
@@ -22,6 +23,17 @@ export interface StartServerOptions extends CreateServerOptions {
   /** How long shutdown lets the runs this server started run on before it cancels them. @default 10_000 */
   readonly shutdownGraceMs?: number | undefined
   /**
+   * After listening, resume in the background the runs of the store that a
+   * stopping server suspended while they waited on deferrals, so their
+   * deferrals wait again under the same ids. Turn it off for a runtime that
+   * does not execute runs itself (one that queues them for workers). @default true
+   */
+  readonly resumeSuspended?: boolean | undefined
+  /** Told which suspended runs were resumed at start, and which were left and why. */
+  readonly onResumed?: ((report: ResumeSuspendedReport) => void) | undefined
+  /** Told how each run this server executed ended at shutdown: suspended, cancelled, or ended on its own. */
+  readonly onDrained?: ((report: DrainReport) => void) | undefined
+  /**
    * A file of hashed API keys, one `sha256:<hex>:scope+scope` a line (see
    * `readApiKeysFile`), added to `apiKeys`. @default `LOCUS_API_KEYS_FILE` from `env`
    */
@@ -38,10 +50,12 @@ export interface RunningServer {
   readonly port: number
   /**
    * Shuts down gracefully: refuses new runs (503 `shutting_down`), stops
-   * accepting connections, ends event streams and long polls, lets the runs
-   * this server started run on for `shutdownGraceMs`, then cancels the rest
-   * (each journals its `run_end`, so POST /resume continues it) and waits
-   * for them, and closes the last connections. Idempotent.
+   * accepting connections, ends event streams and long polls, suspends the
+   * runs that wait only on deferrals (no `run_end`; the next server on the
+   * store resumes them with the same deferral ids), lets the others run on
+   * for `shutdownGraceMs`, then cancels the rest (each journals its
+   * `run_end`, so POST /resume continues it) and waits for them, and closes
+   * the last connections. Idempotent.
    */
   close(): Promise<void>
 }
@@ -91,7 +105,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Checked before listening, so a bad name stops the start with its reason.
   const allowedHosts = allowedHostsFor(host, options.allowedHosts)
   parseAllowedOrigins(options.allowedOrigins)
-  const { app, state } = buildServer({ ...options, apiKeys, allowedHosts })
+  const { app, state, track } = buildServer({ ...options, apiKeys, allowedHosts })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {
@@ -107,6 +121,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const boundPort = typeof address === 'object' && address !== null ? address.port : port
   const shownHost = isIP(host) === 6 ? `[${host}]` : host
   let closing: Promise<void> | undefined
+  // Runs a previous server suspended on their deferrals wait again here; read one at a time, after listening.
+  const resuming =
+    options.resumeSuspended === false
+      ? Promise.resolve()
+      : resumeSuspendedRuns(options.runtime, { signal: state.shutdown.signal })
+          .then((report) => {
+            for (const handle of report.resumed) track(handle)
+            options.onResumed?.(report)
+          })
+          .catch((error: unknown) => {
+            console.error('[locus server] resuming suspended runs failed:', error)
+          })
 
   async function shutdown(): Promise<void> {
     state.shuttingDown = true
@@ -117,19 +143,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     })
     state.shutdown.abort()
     server.closeIdleConnections()
-    const running = [...state.runs.values()]
-    const settled = Promise.allSettled(running.map((handle) => handle.done))
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const graceOver = new Promise<'grace-over'>((resolve) => {
-      timer = setTimeout(() => {
-        resolve('grace-over')
-      }, options.shutdownGraceMs ?? 10_000)
-    })
-    if ((await Promise.race([settled, graceOver])) === 'grace-over') {
-      for (const handle of state.runs.values()) handle.cancel('the server is shutting down')
-      await Promise.allSettled([...state.runs.values()].map((handle) => handle.done))
-    }
-    clearTimeout(timer)
+    await resuming
+    const report = await drainRuns(state.runs.values(), { graceMs: options.shutdownGraceMs ?? 10_000, reason: 'the server is shutting down' })
+    options.onDrained?.(report)
     // Requests still open now (a response being written) get a moment, then their connections are closed.
     server.closeIdleConnections()
     const forced = setTimeout(() => {

@@ -61,6 +61,32 @@ describe('deferred tools over HTTP', () => {
     expect((await server.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'completed', deferred: [] })
   })
 
+  it('suspends a waiting run when the server stops, and the next server on the store resumes it under the same deferral id', async () => {
+    const runsDir = tempRunsDir()
+    const drained: unknown[] = []
+    const first = await testServer({ runtime: createRuntime({ workflows: [approval], runsDir }), onDrained: (report) => drained.push(report) })
+    const started = await first.json<{ runId: string }>('/v1/workflows/approval/runs', { method: 'POST', body: JSON.stringify({ input: null }) })
+    const runId = started.body.runId
+    const id = await waitForDeferral(first, runId)
+    await first.close()
+    expect(drained).toEqual([{ suspended: [runId], cancelled: [], ended: [] }])
+    // Suspended, not ended: no run_end, and the deferral is still open under its id.
+    const runtime = createRuntime({ workflows: [approval], runsDir })
+    const stored = await runtime.get(runId)
+    expect(stored.latest.view.runEnd).toBeUndefined()
+    expect((await runtime.pendingDeferrals(runId)).map((pending) => pending.deferredId)).toEqual([id])
+
+    const resumed: string[] = []
+    const second = await testServer({ runtime, onResumed: (report) => resumed.push(...report.resumed.map((handle) => handle.runId)) })
+    for (let tries = 0; tries < 200 && resumed.length === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(resumed).toEqual([runId])
+    expect((await second.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'waiting', live: true, deferred: [{ deferredId: id }] })
+    const answered = await second.json(`/v1/runs/${runId}/deferred/${id}/resolve`, { method: 'POST', body: JSON.stringify({ result: { approved: true } }) })
+    expect(answered.status).toBe(200)
+    const result = await second.json<{ disposition: string; result: unknown }>(`/v1/runs/${runId}/result?wait=10`)
+    expect(result.body).toMatchObject({ disposition: 'completed', result: { ok: true, approval: { approved: true } } })
+  })
+
   it('needs the deferred:resolve scope', async () => {
     const key = 'read-only-key-0123456789'
     const server = await testServer({ runtime: createRuntime({ workflows: [approval], runsDir: tempRunsDir() }), apiKeys: [`${key}:runs:read+runs:start`] as never })

@@ -26,8 +26,33 @@ export interface McpToolsOptions {
 /** The tools of one MCP server, ready for a workflow's `tools`, and how to let the server go. */
 export interface McpToolSource {
   readonly tools: Readonly<Record<string, ToolDefinition>>
-  /** Closes the connection (and stops a stdio server). */
+  /** Closes the connection (and stops a stdio server). A later call of one of its tools connects again. */
   close(): Promise<void>
+}
+
+// One set per process, even when the workflow file and the process that runs it load two copies of this package.
+const OPEN_SOURCES = Symbol.for('@locus/mcp/open-tool-sources')
+
+function openSources(): Set<McpToolSource> {
+  const existing = Reflect.get(globalThis, OPEN_SOURCES) as Set<McpToolSource> | undefined
+  if (existing !== undefined) return existing
+  const created = new Set<McpToolSource>()
+  Reflect.set(globalThis, OPEN_SOURCES, created)
+  return created
+}
+
+/**
+ * Closes every MCP tool source of this process that holds a connection,
+ * stopping the stdio servers it started, and says how many it closed. A
+ * workflow file opens its sources at import, where nothing else can close
+ * them: `locus run`, `resume` and `replay` call this once their run has
+ * ended, so a stdio server does not keep the process alive. A tool called
+ * later connects again.
+ */
+export async function closeMcpToolSources(): Promise<number> {
+  const sources = [...openSources()]
+  await Promise.all(sources.map((source) => source.close().catch(() => undefined)))
+  return sources.length
 }
 
 function transportOf(spec: McpServerSpec): Transport {
@@ -75,23 +100,36 @@ function textOf(content: unknown): string {
 export async function mcpTools(spec: McpServerSpec, options: McpToolsOptions = {}): Promise<McpToolSource> {
   const where = describeSpec(spec)
   let connection: Promise<Client> | undefined
-  let closed = false
+  const tools: Record<string, ToolDefinition> = {}
+  const source: McpToolSource = {
+    tools,
+    async close() {
+      openSources().delete(source)
+      const open = connection
+      connection = undefined
+      const client = await open?.catch(() => undefined)
+      await client?.close()
+    },
+  }
 
   function connect(): Promise<Client> {
-    connection ??= (async () => {
+    openSources().add(source)
+    if (connection !== undefined) return connection
+    const current: Promise<Client> = (async () => {
       const client = new Client({ name: options.clientName ?? 'locus', version: '1.0.0' })
       const transport = transportOf(spec)
       transport.onclose = () => {
-        // The server went away: the next call starts it again.
-        connection = undefined
+        // The server went away: the next call starts it again (a newer connection is left alone).
+        if (connection === current) connection = undefined
       }
       await client.connect(transport)
       return client
     })()
-    connection.catch(() => {
-      connection = undefined
+    connection = current
+    current.catch(() => {
+      if (connection === current) connection = undefined
     })
-    return connection
+    return current
   }
 
   let listed
@@ -104,7 +142,6 @@ export async function mcpTools(spec: McpServerSpec, options: McpToolsOptions = {
       cause: error,
     })
   }
-  const tools: Record<string, ToolDefinition> = {}
   for (const tool of listed.tools) {
     if (options.only !== undefined && !options.only.includes(tool.name)) continue
     let input: z.ZodType
@@ -139,13 +176,5 @@ export async function mcpTools(spec: McpServerSpec, options: McpToolsOptions = {
       },
     }
   }
-  return {
-    tools,
-    async close() {
-      if (closed) return
-      closed = true
-      const client = await connection?.catch(() => undefined)
-      await client?.close()
-    },
-  }
+  return source
 }

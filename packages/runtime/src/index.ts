@@ -72,6 +72,8 @@ export { NOTHING_RECORDED_PROBLEM, latestExecution, readStoredExecution, readSto
 export type { ReadStoredRunOptions, StoredExecution, StoredRun } from './read-run.js'
 export { summarizeRunView } from './run-summary.js'
 export { executionStanding, executionStandings } from './execution-standing.js'
+export { drainRuns, resumeSuspendedRuns } from './drain-runs.js'
+export type { DrainOptions, DrainReport, ResumeSuspendedReport } from './drain-runs.js'
 export type { ExecutionFacts, ExecutionStanding } from './execution-standing.js'
 export type { RetriedAttempt, RetriedCall, RunStanding, RunSummary, SummaryChild, SummaryExtras, SummaryGap, SummaryRepair } from './run-summary.js'
 export { RecordedRunOptionsSchema, recordedRunOptions, recordedStart } from './recorded-options.js'

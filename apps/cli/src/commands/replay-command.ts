@@ -1,3 +1,4 @@
+import { closeMcpToolSources } from '@locus/mcp'
 import type { ReplayReport } from '@locus/replay'
 import { recordedStart, replayRun } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
@@ -89,6 +90,7 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
   } finally {
     releaseRun()
     stopInterrupts()
+    await closeMcpToolSources()
   }
   const code = replayed.run.disposition === 'cancelled' ? EXIT_CODES.cancelled : replayed.ok ? EXIT_CODES.completed : EXIT_CODES.failed
   if (json) {

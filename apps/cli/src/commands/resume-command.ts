@@ -1,3 +1,4 @@
+import { closeMcpToolSources } from '@locus/mcp'
 import { recordedStart, resumeRun } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -106,6 +107,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   } finally {
     releaseRun()
     stopInterrupts()
+    await closeMcpToolSources()
     await worker?.close()
     await metrics?.close()
   }

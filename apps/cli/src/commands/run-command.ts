@@ -1,3 +1,4 @@
+import { closeMcpToolSources } from '@locus/mcp'
 import { join } from 'node:path'
 import { validateRunId } from '@locus/journal'
 import { type OutcomeStore } from '@locus/partial'
@@ -115,6 +116,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     }
     return finishRun(io, live.summarize(result), result, json)
   } finally {
+    // MCP servers the workflow file started at import would keep the process alive after run_end.
+    await closeMcpToolSources()
     await worker?.close()
     await metrics?.close()
     await otel?.shutdown().catch((error: unknown) => {

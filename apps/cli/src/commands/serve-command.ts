@@ -1,3 +1,4 @@
+import { closeMcpToolSources } from '@locus/mcp'
 import { createTriggerQueue } from '@locus/protocol'
 import { type Runtime, createRuntime } from '@locus/runtime'
 import { createDispatchRuntime } from '@locus/store-postgres'
@@ -6,6 +7,7 @@ import { ServerOptionsError, startServer } from '@locus/server'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { plural } from '../format-summary.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
@@ -27,7 +29,12 @@ export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   readonly allowOrigin?: readonly string[] | undefined
   /** `--allow-host` (repeatable): host names clients may address the server by, besides the address it listens on. */
   readonly allowHost?: readonly string[] | undefined
+  /** `--shutdown-grace`: how long working runs may go on at shutdown before they are cancelled, in ms. @default 10_000 */
+  readonly shutdownGrace?: number | undefined
 }
+
+/** How long `locus serve` and `locus mcp` let working runs go on when they stop, unless `--shutdown-grace` says otherwise. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
 
 /**
  * Starts the HTTP server over the given workflows and the runs directory,
@@ -43,6 +50,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   let plain: Runtime
   let where: string
   let closeRuntime = (): Promise<void> => Promise.resolve()
+  let executesRuns = true
   if (databaseUrl !== undefined && databaseUrl !== '') {
     if (flags.runsDir !== undefined) throw new CliError('CLI_USAGE', 'Pass --runs-dir or --database-url, not both: the server serves the runs of one store.')
     const hostFlags = [
@@ -55,6 +63,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
     const dispatching = await createDispatchRuntime({ connectionString: databaseUrl, workflows })
     plain = dispatching
+    executesRuns = false
     closeRuntime = () => dispatching.close()
     where = 'runs execute on locus worker processes over PostgreSQL'
   } else {
@@ -74,6 +83,17 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       env: io.env,
       allowedOrigins: flags.allowOrigin,
       allowedHosts: flags.allowHost,
+      shutdownGraceMs: flags.shutdownGrace ?? DEFAULT_SHUTDOWN_GRACE_MS,
+      // On PostgreSQL the workers execute runs and park the waiting ones themselves.
+      resumeSuspended: executesRuns,
+      onResumed: (report) => {
+        if (report.resumed.length > 0) io.stdout.write(`locus: resumed ${plural(report.resumed.length, 'run')} a previous server suspended on deferrals: ${report.resumed.map((handle) => handle.runId).join(', ')}\n`)
+        for (const skipped of report.skipped) io.stderr.write(`locus: warning: suspended run ${skipped.runId} was not resumed: ${skipped.reason}\n`)
+      },
+      onDrained: (report) => {
+        if (report.suspended.length > 0) io.stdout.write(`locus: suspended ${plural(report.suspended.length, 'run')} waiting on deferrals, which stay open; the next locus serve on this store resumes them: ${report.suspended.join(', ')}\n`)
+        if (report.cancelled.length > 0) io.stdout.write(`locus: cancelled ${plural(report.cancelled.length, 'run')} still working after the grace period; locus resume continues them: ${report.cancelled.join(', ')}\n`)
+      },
     })
   } catch (error) {
     await closeRuntime()
@@ -92,9 +112,10 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       resolve()
     })
   })
-  io.stdout.write('locus: shutting down; runs still going are cancelled after the grace period and can be resumed\n')
+  io.stdout.write('locus: shutting down; runs waiting on deferrals are suspended, others are cancelled after the grace period\n')
   await server.close()
   await workers.close()
+  await closeMcpToolSources()
   await closeRuntime()
   await otel?.shutdown().catch((error: unknown) => {
     io.stderr.write(`locus: warning: traces could not be sent to ${otel.url}: ${error instanceof Error ? error.message : String(error)}\n`)
