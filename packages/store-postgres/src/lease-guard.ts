@@ -1,5 +1,3 @@
-import { LeaseLostError } from '@locus/store'
-
 /**
  * What a worker knows, locally, about one run's lease: when the last heartbeat
  * that succeeded was sent, and whether the lease was lost. A heartbeat sets
@@ -54,7 +52,3 @@ export function createLeaseGuard(options: { readonly runId: string; readonly epo
   }
 }
 
-/** The error a guard rejects with when the worker gives the run up without a heartbeat saying who took it. */
-export function leaseLost(runId: string, epoch: number): LeaseLostError {
-  return new LeaseLostError(runId, epoch, undefined)
-}
