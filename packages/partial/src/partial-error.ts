@@ -40,7 +40,8 @@ export type OutcomeStoreKind = 'sqlite' | 'postgres'
 /**
  * An outcome store could not do what was asked: the database was unreachable,
  * the tables were missing because `migrate()` was never called, the store was
- * already closed. The driver's error is kept as `cause`.
+ * already closed, or its driver package is not installed (`missingPackage`).
+ * The driver's error is kept as `cause`.
  */
 export class OutcomeStoreError extends LocusError {
   declare readonly code: 'OUTCOME_STORE_FAILURE'
@@ -49,20 +50,32 @@ export class OutcomeStoreError extends LocusError {
   /** Which backend failed. */
   readonly store: OutcomeStoreKind
 
-  constructor(store: OutcomeStoreKind, operation: string, cause: unknown) {
-    super(`The ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'} outcome store failed in ${operation}(): ${describeCause(cause)}. ${advice(cause)}`, {
-      code: 'OUTCOME_STORE_FAILURE',
-      cause,
-    })
+  /** The npm package the store needs and could not load (`better-sqlite3`, `pg`); `undefined` for any other failure. */
+  readonly missingPackage: string | undefined
+
+  constructor(store: OutcomeStoreKind, operation: string, cause: unknown, missingPackage?: string) {
+    super(
+      missingPackage === undefined
+        ? `The ${storeName(store)} outcome store failed in ${operation}(): ${describeCause(cause)}. ${advice(cause)}`
+        : `The ${storeName(store)} outcome store needs the ${missingPackage} package, which is not installed ` +
+            `(it is an optional peer dependency of @locus/partial, so installing Locus compiles no native module). ` +
+            `Install it in your project: npm install ${missingPackage}`,
+      { code: 'OUTCOME_STORE_FAILURE', cause },
+    )
     this.name = 'OutcomeStoreError'
     this.operation = operation
     this.store = store
+    this.missingPackage = missingPackage
   }
 
   /** True for this error from any installed copy of the package. */
   static override isInstance(value: unknown): value is OutcomeStoreError {
     return hasLocusErrorCode(value, 'OUTCOME_STORE_FAILURE')
   }
+}
+
+function storeName(store: OutcomeStoreKind): string {
+  return store === 'sqlite' ? 'SQLite' : 'PostgreSQL'
 }
 
 function describeCause(cause: unknown): string {
@@ -73,6 +86,10 @@ function describeCause(cause: unknown): string {
 function advice(cause: unknown): string {
   const message = describeCause(cause)
   if (/no such table|does not exist/i.test(message)) return 'Call migrate() once before recording or reporting.'
+  // better-sqlite3 installed with --ignore-scripts (or for another Node version) has no compiled addon.
+  if (/Could not locate the bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/i.test(message)) {
+    return 'better-sqlite3 is installed without a native build for this Node; build it: npm rebuild better-sqlite3'
+  }
   if (/not open|closed|ended/i.test(message)) return 'The store was closed; open a new one.'
   if (/ECONNREFUSED|ENOTFOUND|timeout|password|authentication/i.test(message)) {
     return 'Check that the database is running and that the connection string is right.'

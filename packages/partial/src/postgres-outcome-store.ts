@@ -1,4 +1,4 @@
-import pg from 'pg'
+import type pg from 'pg'
 import type { PoolClient } from 'pg'
 import {
   type GapRecordInput,
@@ -16,6 +16,7 @@ import {
 } from './outcome-store.js'
 import { OutcomeStoreError, PartialInputError } from './partial-error.js'
 import { SEED_GAPS_REPORT_SQL, SEED_OUTCOME_REPORT_SQL, withSinceParameter } from './seed-report-sql.js'
+import { loadDriver } from './load-driver.js'
 
 /** Options of {@link createPostgresOutcomeStore}. */
 export interface PostgresOutcomeStoreOptions {
@@ -91,6 +92,9 @@ const GAPS_REPORT_SINCE_SQL = withSinceParameter(SEED_GAPS_REPORT_SQL)
  * processes report to one place. The tables are `runs` and `run_gaps`, so the
  * specification's two report queries run against them unchanged.
  *
+ * pg is an optional peer dependency, loaded here rather than on import;
+ * without it this throws an `OutcomeStoreError` that says `npm install pg`.
+ *
  * @example
  * ```ts
  * const store = createPostgresOutcomeStore({ connectionString: process.env.DATABASE_URL! })
@@ -108,7 +112,8 @@ export function createPostgresOutcomeStore(options: PostgresOutcomeStoreOptions)
     throw new PartialInputError('options.schema', `"${schema}" is not a plain identifier; use letters, digits and _ only, starting with a letter or _.`)
   }
   const clock = options.clock
-  const pool = new pg.Pool({
+  const { Pool } = loadDriver('postgres', 'pg') as typeof pg
+  const pool = new Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 4,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 import type { Database as SqliteDatabase } from 'better-sqlite3'
+import { loadDriver } from './load-driver.js'
 import {
   type GapRecordInput,
   type MigrationResult,
@@ -97,6 +98,10 @@ values (?, ?, ?, ?, ?, ?)`
  * default, with nothing to run beside the process. Call `migrate()` once
  * before use ({@link openOutcomeStore} does it for you).
  *
+ * better-sqlite3 is an optional peer dependency, loaded here rather than on
+ * import; without it this throws an `OutcomeStoreError` that says
+ * `npm install better-sqlite3`.
+ *
  * @example
  * ```ts
  * const store = createSqliteOutcomeStore({ path: '.locus-pi/runs/outcomes.sqlite' })
@@ -111,6 +116,7 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
     throw new PartialInputError('options.path', 'give the path of the SQLite file, or ":memory:".')
   }
   const clock = options.clock ?? (() => new Date())
+  const Database = loadDriver('sqlite', 'better-sqlite3') as typeof BetterSqlite3
   let database: SqliteDatabase
   try {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true })

@@ -5,14 +5,16 @@ import { describe, expect, it } from 'vitest'
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
 
 /**
- * Imports a module in a fresh Node process and lists which database drivers
- * got loaded: CommonJS packages that came in (pg, better-sqlite3) and native
- * shared objects that were opened (better_sqlite3.node).
+ * Imports a module in a fresh Node process (then runs `then`, if given, with
+ * the module as `imported`) and lists which database drivers got loaded:
+ * CommonJS packages that came in (pg, better-sqlite3) and native shared
+ * objects that were opened (better_sqlite3.node).
  */
-function driversLoadedBy(specifier: string): string[] {
+function driversLoadedBy(specifier: string, then = ''): string[] {
   const probe = `
     import { createRequire } from 'node:module'
-    await import(${JSON.stringify(specifier)})
+    const imported = await import(${JSON.stringify(specifier)})
+    ${then}
     const cached = Object.keys(createRequire(import.meta.url).cache)
     const loaded = []
     if (cached.some((path) => /[\\\\/]node_modules[\\\\/]pg[\\\\/]/.test(path))) loaded.push('pg')
@@ -31,7 +33,14 @@ describe('importing the runtime', () => {
     expect(driversLoadedBy('@locus/runtime')).toEqual([])
   })
 
-  it('the probe sees a driver when one is loaded (so the check above can fail)', () => {
-    expect(driversLoadedBy('@locus/partial/sqlite')).toContain('better-sqlite3')
+  it('loads no driver for the outcome store subpaths until a store is created', () => {
+    // The drivers are optional peer dependencies: an app that imports a subpath but never opens that store needs none.
+    expect(driversLoadedBy('@locus/partial/sqlite')).toEqual([])
+    expect(driversLoadedBy('@locus/partial/postgres')).toEqual([])
+  })
+
+  it('the probe sees a driver when one is loaded (so the checks above can fail)', () => {
+    expect(driversLoadedBy('@locus/partial/sqlite', `imported.createSqliteOutcomeStore({ path: ':memory:' })`)).toEqual(['better-sqlite3', 'native addon'])
+    expect(driversLoadedBy('@locus/partial/postgres', `imported.createPostgresOutcomeStore({ connectionString: 'postgres://localhost/none' })`)).toEqual(['pg'])
   })
 })
