@@ -1,10 +1,10 @@
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readJournal } from '@locus/journal'
 import { createRuntime } from '@locus/runtime'
 import { createServer } from '@locus/server'
 import { describe, expect, it } from 'vitest'
-import { examplesDir, jsonLines, onJsonLine, runLocus, settle, startLocus, tempDir } from './helpers.js'
+import { examplesDir, jsonLines, onJsonLine, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
 
 const fanOut = join(examplesDir, 'long-fan-out/long-fan-out.ts')
 
@@ -64,6 +64,51 @@ describe('cancelling, killing, resuming and replaying a run', () => {
       ['resume-001', 'completed'],
     ])
   })
+
+  it('a second Ctrl-C during `locus resume --durability none` exits at once, with the lines it had buffered in the journal', async () => {
+    const dir = await tempDir()
+    const runsDir = join(dir, 'runs')
+    const hanging = join(dir, 'hanging')
+    const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
+    const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'index.js')
+    // From its fourth step on, the tool says it started (a file) and then ignores cancellation for a while:
+    // the first Ctrl-C leaves the resume running, with its last lines still buffered (durability none).
+    writeFileSync(
+      join(dir, 'steps.mts'),
+      [
+        "import { writeFileSync } from 'node:fs'",
+        `import { defineTool, defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'steps',",
+        `  tools: { step: defineTool({ input: z.object({ i: z.number() }), run: async ({ i }) => { if (i >= 3) writeFileSync(${JSON.stringify(hanging)}, 'yes'); await new Promise((r) => setTimeout(r, i >= 3 ? 20_000 : 20)); return { i } } }) },`,
+        "  run: async ({ tool, log }) => { for (let i = 0; i < 6; i += 1) { log(`step ${i}`); await tool('step', { i }) } return { ok: true } },",
+        '})',
+      ].join('\n'),
+    )
+    const first = startLocus(['run', 'steps.mts', '--runs-dir', runsDir, '--run-id', 'steps', '--json'], { cwd: dir })
+    onJsonLine(first, (line) => {
+      if (line.type === 'tool_end' && (line as { toolCallId?: string }).toolCallId === 'tool-2') first.kill('SIGKILL')
+    })
+    await settle(first)
+
+    const resume = startLocus(['resume', 'steps', '--runs-dir', runsDir, '--durability', 'none', '--json'], { cwd: dir })
+    const ended = settle(resume)
+    while (!existsSync(hanging)) await new Promise((resolve) => setTimeout(resolve, 2))
+    resume.kill('SIGINT')
+    let stderr = ''
+    resume.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+      // The second Ctrl-C once the first was taken: the tool still runs, so only exiting at once ends the process.
+      if (stderr.includes('cancelling') && !stderr.includes('exiting now')) resume.kill('SIGINT')
+    })
+    expect((await ended).code).toBe(130)
+    expect(stderr).toContain('exiting now')
+    // Appended just before the tool started, within the writer's idle interval: on disk only because the exit flushed them.
+    const journal = readJournal(join(runsDir, 'steps', 'executions', 'resume-001', 'journal.jsonl'))
+    expect(journal.lines.filter((line) => line.type === 'log').map((line) => (line as { message: string }).message)).toContain('step 3')
+    expect(journal.lines.filter((line) => line.type === 'tool_start').length).toBeGreaterThanOrEqual(2)
+  }, 60_000)
 
   it('`locus resume` of a completed run is a usage error', async () => {
     const runsDir = await tempDir()

@@ -10,9 +10,9 @@ import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
-import { replayRun, resumeRun } from './resume-run.js'
+import { startReplay, startResume } from './resume-run.js'
 import type { RunOptions } from './run-options.js'
-import { type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
+import { type RunHandle as ExecutionHandle, type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
 
 /** How a started, resumed or replayed execution is reached: one shape for all three. */
 export interface RunHandle {
@@ -62,7 +62,30 @@ export interface PendingDeferral {
 interface Started {
   readonly done: Promise<RunResult>
   readonly flush?: () => void
-  readonly answer?: (deferredId: string, answer: DeferredAnswer) => DeferredAnswerOutcome
+  readonly answer?: (deferredId: string, answer: DeferredAnswer) => DeferredAnswerOutcome | undefined
+}
+
+/** An answer handed to the execution that waits for it. */
+function answerOn(handle: ExecutionHandle, deferredId: string, answer: DeferredAnswer): DeferredAnswerOutcome {
+  return answer.kind === 'resolved'
+    ? handle.resolveDeferred(deferredId, answer.result)
+    : handle.rejectDeferred(deferredId, { error: answer.error, retryable: answer.retryable, ...(answer.code === undefined ? {} : { code: answer.code }) })
+}
+
+/** What a resume or replay gives its launch before its execution exists: flush and answers reach it once it does. */
+function startedLater(starting: Promise<{ readonly handle: ExecutionHandle; readonly done: Promise<RunResult> }>): Started {
+  let handle: ExecutionHandle | undefined
+  const done = starting.then((started) => {
+    handle = started.handle
+    return started.done
+  })
+  return {
+    done,
+    flush: () => {
+      handle?.flush()
+    },
+    answer: (deferredId, answer) => (handle === undefined ? undefined : answerOn(handle, deferredId, answer)),
+  }
 }
 
 /** What a launch gives the execution it begins. */
@@ -320,10 +343,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           flush: () => {
             handle.flush()
           },
-          answer: (deferredId, answer) =>
-            answer.kind === 'resolved'
-              ? handle.resolveDeferred(deferredId, answer.result)
-              : handle.rejectDeferred(deferredId, { error: answer.error, retryable: answer.retryable, ...(answer.code === undefined ? {} : { code: answer.code }) }),
+          answer: (deferredId, answer) => answerOn(handle, deferredId, answer),
         }
       })
     },
@@ -340,7 +360,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // The run's recorded budgets, scheduling and retry settings, under the ones given now.
       const options: RuntimeRunOptions = { ...recorded.options, ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }), ...rest }
       // Completed runs are refused once the run is claimed (its lock, or a worker's lease).
-      return launch(runId, (hooks) => ({ done: resumeRun(runId, definition, { ...base(options, hooks), refuseCompleted: true }) }))
+      return launch(runId, (hooks) => startedLater(startResume(runId, definition, { ...base(options, hooks), refuseCompleted: true })))
     },
     async replay(runId, replayOptions) {
       const recordedName = replayOptions?.workflow === undefined ? (await readRunStarts(store, runId)).root.view.runStart?.workflow : undefined
@@ -348,7 +368,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const { workflow: _workflow, ...rest } = replayOptions ?? {}
       return launch(runId, (hooks) => {
         const { host: _host, ...withoutHost } = base(rest, hooks)
-        return { done: replayRun(runId, definition, withoutHost).then((replayed) => replayed.run) }
+        return startedLater(startReplay(runId, definition, withoutHost).then((started) => ({ handle: started.handle, done: started.done.then((replayed) => replayed.run) })))
       })
     },
     get: (runId, readOptions) => readStoredRun(store, runId, readOptions),

@@ -5,7 +5,7 @@ import { RuntimeInputError } from './errors.js'
 import { readRunHistory, type RunHistory } from './run-history.js'
 import { refuseCompleted } from './completed-run.js'
 import type { RunOptions } from './run-options.js'
-import { type RunResult, type WorkflowFunction, launchRun, storeOf } from './run-workflow-script.js'
+import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, storeOf } from './run-workflow-script.js'
 
 /** Prefixes of the executions a run grows; the store allocates their numbers. */
 export const RESUME_EXECUTION_PREFIX = EXECUTION_ID_PREFIX.resume
@@ -57,6 +57,12 @@ async function nextResumeId(store: RunStore, runId: string): Promise<string> {
   return allocatedExecutionId('resume', highest + 1)
 }
 
+/** A resume or replay that has started: its execution's handle (to cancel, suspend or flush it) and its end. */
+export interface StartedExecution<TResult> {
+  readonly handle: RunHandle
+  readonly done: Promise<TResult>
+}
+
 /**
  * Resumes a run: a new `resume-NNN` execution (allocated by the store)
  * replays the recorded prefix (no host calls while keys match) and continues
@@ -76,40 +82,56 @@ export async function resumeRun<TInput>(
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,
   options: RunOptions = {},
 ): Promise<ResumeResult> {
+  return (await startResume(runId, workflow, options)).done
+}
+
+/**
+ * {@link resumeRun}, resolving as soon as the resume has started, with its
+ * execution's handle: what a caller needs to flush buffered lines before an
+ * abrupt exit, or to cancel or suspend the resume.
+ */
+export async function startResume<TInput>(
+  runId: string,
+  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
+  options: RunOptions = {},
+): Promise<StartedExecution<ResumeResult>> {
   const store = storeOf(options)
   // Known run first (a clear error for a wrong id), then the owner: while a live process holds the run, this throws RUN_OWNED and writes nothing.
   await historyOf(runId, { store })
   // The claim names the execution it expects to be; the store allocates the real id, and the claim is updated to it.
   const ownership = await store.claim({ runId, executionId: await nextResumeId(store, runId) })
   let history: RunHistory
-  let done: Promise<RunResult>
+  let handle: RunHandle
   try {
     // Read under the claim: an execution that ended meanwhile belongs in the recording.
     history = await historyOf(runId, { store })
     // Decided here, under the claim: of two resumes started together, the second sees what the first completed.
     if (options.refuseCompleted === true) refuseCompleted(runId, history.lastExecution.executionId, history.lastRunEnd)
-    done = launchRun(workflow, { ...options, store, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
+    handle = launchRun(workflow, { ...options, store, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
       kind: 'resume',
       recording: history.recording,
       openDeferrals: history.openDeferrals,
       priorChildAttempts: history.priorChildAttempts,
       resumeOf: history.lastExecution.executionId,
       ownership,
-    }).done
+    })
   } catch (error) {
     await ownership.release()
     throw error
   }
   // The launch releases the ownership when the execution ends, however it ends.
-  const result = await done
-  const report = result.replay
-  return {
-    ...result,
-    resumedFrom: history.lastExecution.executionId,
-    replayed: report?.counts.replayed ?? 0,
-    live: report?.counts.live ?? 0,
-    divergence: report?.divergence ?? null,
-  }
+  const resumedFrom = history.lastExecution.executionId
+  const done = handle.done.then((result): ResumeResult => {
+    const report = result.replay
+    return {
+      ...result,
+      resumedFrom,
+      replayed: report?.counts.replayed ?? 0,
+      live: report?.counts.live ?? 0,
+      divergence: report?.divergence ?? null,
+    }
+  })
+  return { handle, done }
 }
 
 /**
@@ -126,16 +148,28 @@ export async function replayRun<TInput>(
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,
   options: Omit<RunOptions, 'host'> = {},
 ): Promise<ReplayRunResult> {
+  return (await startReplay(runId, workflow, options)).done
+}
+
+/** {@link replayRun}, resolving as soon as the replay has started, with its execution's handle. */
+export async function startReplay<TInput>(
+  runId: string,
+  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
+  options: Omit<RunOptions, 'host'> = {},
+): Promise<StartedExecution<ReplayRunResult>> {
   const store = storeOf(options)
   const history = await historyOf(runId, { store })
   const { host: _ignored, ...withoutHost } = options as RunOptions
-  const result = await launchRun(workflow, { ...withoutHost, store, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
+  const handle = launchRun(workflow, { ...withoutHost, store, runId, ...(options.input === undefined ? { input: history.input } : {}) }, {
     kind: 'replay',
     recording: history.recording,
     replayFailures: true,
     resumeOf: history.lastExecution.executionId,
-  }).done
-  const report = result.replay
-  if (report === undefined) throw new Error('replayRun: the replay execution produced no report')
-  return { ok: report.identical, runId, executionDir: result.executionDir, report, divergence: report.divergence, run: result }
+  })
+  const done = handle.done.then((result): ReplayRunResult => {
+    const report = result.replay
+    if (report === undefined) throw new Error('replayRun: the replay execution produced no report')
+    return { ok: report.identical, runId, executionDir: result.executionDir, report, divergence: report.divergence, run: result }
+  })
+  return { handle, done }
 }

@@ -1,6 +1,6 @@
 import { closeMcpToolSources } from '@locus/mcp'
 import type { ReplayReport } from '@locus/replay'
-import { recordedStart, replayRun } from '@locus/runtime'
+import { type StartedRun, recordedStart, startReplay } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
@@ -63,16 +63,24 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
   const controller = new AbortController()
-  const stopInterrupts = cancelOnInterrupt(io, () => {
-    controller.abort('interrupted from the terminal (Ctrl-C)')
-  })
+  // Set once the replay has started: a second Ctrl-C writes its buffered lines before exiting.
+  let execution: StartedRun | undefined
+  const stopInterrupts = cancelOnInterrupt(
+    io,
+    () => {
+      controller.abort('interrupted from the terminal (Ctrl-C)')
+    },
+    () => {
+      execution?.flush()
+    },
+  )
   // Held open until the replay settles, like a run: its own execution ends with its run_end too.
   const releaseRun = holdLiveRun((reason) => {
     controller.abort(reason)
   })
-  let replayed: Awaited<ReturnType<typeof replayRun>>
+  let replayed: Awaited<Awaited<ReturnType<typeof startReplay>>['done']>
   try {
-    replayed = await replayRun(runId, loaded.workflow, {
+    const started = await startReplay(runId, loaded.workflow, {
       runsDir,
       source: loaded.path,
       signal: controller.signal,
@@ -85,6 +93,8 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
           }
         : {}),
     })
+    execution = started.handle
+    replayed = await started.done
   } catch (error) {
     throw asCliInputError(error)
   } finally {

@@ -1,5 +1,5 @@
 import { closeMcpToolSources } from '@locus/mcp'
-import { recordedStart, resumeRun } from '@locus/runtime'
+import { type StartedRun, recordedStart, startResume } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { type HostFlags, createHost } from '../create-host.js'
@@ -60,9 +60,17 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const live = createLiveSummary(run.view)
   const metrics = await tryOpenMetrics(io, runsDir)
   const controller = new AbortController()
-  const stopInterrupts = cancelOnInterrupt(io, () => {
-    controller.abort('interrupted from the terminal (Ctrl-C)')
-  })
+  // Set once the resume has started: a second Ctrl-C writes its buffered lines (durability none) before exiting.
+  let execution: StartedRun | undefined
+  const stopInterrupts = cancelOnInterrupt(
+    io,
+    () => {
+      controller.abort('interrupted from the terminal (Ctrl-C)')
+    },
+    () => {
+      execution?.flush()
+    },
+  )
   // Held open until the execution settles: one waiting on a hung host turn must not lose its process.
   const releaseRun = holdLiveRun((reason) => {
     controller.abort(reason)
@@ -72,9 +80,9 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
       const workerText = describeWorker(worker)
       io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}${workerText === undefined ? '' : `, worker ${workerText}`}\n`))
     }
-    let resumed: Awaited<ReturnType<typeof resumeRun>>
+    let resumed: Awaited<Awaited<ReturnType<typeof startResume>>['done']>
     try {
-      resumed = await resumeRun(runId, loaded.workflow, {
+      const started = await startResume(runId, loaded.workflow, {
         runsDir,
         ...(chosen.host === undefined ? {} : { host: chosen.host }),
         ...options,
@@ -94,6 +102,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
           reporter.onProgress?.(progress)
         },
       })
+      execution = started.handle
+      resumed = await started.done
     } catch (error) {
       throw asCliOwnershipError(error) ?? asCliInputError(error)
     } finally {
