@@ -91,11 +91,13 @@ describe('`locus init`', () => {
   })
 
   it('prints the next command as the person ran locus: the binary, or the root script of a clone', async () => {
+    // The file is .ts or .mts depending on the package it lands in (under `npm test`, npm names the repository's): read it back.
+    const fileOf = (stdout: string): string => /Created (starter\.m?ts) /.exec(stdout)?.[1] ?? 'no file'
     const binary = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'test' } })
-    expect(binary.stdout).toContain('\n  locus run starter.mts --host scripted --fixtures starter.fixtures.json\n')
+    expect(binary.stdout).toContain(`\n  locus run ${fileOf(binary.stdout)} --host scripted --fixtures starter.fixtures.json\n`)
     // `npm run locus -- init starter` (or pnpm's) announces the script it runs as the lifecycle event.
     const clone = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'locus' } })
-    expect(clone.stdout).toContain('\n  npm run locus -- run starter.mts --host scripted --fixtures starter.fixtures.json\n')
-    expect(clone.stdout).toContain('\n  npm run locus -- run starter.mts --host openai-compatible')
+    expect(clone.stdout).toContain(`\n  npm run locus -- run ${fileOf(clone.stdout)} --host scripted --fixtures starter.fixtures.json\n`)
+    expect(clone.stdout).toContain(`\n  npm run locus -- run ${fileOf(clone.stdout)} --host openai-compatible`)
   })
 })
