@@ -1,6 +1,7 @@
 import { relative } from 'node:path'
 import type { JsonValue } from '@locus/outcome'
 import { type Answer, caveatsOf, findAnswer, renderAnswer } from '@locus/partial'
+import { Usd, displayUsd } from '@locus/cost'
 import type { ExecutionStanding, RunStanding, RunSummary } from '@locus/runtime'
 import { formatDuration } from './format-duration.js'
 import { formatJson } from './format-json.js'
@@ -127,6 +128,7 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
   )
   field('retries', summary.retries === 0 ? '0' : `${summary.retries} (${summary.retriedCalls.map((call) => `${call.kind} ${call.name}`).join(', ')})`)
   // The host's own LLM retries are counted apart from the calls' retries, so neither hides the other.
+  if (summary.cost !== undefined) field('cost', describeCost(summary.cost))
   if (summary.llmAttempts > 0) field('llm', `${plural(summary.llmAttempts, 'LLM request attempt')}, ${plural(summary.llmRetries, 'retry', 'retries')} by the model host's policy`)
   if (summary.childCalls > 0) {
     const listed = summary.children.map((child) => `${child.workflow} ${child.childExecutionId} ${child.disposition}${child.replayed ? ' (replayed)' : ''}`).join('; ')
@@ -175,4 +177,12 @@ export function summaryJson(summary: RunSummary, exitCode: number): Record<strin
 /** Indents every non-empty line by two spaces. */
 export function indentLines(text: string): string[] {
   return text.split('\n').map((line) => (line === '' ? '' : `  ${line}`))
+}
+
+/** A run's cost for a person: dollars, what retries threw away, and what could not be priced. */
+function describeCost(cost: NonNullable<RunSummary['cost']>): string {
+  const parts = [`${displayUsd(new Usd(cost.usd))} for LLM requests`]
+  if (!new Usd(cost.retryOverheadUsd).isZero()) parts.push(`${displayUsd(new Usd(cost.retryOverheadUsd))} of it on attempts that were retried or failed`)
+  if (cost.unpricedRequests > 0) parts.push(`${plural(cost.unpricedRequests, 'request')} not priced (a model with no price; pass --prices)`)
+  return parts.join('; ')
 }

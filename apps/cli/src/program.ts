@@ -51,6 +51,7 @@ function addExecutionFlags(command: Command): Command {
     .addOption(new Option('--launch-mode <mode>', 'selects the per-call budget defaults').choices(LAUNCH_MODES))
     .option('--retry-budget <n>', 'retries the whole run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
     .addOption(new Option('--jitter <mode>', 'spreads tool retry backoff: none (exact), full or equal').choices(JITTER_FLAG_MODES))
+    .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus (JSON: {"models":{"<model>":{"input":"3","output":"15"}}})')
 }
 
 /**

@@ -24,6 +24,8 @@ export {
   ReplayDivergedLineSchema,
   RetryLineSchema,
   RetryRefusedSchema,
+  AttemptCostSchema,
+  CostSchema,
   ChoiceRepairSchema,
   RunEndLineSchema,
   RunGapSchema,
@@ -33,6 +35,8 @@ export {
 } from './journal-line-schema.js'
 export type {
   AgentEndLine,
+  AttemptCost,
+  LineCost,
   AgentStartLine,
   BudgetChangeLine,
   ChildEndLine,
@@ -68,6 +72,7 @@ export { agentResultJsonSchema, journalLineJsonSchema } from './journal-line-jso
 export { JOURNAL_LINE_INVALID, JournalLineError, isJournalLineError } from './journal-line-error.js'
 export type { JournalLineErrorDetails } from './journal-line-error.js'
 export { parseJournalLine } from './parse-journal-line.js'
+export { addUsd } from './usd-sum.js'
 export {
   JOURNAL_CLOSED,
   JOURNAL_FILE_ERROR_CODES,
@@ -116,6 +121,7 @@ export type {
   GroupView,
   RefusedRetryLine,
   RepairedChoiceLine,
+  RunCost,
   RunCounts,
   RunView,
   RunViewOptions,

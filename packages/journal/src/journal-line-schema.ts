@@ -101,6 +101,31 @@ const UsageSchema = z
   })
   .describe('Tokens the provider reported for this attempt.')
 
+/** Dollars as the journal writes them: a non-negative decimal string with at least six places, never a float. */
+const usdText = z.string().regex(/^\d+\.\d{6,}$/, 'a decimal string with at least six places, such as "0.004210"')
+
+/**
+ * What one LLM request cost, priced from its usage by the run's price table
+ * (`table` is that table's version, as `run_start` records it), or why it
+ * has no price: a model the table does not know is `unpriced`, never zero.
+ */
+export const CostSchema = z
+  .union([
+    z.object({ usd: usdText, table: nonEmpty }).strict(),
+    z.object({ unpriced: z.literal(true), table: nonEmpty, model: z.string() }).strict(),
+  ])
+  .describe('What a request cost in dollars, or unpriced with the model the price table did not know.')
+
+/** What one agent attempt cost: the sum of its priced LLM requests, and how many had no price. */
+export const AttemptCostSchema = z
+  .object({
+    usd: usdText,
+    table: nonEmpty,
+    unpriced: count.optional().describe('Requests of the attempt whose model had no price; their cost is not in usd.'),
+  })
+  .strict()
+  .describe('The cost of one agent attempt: its LLM requests priced, or its own usage when the host reported no requests.')
+
 /** One gap of a run's answer: a tool it could not use, how much the answer needed it, and why. */
 export const RunGapSchema = z
   .object({ tool: nonEmpty, criticality: StepCriticalitySchema, reason: z.string().optional() })
@@ -188,6 +213,7 @@ export const AgentEndLineSchema = z
     stopReason: z.string().optional(),
     durationMs: duration,
     usage: UsageSchema.optional(),
+    cost: AttemptCostSchema.optional().describe('What the attempt cost, when the run prices requests; absent on a replayed answer, which cost nothing now.'),
     replayed: z.boolean().optional().describe('True when the answer came from a recording.'),
     answer: JsonValueSchema.optional().describe(
       'The answer of a completed attempt (text, or the chosen value), so the journal alone is enough to replay the call.',
@@ -418,6 +444,7 @@ export const LlmAttemptLineSchema = z
     timeToFirstTokenMs: duration.optional(),
     turnBudget: z.enum(['idle', 'total']).optional().describe('Which bound of the host turn budget ended it.'),
     usage: UsageSchema.optional().describe('Tokens the provider reported for this one request, when it reported them.'),
+    cost: CostSchema.optional().describe('What this request cost, when the run prices requests and the provider reported usage.'),
   })
   .refine((line) => line.attempt <= line.attempts && line.llmAttempt <= line.llmMaxAttempts, {
     error: 'attempt <= attempts and llmAttempt <= llmMaxAttempts must hold',
@@ -567,6 +594,8 @@ export type RunEndLine = z.output<typeof RunEndLineSchema>
 export type RunGap = z.output<typeof RunGapSchema>
 export type AgentStartLine = z.output<typeof AgentStartLineSchema>
 export type AgentEndLine = z.output<typeof AgentEndLineSchema>
+export type LineCost = z.output<typeof CostSchema>
+export type AttemptCost = z.output<typeof AttemptCostSchema>
 export type ErrorLine = z.output<typeof ErrorLineSchema>
 export type RetryLine = z.output<typeof RetryLineSchema>
 export type GroupStartLine = z.output<typeof GroupStartLineSchema>

@@ -19,6 +19,9 @@ import type {
   ToolStartLine,
 } from './journal-line-schema.js'
 import type { RunGap } from './journal-line-schema.js'
+import { addUsd } from './usd-sum.js'
+
+const ZERO_USD = '0.000000'
 
 /** How one physical attempt stands. `threw` is an attempt whose terminal record is an `error` line. */
 export type AttemptStatus = 'running' | 'completed' | 'failed' | 'threw' | 'timed-out'
@@ -170,6 +173,18 @@ export interface RunCounts {
   groupsNotCompleted: number
 }
 
+/** The money a run spent on LLM requests, as {@link RunView.cost} sums it. */
+export interface RunCost {
+  /** Every priced request, in dollars, as an exact decimal string. */
+  usd: string
+  /** Of `usd`, what went to attempts that were thrown away: failed requests, and agent attempts followed by a retry. */
+  retryOverheadUsd: string
+  /** Requests whose model had no price: their cost is not in `usd` (unpriced, never zero). */
+  unpricedRequests: number
+  /** The price table's version, as the lines name it (the last one seen). */
+  table: string
+}
+
 /** Options of {@link createRunView}. */
 export interface RunViewOptions {
   /**
@@ -248,6 +263,14 @@ export interface RunView {
   readonly gaps: readonly RunGap[]
   readonly caveats: readonly string[]
   readonly counts: Readonly<RunCounts>
+  /**
+   * What the run's LLM requests cost, summed exactly from the `cost` of its
+   * `llm_attempt` lines (and of `agent_end` lines whose host reported no
+   * requests), retries, children and every execution included; a replayed
+   * answer cost nothing now. `undefined` when no line carried a cost (the run
+   * was not priced).
+   */
+  readonly cost: Readonly<RunCost> | undefined
   /** Calls kept (all of them under `keep: 'all'`), in the order they started. */
   calls(): CallView[]
   /** Calls with more than one attempt, both kinds, in the order they started. */
@@ -398,6 +421,10 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     groupsNotCompleted: 0,
   }
   let runStart: RunStartLine | undefined
+  let cost: RunCost | undefined
+  /** Per agent attempt priced: what of it was not already counted as overhead, and whether its LLM requests carried the cost. */
+  const attemptCosts = new Map<string, { kept: string; fromRequests: boolean }>()
+  const costOf = (table: string): RunCost => (cost ??= { usd: ZERO_USD, retryOverheadUsd: ZERO_USD, unpricedRequests: 0, table })
   // Every execution folded, in the order their first lines came; the last is the run as it stands.
   const executions: ExecutionState[] = []
   const executionById = new Map<string, ExecutionState>()
@@ -614,6 +641,14 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'agent_end': {
         const attempt = agentAttempt(line)
         attempt.end = line
+        // Priced here only when its host reported no requests; a replayed answer cost nothing now.
+        if (line.cost !== undefined && line.replayed !== true && attemptCosts.get(line.callId)?.fromRequests !== true) {
+          const total = costOf(line.cost.table)
+          total.table = line.cost.table
+          total.usd = addUsd(total.usd, line.cost.usd)
+          total.unpricedRequests += line.cost.unpriced ?? 0
+          attemptCosts.set(line.callId, { kept: line.cost.usd, fromRequests: false })
+        }
         attempt.status = line.status
         if (line.repaired !== undefined) {
           repairedChoices.push(line as RepairedChoiceLine)
@@ -639,6 +674,11 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         return
       }
       case 'retry': {
+        const discarded = line.kind === 'agent' && line.callId !== undefined ? attemptCosts.get(line.callId) : undefined
+        if (discarded !== undefined && cost !== undefined) {
+          cost.retryOverheadUsd = addUsd(cost.retryOverheadUsd, discarded.kept)
+          discarded.kept = ZERO_USD
+        }
         if (line.kind === 'child') {
           if (line.callId !== undefined) children.get(line.callId)?.retries.push(line)
           return
@@ -698,10 +738,25 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         group.end = line
         return
       }
-      case 'llm_attempt':
+      case 'llm_attempt': {
         counts.llmAttempts += 1
         if (line.llmAttempt > 1) counts.llmRetries += 1
+        if (line.cost === undefined) return
+        const total = costOf(line.cost.table)
+        total.table = line.cost.table
+        if (!('usd' in line.cost)) {
+          total.unpricedRequests += 1
+          return
+        }
+        total.usd = addUsd(total.usd, line.cost.usd)
+        const attempt = attemptCosts.get(line.callId) ?? { kept: ZERO_USD, fromRequests: true }
+        attempt.fromRequests = true
+        // A failed request is thrown away at once; a good one only when its agent attempt is retried.
+        if (line.outcome === 'succeeded') attempt.kept = addUsd(attempt.kept, line.cost.usd)
+        else total.retryOverheadUsd = addUsd(total.retryOverheadUsd, line.cost.usd)
+        attemptCosts.set(line.callId, attempt)
         return
+      }
       case 'budget_change':
         budgetChanges.push(line)
         return
@@ -781,6 +836,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       return runEndOf()?.caveats ?? []
     },
     counts,
+    get cost() {
+      return cost
+    },
     calls: ordered,
     retriedCalls: () => ordered().filter((call) => call.attempts.length > 1),
     failedCalls: () => ordered().filter((call) => call.attempts.length <= 1 && callOutcome(call) !== 'completed'),

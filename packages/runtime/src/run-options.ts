@@ -1,3 +1,4 @@
+import type { PriceTable } from '@locus/cost'
 import type { RunProgress } from './run-state.js'
 import { z } from 'zod'
 import type { JournalLine } from '@locus/journal'
@@ -56,6 +57,13 @@ export interface RunOptions {
   readonly onProgress?: (progress: RunProgress) => void
   /** Where the run's answer outcome and gaps are recorded when it ends (see @locus/partial). */
   readonly metrics?: OutcomeStore
+  /**
+   * Prices every LLM request the host reports, from its usage (`llm_attempt.cost`),
+   * and each agent attempt (`agent_end.cost`); its version is recorded in
+   * `run_start` as `priceTable`. Build one with `loadPriceTable` of @locus/cost.
+   * @default no pricing
+   */
+  readonly prices?: PriceTable
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
   readonly source?: string
   /**
@@ -146,6 +154,12 @@ const runOptionsSchema = z
       .custom<OutcomeStore>((value) => typeof value === 'object' && value !== null && typeof (value as OutcomeStore).recordRun === 'function', {
         error: 'metrics must be an OutcomeStore from @locus/partial',
       })
+      .optional(),
+    prices: z
+      .custom<PriceTable>(
+        (value) => typeof value === 'object' && value !== null && typeof (value as PriceTable).cost === 'function' && typeof (value as PriceTable).version === 'string',
+        { error: 'prices must be a PriceTable from @locus/cost (loadPriceTable or createPriceTable)' },
+      )
       .optional(),
     source: z.string().min(1).optional(),
     refuseCompleted: z.boolean({ error: 'refuseCompleted must be true or false' }).optional(),

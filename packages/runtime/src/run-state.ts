@@ -1,3 +1,4 @@
+import type { PriceTable } from '@locus/cost'
 import type { JournalLine, JournalLineInput, RetryRefuser, SerializedError } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
@@ -89,6 +90,8 @@ export class RunState {
   worker: TriggerTransport | undefined
   /** Where streamed progress of agent calls goes; never the journal. */
   onProgress: ((progress: RunProgress) => void) | undefined
+  /** Prices LLM requests from their usage; undefined when the run is not priced. Shared with children. */
+  prices: PriceTable | undefined
   /** Prefixes the ids of deferrals this run opens: a child shares its root's deferrals, under ids of its own. */
   deferredIdPrefix = ''
   /** The run whose script spawned this one; a hard stop here stops its queued work too. */

@@ -1,4 +1,4 @@
-import type { CallView, RunView } from '@locus/journal'
+import type { CallView, RunCost, RunView } from '@locus/journal'
 import { type AnswerOutcome, judgeRunAnswer } from '@locus/partial'
 import type { JsonValue } from '@locus/outcome'
 import type { RunResultFile } from './run-result-schema.js'
@@ -83,6 +83,8 @@ export interface RunSummary {
   /** LLM requests the host made inside agent attempts, and how many of them were its own retries. */
   readonly llmAttempts: number
   readonly llmRetries: number
+  /** What the run's LLM requests cost (every execution, retries and children included), when it was priced. */
+  readonly cost?: RunCost | undefined
   /** Retries a call's own rule allowed but the run refused (retry budget, invocation cap, deadline, cancellation); never counted in `retries`. */
   readonly retriesRefused: number
   /** Child workflow spawns, and how many of them ended completed or not (failed, cancelled, partial, timed out). */
@@ -201,6 +203,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     retries: counts.agentRetries + counts.toolRetries,
     llmAttempts: counts.llmAttempts,
     llmRetries: counts.llmRetries,
+    ...(view.cost === undefined ? {} : { cost: { ...view.cost } }),
     retriesRefused: counts.retriesRefused,
     childCalls: counts.childCalls,
     childCompleted: counts.childCompleted,

@@ -429,6 +429,7 @@ function startExecution<TInput>(
   run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
   run.worker = parent === undefined ? options.worker : parent.worker
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
+  run.prices = parent === undefined ? options.prices : parent.prices
   run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
   run.workflows = parent?.workflows ?? workflowMap(options.workflows)
   run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
@@ -478,6 +479,7 @@ function startExecution<TInput>(
       source: options.source ?? null,
       ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
+      ...(run.prices === undefined ? {} : { priceTable: run.prices.version }),
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
     ...(definition.workspaceMode === undefined ? {} : { workspaceMode: definition.workspaceMode }),

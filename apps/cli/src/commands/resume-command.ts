@@ -1,4 +1,5 @@
 import { closeMcpToolSources } from '@locus/mcp'
+import { loadPrices } from '../load-prices.js'
 import { type StartedRun, recordedStart, startResume } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -58,6 +59,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const style = styleFor(io.stdout, io.env)
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
   const live = createLiveSummary(run.view)
+  const prices = await loadPrices(flags.prices, io.cwd)
   const metrics = await tryOpenMetrics(io, runsDir)
   const controller = new AbortController()
   // Set once the resume has started: a second Ctrl-C writes its buffered lines (durability none) before exiting.
@@ -90,6 +92,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
         ...(metrics === undefined ? {} : { metrics }),
         ...(worker === undefined ? {} : { worker }),
+        prices,
         source: loaded.path,
         // Decided again under the run's lock: another resume may have completed it since the check above.
         refuseCompleted: true,

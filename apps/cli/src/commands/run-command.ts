@@ -1,4 +1,5 @@
 import { closeMcpToolSources } from '@locus/mcp'
+import { loadPrices } from '../load-prices.js'
 import { join } from 'node:path'
 import { validateRunId } from '@locus/journal'
 import { type OutcomeStore } from '@locus/partial'
@@ -60,6 +61,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const live = createLiveSummary()
   // Remote tools reach their worker through a child process started by the shell on the first call.
   const worker = flags.worker === undefined ? undefined : shellWorkerTransport(flags.worker, io.cwd)
+  // Checked before anything is written: a bad price file stops the run here.
+  const prices = await loadPrices(flags.prices, io.cwd)
   const metrics = await tryOpenMetrics(io, runsDir)
   const otel = flags.otel === true ? startOtelExport(io.env) : undefined
   const traceLine = otel?.tracerForExecution()
@@ -74,6 +77,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
         ...(flags.runId === undefined ? {} : { runId: flags.runId }),
         ...(metrics === undefined ? {} : { metrics }),
         ...(worker === undefined ? {} : { worker }),
+        prices,
         source: loaded.path,
         onEvent: (line) => {
           if (line.type === 'run_start' && !json && flags.quiet !== true) {

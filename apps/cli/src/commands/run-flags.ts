@@ -24,6 +24,8 @@ export interface ExecutionFlags {
   readonly retryBudget?: number | undefined
   /** `--jitter <mode>`: how tool retry backoff is spread. */
   readonly jitter?: JitterMode | undefined
+  /** `--prices <file>`: your prices per model, over the shipped catalogue. */
+  readonly prices?: string | undefined
 }
 
 type JitterMode = NonNullable<RunOptions['jitter']>

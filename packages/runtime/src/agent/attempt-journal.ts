@@ -2,6 +2,7 @@ import { serializeError } from '@locus/journal'
 import { AgentCallError, SchemaValidationError } from '../errors.js'
 import type { RetryRefusal, RunState } from '../run-state.js'
 import { messageOf } from './attempt-end.js'
+import { closeAttemptCost } from './attempt-cost.js'
 import { describeCall } from './options.js'
 import type { AttemptReport, LiveCall } from './perform-attempt.js'
 
@@ -21,6 +22,7 @@ export function journalAttemptEnd(run: RunState, call: LiveCall, report: Attempt
   const { where, attempts, logicalCallId } = call
   const trio = { attempt, attempts, logicalCallId }
   const retryRefused = decision.refusal === undefined ? {} : { retryRefused: { by: decision.refusal.by } }
+  const cost = closeAttemptCost(run, callId, run.workflow.agents?.[where.agent]?.model ?? run.host?.name ?? 'unknown', end.kind === 'threw' ? undefined : end.usage)
   if (end.kind === 'threw') {
     run.emit({
       type: 'error',
@@ -43,6 +45,7 @@ export function journalAttemptEnd(run: RunState, call: LiveCall, report: Attempt
       ...(end.kind === 'failed' ? { failureCause: end.failureCause, reason: end.reason } : { answer: end.answer }),
       ...(end.stopReason === undefined ? {} : { stopReason: end.stopReason }),
       ...(end.usage === undefined ? {} : { usage: end.usage }),
+      ...(cost === undefined ? {} : { cost }),
       durationMs: report.durationMs,
       ...retryRefused,
       ...(end.kind === 'answered' && end.repaired !== undefined ? { repaired: { ...end.repaired } } : {}),

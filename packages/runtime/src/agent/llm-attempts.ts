@@ -1,6 +1,7 @@
 import type { LlmUsageRecord } from '@locus/host-contract'
 import type { LlmAttemptRecord, SessionRequest } from '../host.js'
 import type { RunState } from '../run-state.js'
+import { priceRequest } from './attempt-cost.js'
 
 /**
  * Journals each LLM request attempt a host reports for a turn as an
@@ -12,6 +13,7 @@ export function recordLlmAttempts(run: RunState, request: SessionRequest, attemp
   if (attempts === undefined) return
   for (const record of attempts) {
     try {
+      const cost = priceRequest(run, request.callId, record.model, record.usage)
       run.emit({
         type: 'llm_attempt',
         callId: request.callId,
@@ -36,6 +38,7 @@ export function recordLlmAttempts(run: RunState, request: SessionRequest, attemp
         ...(record.timeToFirstTokenMs === undefined ? {} : { timeToFirstTokenMs: record.timeToFirstTokenMs }),
         ...(record.turnBudget === undefined ? {} : { turnBudget: record.turnBudget }),
         ...(record.usage === undefined ? {} : { usage: usageLine(record.usage) }),
+        ...(cost === undefined ? {} : { cost }),
       })
     } catch (error) {
       run.emit({ type: 'log', level: 'warn', message: `the host reported an LLM attempt the journal cannot hold: ${error instanceof Error ? error.message : String(error)}` })

@@ -1,0 +1,15 @@
+/**
+ * Adds two dollar amounts written as non-negative decimal strings (as the
+ * journal writes costs), exactly: the digits are added as integers, never as
+ * floats, so a run's total is the sum of its lines to the last place.
+ *
+ * @example addUsd('0.004210', '0.000790') // '0.005000'
+ */
+export function addUsd(a: string, b: string): string {
+  const [aWhole = '0', aFraction = ''] = a.split('.')
+  const [bWhole = '0', bFraction = ''] = b.split('.')
+  const places = Math.max(aFraction.length, bFraction.length, 6)
+  const scaled = (whole: string, fraction: string): bigint => BigInt(whole + fraction.padEnd(places, '0'))
+  const sum = (scaled(aWhole, aFraction) + scaled(bWhole, bFraction)).toString().padStart(places + 1, '0')
+  return `${sum.slice(0, -places)}.${sum.slice(-places)}`
+}
