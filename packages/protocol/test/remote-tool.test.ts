@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type AttemptRecord, createManualClock } from '@locus/retry'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker } from '../src/index.js'
+import { type Action, type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker } from '../src/index.js'
 
 const POLICY = { timeout_secs: 30, max_retries: 3, backoff_base_secs: 2, backoff_max_secs: 60 }
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
@@ -112,6 +112,22 @@ describe('the stdio transport', () => {
       expect(outcome).toMatchObject({ ok: true, value: { survived: true } })
       expect(records[0]).toMatchObject({ outcome: 'failed', failure: { retryable: true, code: 'provider_error' } })
       expect(records[0]?.failure?.error).toMatch(/exited with code 3/)
+    } finally {
+      await stdio.close()
+    }
+  }, 30_000)
+
+  it('gives each attempt a trigger id of its own: a late answer to attempt 1 goes to its onLateAnswer, never to attempt 2', async () => {
+    const stdio = transport()
+    try {
+      const trigger = (attempt: number): ToolExecuteTrigger => ({ type: 'tool.execute', id: 'h', attempt, deadline: null, name: 'hold_first', arguments: {} })
+      const abandon = new AbortController()
+      const late: Action[][] = []
+      const first = stdio.send(trigger(1), { signal: abandon.signal, onLateAnswer: (actions) => late.push(actions) })
+      abandon.abort()
+      await expect(first).rejects.toMatchObject({ name: 'TransportError', retryable: false })
+      expect(await stdio.send(trigger(2))).toEqual([{ type: 'tool.result', id: 'h', result: { attempt: 2 } }])
+      expect(late).toEqual([[{ type: 'tool.result', id: 'h', result: { attempt: 1 } }]])
     } finally {
       await stdio.close()
     }
