@@ -46,6 +46,8 @@ export interface RemoteToolCall {
   readonly onAttemptStart?: ((start: AttemptStart) => void) | undefined
   /** Sees each attempt's record (journal `tool_end` here). */
   readonly onAttempt?: ((record: AttemptRecord) => void) | undefined
+  /** Sees a worker's answer to an attempt already given up on (its deadline passed): it is ignored otherwise. */
+  readonly onLateAnswer?: ((late: { readonly attempt: number; readonly actions: Action[] }) => void) | undefined
 }
 
 /**
@@ -56,7 +58,7 @@ export interface RemoteToolCall {
  * `code`), a lapsed deadline always retries and is stamped
  * `deadline_exceeded`, and the delay before attempt n+1 is
  * `min(base^n, max)` seconds. An answer that arrives after its attempt's
- * deadline is ignored.
+ * deadline is ignored, and reported to `onLateAnswer`.
  */
 export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome<WireJson>> {
   const policy = call.retry ?? DEFAULT_RETRY_POLICY
@@ -71,7 +73,10 @@ export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome
         arguments: call.arguments,
       }
       call.onTrigger?.(trigger)
-      return sendToolTrigger(call.transport, trigger, attempt.signal)
+      const onLateAnswer = call.onLateAnswer
+      return sendToolTrigger(call.transport, trigger, attempt.signal, onLateAnswer === undefined ? undefined : (actions) => {
+        onLateAnswer({ attempt: attempt.attempt, actions })
+      })
     },
     policy,
     {

@@ -133,6 +133,27 @@ describe('the stdio transport', () => {
     }
   }, 30_000)
 
+  it('callRemoteTool takes attempt 2’s answer when attempt 1 answers after its deadline, and reports the late one', async () => {
+    const stdio = transport()
+    try {
+      // Started and answering first, so only attempt 1's deadline is in play, not the worker's start-up.
+      expect(await callRemoteTool({ id: 'warm', name: 'echo', arguments: {}, transport: stdio })).toMatchObject({ ok: true })
+      const late: { attempt: number; actions: Action[] }[] = []
+      const outcome = await callRemoteTool({
+        id: 'h',
+        name: 'hold_first',
+        arguments: {},
+        retry: { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 },
+        transport: stdio,
+        onLateAnswer: (answer) => late.push(answer),
+      })
+      expect(outcome).toMatchObject({ ok: true, value: { attempt: 2 } })
+      expect(late).toEqual([{ attempt: 1, actions: [{ type: 'tool.result', id: 'h', result: { attempt: 1 } }] }])
+    } finally {
+      await stdio.close()
+    }
+  }, 30_000)
+
   it('fails a call terminally, naming the parse error, when the worker answers garbage', async () => {
     const stdio = transport()
     try {
