@@ -100,9 +100,9 @@ interface Waiting {
  * call's id and a suffix, see {@link attemptTriggerId}), which the answer
  * must echo: an answer to an attempt already abandoned goes to its
  * `onLateAnswer` and never settles a later attempt. The process starts on
- * the first send and again after it exits. A worker that dies while calls are open fails them as
- * retryable `provider_error`; a line that is not a valid answer fails the open
- * calls terminally with the parse error named.
+ * the first send and again after it exits. A worker that dies while calls
+ * are open fails them as retryable `provider_error`; a line that is not a
+ * valid answer fails the open calls terminally with the parse error named.
  */
 export function createStdioTransport(options: StdioTransportOptions): TriggerTransport {
   const where = [options.command, ...(options.args ?? [])].join(' ')
@@ -125,8 +125,6 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
   }
 
   function failAll(error: TransportError): void {
-    // A worker process that is gone cannot answer what it was sent.
-    abandoned.clear()
     for (const [id, entry] of waiting) {
       waiting.delete(id)
       entry.reject(error)
@@ -178,6 +176,8 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
     })
     started.on('exit', (code, signal) => {
       if (child === started) child = undefined
+      // A worker process that is gone cannot answer what it was sent.
+      abandoned.clear()
       const how = signal === null ? `exited with code ${String(code)}` : `was killed by ${signal}`
       failAll(new TransportError(`the worker ${where} ${how} while calls were open${stderrTail === '' ? '' : `; its last words: ${stderrTail.trim().split('\n').at(-1) ?? ''}`}`, true))
     })
@@ -225,6 +225,7 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
       closed = true
       const running = child
       child = undefined
+      abandoned.clear()
       failAll(new TransportError(`the transport to ${where} was closed`, false))
       if (running !== undefined) {
         running.stdin.end()
