@@ -24,14 +24,27 @@ const report = defineWorkflow({
   run: async ({ tool }) => ({ ok: true, report: await tool('render_report', { topic: 'quarterly' }) }),
 })
 
+/** The same tool with a 1 s timeout, and the attempt that answered in its result. */
+const slowReport = defineWorkflow({
+  name: 'slow-report',
+  tools: {
+    render_report: defineRemoteTool({
+      input: z.object({ topic: z.string() }),
+      output: z.object({ pages: z.number(), worker: z.string(), attempt: z.number() }),
+      retry: { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 },
+    }),
+  },
+  run: async ({ tool }) => ({ ok: true, report: await tool('render_report', { topic: 'quarterly' }) }),
+})
+
 async function workerServer(queue: TriggerQueue) {
-  const runtime = createRuntime({ workflows: [report], runsDir: tempRunsDir(), defaults: { worker: queue } })
+  const runtime = createRuntime({ workflows: [report, slowReport], runsDir: tempRunsDir(), defaults: { worker: queue } })
   onCleanup(() => queue.close())
   return testServer({ runtime, workers: queue, apiKeys: KEYS })
 }
 
 /** Starts the worker script in its own process; resolves its output lines as they come. */
-function startWorker(url: string, name: string, mode: 'serve' | 'hang'): { child: ChildProcess; lines: string[]; waitFor: (pattern: RegExp) => Promise<string> } {
+function startWorker(url: string, name: string, mode: 'serve' | 'hang' | 'late'): { child: ChildProcess; lines: string[]; waitFor: (pattern: RegExp) => Promise<string> } {
   const child = spawn(process.execPath, [workerScript, url, WORKER_KEY, name, mode], { stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
   const listeners = new Set<() => void>()
@@ -121,6 +134,29 @@ describe('workers over HTTP', () => {
       [2, 'completed'],
     ])
     expect(ends[0]?.failure).toMatchObject({ retryable: true, code: 'provider_error', error: expect.stringContaining('the worker "w-doomed" went away') })
+  })
+
+  it('a worker that answers attempt 1 after its deadline: the run takes attempt 2, and journals the late answer as ignored (issue 30, item 10)', async () => {
+    const queue = createTriggerQueue()
+    const server = await workerServer(queue)
+    const worker = startWorker(server.url, 'w-late', 'late')
+    await waitForPolls(queue, 1)
+    const started = await server.json<{ runId: string }>('/v1/workflows/slow-report/runs', { method: 'POST', body: JSON.stringify({ input: null }), key: READER_KEY })
+    const runId = started.body.runId
+    const result = await server.json<{ disposition: string; result: unknown }>(`/v1/runs/${runId}/result?wait=20`, { key: READER_KEY })
+    expect(result.body).toMatchObject({ disposition: 'completed', result: { report: { pages: 9, worker: 'w-late', attempt: 2 } } })
+    expect(await worker.waitFor(/^answered tool-1~1: /)).toMatch(/"accepted":\[\],"ignored":\[\{"id":"tool-1~1","reason":"the attempt was given up on .*recorded as late and ignored"\}\]/)
+    const lines = (await (await server.request(`/v1/runs/${runId}/journal`, { key: READER_KEY })).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as ToolEnd & { level?: string; message?: string })
+    expect(lines.filter((line) => line.type === 'tool_end').map((line) => [line.attempt, line.status])).toEqual([
+      [1, 'timed-out'],
+      [2, 'completed'],
+    ])
+    expect(lines.filter((line) => line.type === 'log' && line.level === 'warn').map((line) => line.message)).toEqual([
+      'tool "render_report" attempt 1 answered after its deadline; the answer was ignored',
+    ])
   })
 
   it('needs the worker scope, a worker name, and actions in the protocol format', async () => {

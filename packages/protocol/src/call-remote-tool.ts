@@ -1,18 +1,25 @@
 import { type AttemptRecord, type AttemptStart, CallError, DEFAULT_RETRY_POLICY, type RetryClock, type RetryOutcome, type RetryPolicy, runWithRetry } from '@locus/retry'
-import type { TriggerTransport } from './transport.js'
-import type { ToolExecuteTrigger, WireJson } from './wire-schemas.js'
+import type { SendOptions, TriggerTransport } from './transport.js'
+import type { Action, ToolExecuteTrigger, WireJson } from './wire-schemas.js'
 
 /**
  * One attempt's round trip: sends a `tool.execute` trigger and settles on the
  * worker's answer. `tool.result` gives the result; `tool.error` throws the
  * seed's failure (retryable only when it says `retryable: true`); a
  * transport failure keeps the transport's verdict (a dead worker is a
- * retryable `provider_error`); an answer with neither is terminal.
+ * retryable `provider_error`); an answer with neither is terminal. An answer
+ * that comes after `signal` abandoned the attempt goes to `onLateAnswer`.
  */
-export async function sendToolTrigger(transport: TriggerTransport, trigger: ToolExecuteTrigger, signal?: AbortSignal): Promise<WireJson> {
+export async function sendToolTrigger(
+  transport: TriggerTransport,
+  trigger: ToolExecuteTrigger,
+  signal?: AbortSignal,
+  onLateAnswer?: (actions: Action[]) => void,
+): Promise<WireJson> {
   let actions
   try {
-    actions = await transport.send(trigger, { signal })
+    const options: SendOptions = { signal, ...(onLateAnswer === undefined ? {} : { onLateAnswer }) }
+    actions = await transport.send(trigger, options)
   } catch (error) {
     const retryable = typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true
     throw new CallError(error instanceof Error ? error.message : String(error), { retryable, ...(retryable ? { code: 'provider_error' as const } : {}), cause: error })
@@ -39,6 +46,8 @@ export interface RemoteToolCall {
   readonly onAttemptStart?: ((start: AttemptStart) => void) | undefined
   /** Sees each attempt's record (journal `tool_end` here). */
   readonly onAttempt?: ((record: AttemptRecord) => void) | undefined
+  /** Sees a worker's answer to an attempt already given up on (its deadline passed): it is ignored otherwise. */
+  readonly onLateAnswer?: ((late: { readonly attempt: number; readonly actions: Action[] }) => void) | undefined
 }
 
 /**
@@ -49,7 +58,7 @@ export interface RemoteToolCall {
  * `code`), a lapsed deadline always retries and is stamped
  * `deadline_exceeded`, and the delay before attempt n+1 is
  * `min(base^n, max)` seconds. An answer that arrives after its attempt's
- * deadline is ignored.
+ * deadline is ignored, and reported to `onLateAnswer`.
  */
 export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome<WireJson>> {
   const policy = call.retry ?? DEFAULT_RETRY_POLICY
@@ -64,7 +73,10 @@ export async function callRemoteTool(call: RemoteToolCall): Promise<RetryOutcome
         arguments: call.arguments,
       }
       call.onTrigger?.(trigger)
-      return sendToolTrigger(call.transport, trigger, attempt.signal)
+      const onLateAnswer = call.onLateAnswer
+      return sendToolTrigger(call.transport, trigger, attempt.signal, onLateAnswer === undefined ? undefined : (actions) => {
+        onLateAnswer({ attempt: attempt.attempt, actions })
+      })
     },
     policy,
     {

@@ -57,7 +57,7 @@ export { PROTOCOL_HOST_OPTIONS_INVALID, ProtocolHostOptionsError } from './proto
 export type { ProtocolHostOptions } from './protocol-host-options.js'
 export { sendLlmTrigger } from './llm-trigger.js'
 export { TransportError, createInProcessTransport, createStdioTransport } from './transport.js'
-export type { StdioTransportOptions, StdioTransportSettings, TriggerTransport } from './transport.js'
+export type { SendOptions, StdioTransportOptions, StdioTransportSettings, TriggerTransport } from './transport.js'
 export { callRemoteTool, sendToolTrigger } from './call-remote-tool.js'
 export type { RemoteToolCall } from './call-remote-tool.js'
 export { LLM_TRIGGER_ROUTE, createTriggerQueue, routeOfTrigger } from './trigger-queue.js'

@@ -16,10 +16,38 @@ export class TransportError extends Error {
   }
 }
 
+/** Options of {@link TriggerTransport.send}. */
+export interface SendOptions {
+  /** Abandons the attempt (its deadline passed or it was cancelled): the send rejects at once. */
+  readonly signal?: AbortSignal | undefined
+  /**
+   * Called when a worker still answers a trigger after its send was
+   * abandoned, with the actions it answered (their ids put back to the
+   * trigger's). The answer is otherwise ignored: it never settles another
+   * attempt. Journal it as late here.
+   */
+  readonly onLateAnswer?: ((actions: Action[]) => void) | undefined
+}
+
+/**
+ * The id a worker sees for one send: the call's id and a suffix unique to the
+ * transport (`call-1~1`, `call-1~2`, ...). Every attempt of a call reuses the
+ * call's id, and call ids are unique within a run only: without the suffix a
+ * late answer to attempt 1 would settle attempt 2. Kept within the wire's
+ * 256-character limit.
+ */
+export function attemptTriggerId(callId: string, sequence: number): string {
+  const suffix = `~${sequence.toString(36)}`
+  return `${callId.slice(0, 256 - suffix.length)}${suffix}`
+}
+
+/** How many abandoned triggers a transport remembers, to recognise a late answer to one. */
+export const LATE_ANSWER_MEMORY = 1000
+
 /** How the engine reaches workers: send a trigger, get the actions that answer it. */
 export interface TriggerTransport {
   /** The actions a worker answered `trigger` with (those naming its id). Rejects with {@link TransportError}. */
-  send(trigger: Trigger, options?: { readonly signal?: AbortSignal | undefined }): Promise<Action[]>
+  send(trigger: Trigger, options?: SendOptions): Promise<Action[]>
   close(): Promise<void>
   /**
    * What a run records (in `run_start.options.workerSettings`) to reach the
@@ -57,6 +85,9 @@ export interface StdioTransportOptions {
 }
 
 interface Waiting {
+  /** The id the engine gave the trigger, put back on the answer. */
+  readonly callId: string
+  readonly onLateAnswer: ((actions: Action[]) => void) | undefined
   readonly resolve: (actions: Action[]) => void
   readonly reject: (error: Error) => void
 }
@@ -65,16 +96,33 @@ interface Waiting {
  * A transport to a worker in a child process that speaks newline-delimited
  * JSON on stdin and stdout, so a worker can be written in any language: one
  * trigger per line in, one `{ "actions": [...] }` per line out, actions naming
- * their trigger by `id`. The process starts on the first send and again
- * after it exits. A worker that dies while calls are open fails them as
- * retryable `provider_error`; a line that is not a valid answer fails the open
- * calls terminally with the parse error named.
+ * their trigger by `id`. Each send's trigger carries an id of its own (the
+ * call's id and a suffix, see {@link attemptTriggerId}), which the answer
+ * must echo: an answer to an attempt already abandoned goes to its
+ * `onLateAnswer` and never settles a later attempt. The process starts on
+ * the first send and again after it exits. A worker that dies while calls
+ * are open fails them as retryable `provider_error`; a line that is not a
+ * valid answer fails the open calls terminally with the parse error named.
  */
 export function createStdioTransport(options: StdioTransportOptions): TriggerTransport {
   const where = [options.command, ...(options.args ?? [])].join(' ')
   let child: ChildProcessWithoutNullStreams | undefined
+  /** Open sends, by the id their worker sees. */
   const waiting = new Map<string, Waiting>()
+  /** Abandoned sends the running worker may still answer, by the id it saw; oldest first. */
+  const abandoned = new Map<string, Waiting>()
   let closed = false
+  let sent = 0
+
+  function abandon(id: string, entry: Waiting): void {
+    waiting.delete(id)
+    if (entry.onLateAnswer === undefined) return
+    abandoned.set(id, entry)
+    for (const oldest of abandoned.keys()) {
+      if (abandoned.size <= LATE_ANSWER_MEMORY) break
+      abandoned.delete(oldest)
+    }
+  }
 
   function failAll(error: TransportError): void {
     for (const [id, entry] of waiting) {
@@ -111,13 +159,25 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
       for (const action of actions) byId.set(action.id ?? '', [...(byId.get(action.id ?? '') ?? []), action])
       for (const [id, answered] of byId) {
         const entry = waiting.get(id)
-        if (entry === undefined) continue
-        waiting.delete(id)
-        entry.resolve(answered)
+        if (entry !== undefined) {
+          waiting.delete(id)
+          entry.resolve(answered.map((action) => ({ ...action, id: entry.callId })))
+          continue
+        }
+        const late = abandoned.get(id)
+        if (late === undefined) continue
+        abandoned.delete(id)
+        try {
+          late.onLateAnswer?.(answered.map((action) => ({ ...action, id: late.callId })))
+        } catch {
+          // The attempt was given up on; a hook that throws has no caller left to tell.
+        }
       }
     })
     started.on('exit', (code, signal) => {
       if (child === started) child = undefined
+      // A worker process that is gone cannot answer what it was sent.
+      abandoned.clear()
       const how = signal === null ? `exited with code ${String(code)}` : `was killed by ${signal}`
       failAll(new TransportError(`the worker ${where} ${how} while calls were open${stderrTail === '' ? '' : `; its last words: ${stderrTail.trim().split('\n').at(-1) ?? ''}`}`, true))
     })
@@ -138,12 +198,16 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
           reject(new TransportError('the call was cancelled before it was sent', false))
           return
         }
+        sent += 1
+        const wired = { ...trigger, id: attemptTriggerId(trigger.id, sent) }
         const onAbort = (): void => {
-          waiting.delete(trigger.id)
+          abandon(wired.id, entry)
           reject(new TransportError('the call was abandoned (its deadline passed or it was cancelled)', false))
         }
         signal?.addEventListener('abort', onAbort, { once: true })
-        waiting.set(trigger.id, {
+        const entry: Waiting = {
+          callId: trigger.id,
+          onLateAnswer: sendOptions?.onLateAnswer,
           resolve: (actions) => {
             signal?.removeEventListener('abort', onAbort)
             resolve(actions)
@@ -152,14 +216,16 @@ export function createStdioTransport(options: StdioTransportOptions): TriggerTra
             signal?.removeEventListener('abort', onAbort)
             reject(error)
           },
-        })
-        start().stdin.write(JSON.stringify(trigger) + '\n')
+        }
+        waiting.set(wired.id, entry)
+        start().stdin.write(JSON.stringify(wired) + '\n')
       })
     },
     async close() {
       closed = true
       const running = child
       child = undefined
+      abandoned.clear()
       failAll(new TransportError(`the transport to ${where} was closed`, false))
       if (running !== undefined) {
         running.stdin.end()

@@ -1,5 +1,5 @@
 import { type RetryClock, systemClock } from '@locus/retry'
-import { TransportError, type TriggerTransport } from './transport.js'
+import { LATE_ANSWER_MEMORY, TransportError, type TriggerTransport, attemptTriggerId } from './transport.js'
 import type { Action, Trigger } from './wire-schemas.js'
 
 /** The name a worker lists to take `llm.execute` triggers (any agent, any model). */
@@ -86,6 +86,7 @@ interface Entry {
   /** The id the engine gave it, put back on the answer. */
   readonly callId: string
   readonly route: string
+  readonly onLateAnswer: ((actions: Action[]) => void) | undefined
   readonly resolve: (actions: Action[]) => void
   readonly reject: (error: Error) => void
   /** Who holds it, once claimed. */
@@ -134,6 +135,8 @@ export function createTriggerQueue(options: TriggerQueueOptions = {}): TriggerQu
   const open = new Map<string, Entry>()
   const waiters: Waiter[] = []
   const workers = new Map<string, WorkerState>()
+  /** Claimed triggers whose send was abandoned, by id, with the worker that held them: its answer is late. Oldest first. */
+  const abandoned = new Map<string, { readonly worker: string; readonly entry: Entry }>()
   let closed = false
   let sent = 0
 
@@ -224,17 +227,25 @@ export function createTriggerQueue(options: TriggerQueueOptions = {}): TriggerQu
       // Call ids are unique within a run, not across the runs sharing a queue, and each attempt reuses its call's
       // id: the id a worker sees is made unique, so an answer reaches its own attempt and a late one is recognised.
       sent += 1
-      const suffix = `~${sent.toString(36)}`
-      const wired = { ...trigger, id: `${trigger.id.slice(0, 256 - suffix.length)}${suffix}` }
+      const wired = { ...trigger, id: attemptTriggerId(trigger.id, sent) }
       return new Promise<Action[]>((resolve, reject) => {
         const onAbort = (): void => {
+          const holder = entry.worker
           settle(entry)
+          if (holder !== undefined && entry.onLateAnswer !== undefined) {
+            abandoned.set(wired.id, { worker: holder.name, entry })
+            for (const oldest of abandoned.keys()) {
+              if (abandoned.size <= LATE_ANSWER_MEMORY) break
+              abandoned.delete(oldest)
+            }
+          }
           reject(new TransportError('the call was abandoned (its deadline passed or it was cancelled)', false))
         }
         const entry: Entry = {
           trigger: wired,
           callId: trigger.id,
           route: routeOfTrigger(trigger),
+          onLateAnswer: sendOptions?.onLateAnswer,
           resolve: (actions) => {
             signal?.removeEventListener('abort', onAbort)
             resolve(actions.map((action) => ({ ...action, id: trigger.id })))
@@ -307,6 +318,17 @@ export function createTriggerQueue(options: TriggerQueueOptions = {}): TriggerQu
       const accepted: string[] = []
       for (const [id, answered] of byId) {
         const entry = worker?.claims.get(id)
+        const late = entry === undefined ? abandoned.get(id) : undefined
+        if (late !== undefined && late.worker === name) {
+          abandoned.delete(id)
+          try {
+            late.entry.onLateAnswer?.(answered.map((action) => ({ ...action, id: late.entry.callId })))
+          } catch {
+            // The attempt was given up on; a hook that throws has no caller left to tell.
+          }
+          ignored.push({ id, reason: 'the attempt was given up on (its deadline passed or it was cancelled) before this answer came: it is recorded as late and ignored' })
+          continue
+        }
         if (entry === undefined) {
           const other = open.get(id)
           const reason =
@@ -334,6 +356,7 @@ export function createTriggerQueue(options: TriggerQueueOptions = {}): TriggerQu
 
     close() {
       closed = true
+      abandoned.clear()
       for (const waiter of [...waiters]) waiter.deliver([])
       for (const entry of [...open.values()]) {
         settle(entry)

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type AttemptRecord, createManualClock } from '@locus/retry'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker } from '../src/index.js'
+import { type Action, type ToolExecuteTrigger, callRemoteTool, createInProcessTransport, createStdioTransport, createWorker } from '../src/index.js'
 
 const POLICY = { timeout_secs: 30, max_retries: 3, backoff_base_secs: 2, backoff_max_secs: 60 }
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
@@ -112,6 +112,43 @@ describe('the stdio transport', () => {
       expect(outcome).toMatchObject({ ok: true, value: { survived: true } })
       expect(records[0]).toMatchObject({ outcome: 'failed', failure: { retryable: true, code: 'provider_error' } })
       expect(records[0]?.failure?.error).toMatch(/exited with code 3/)
+    } finally {
+      await stdio.close()
+    }
+  }, 30_000)
+
+  it('gives each attempt a trigger id of its own: a late answer to attempt 1 goes to its onLateAnswer, never to attempt 2', async () => {
+    const stdio = transport()
+    try {
+      const trigger = (attempt: number): ToolExecuteTrigger => ({ type: 'tool.execute', id: 'h', attempt, deadline: null, name: 'hold_first', arguments: {} })
+      const abandon = new AbortController()
+      const late: Action[][] = []
+      const first = stdio.send(trigger(1), { signal: abandon.signal, onLateAnswer: (actions) => late.push(actions) })
+      abandon.abort()
+      await expect(first).rejects.toMatchObject({ name: 'TransportError', retryable: false })
+      expect(await stdio.send(trigger(2))).toEqual([{ type: 'tool.result', id: 'h', result: { attempt: 2 } }])
+      expect(late).toEqual([[{ type: 'tool.result', id: 'h', result: { attempt: 1 } }]])
+    } finally {
+      await stdio.close()
+    }
+  }, 30_000)
+
+  it('callRemoteTool takes attempt 2’s answer when attempt 1 answers after its deadline, and reports the late one', async () => {
+    const stdio = transport()
+    try {
+      // Started and answering first, so only attempt 1's deadline is in play, not the worker's start-up.
+      expect(await callRemoteTool({ id: 'warm', name: 'echo', arguments: {}, transport: stdio })).toMatchObject({ ok: true })
+      const late: { attempt: number; actions: Action[] }[] = []
+      const outcome = await callRemoteTool({
+        id: 'h',
+        name: 'hold_first',
+        arguments: {},
+        retry: { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 },
+        transport: stdio,
+        onLateAnswer: (answer) => late.push(answer),
+      })
+      expect(outcome).toMatchObject({ ok: true, value: { attempt: 2 } })
+      expect(late).toEqual([{ attempt: 1, actions: [{ type: 'tool.result', id: 'h', result: { attempt: 1 } }] }])
     } finally {
       await stdio.close()
     }

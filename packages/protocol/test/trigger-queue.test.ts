@@ -126,6 +126,23 @@ describe('createTriggerQueue', () => {
     expect(queue.stats()).toEqual({ queued: 0, claimed: 0, polling: 0, workers: 0 })
   })
 
+  it('reports a late answer to a claimed trigger whose call was abandoned to its onLateAnswer, and ignores it', async () => {
+    const queue = createTriggerQueue({ clock: createManualClock(T0) })
+    const controller = new AbortController()
+    const late: Action[][] = []
+    const sent = queue.send(toolTrigger('tool-1', 'a'), { signal: controller.signal, onLateAnswer: (actions) => late.push(actions) })
+    const [held] = await queue.poll({ worker: 'w1', tools: ['a'], waitMs: 0 })
+    controller.abort()
+    await expect(sent).rejects.toMatchObject({ retryable: false })
+    const report = queue.answer('w1', [result(held?.id ?? '', { pages: 3 })])
+    expect(report.accepted).toEqual([])
+    expect(report.ignored).toEqual([{ id: held?.id, reason: expect.stringMatching(/given up on .* recorded as late and ignored/) as unknown }])
+    expect(late).toEqual([[result('tool-1', { pages: 3 })]])
+    // Once only: the same answer again is simply unknown.
+    expect(queue.answer('w1', [result(held?.id ?? '', { pages: 3 })]).ignored[0]?.reason).toMatch(/no open trigger/)
+    expect(late).toHaveLength(1)
+  })
+
   it('close fails open calls terminally and ends waiting polls', async () => {
     const queue = createTriggerQueue({ clock: createManualClock(T0) })
     const polling = queue.poll({ worker: 'w1', tools: ['b'], waitMs: 60_000 })

@@ -51,8 +51,10 @@ export type {
   TurnResult,
   Usage,
 } from './host.js'
-export { createScriptedHost, parseScriptedFixtures } from './scripted-host.js'
-export type { ScriptedFixtures, ScriptedHost, ScriptedHostCall, ScriptedHostOptions, ScriptedMatch, ScriptedRule, ScriptedStep } from './scripted-host.js'
+export { createScriptedHost } from './scripted-host.js'
+export { parseScriptedFixtures, scriptedFixturesJsonSchema } from './scripted-fixtures.js'
+export type { ScriptedFixtures } from './scripted-fixtures.js'
+export type { ScriptedHost, ScriptedHostCall, ScriptedHostOptions, ScriptedMatch, ScriptedRule, ScriptedStep } from './scripted-host.js'
 export {
   AgentCallError,
   ChildWorkflowError,

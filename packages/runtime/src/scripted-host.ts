@@ -1,6 +1,5 @@
-import { type FailureCause, FailureCauseSchema } from '@locus/outcome'
+import type { FailureCause } from '@locus/outcome'
 import { type RetryClock, systemClock } from '@locus/retry'
-import { z } from 'zod'
 import {
   type AgentHost,
   type AgentSession,
@@ -10,8 +9,6 @@ import {
   type TurnResult,
   type Usage,
 } from './host.js'
-import { RuntimeInputError } from './errors.js'
-import { describeZodIssues } from './zod-issues.js'
 
 /**
  * One scripted turn. Each turn a child session takes (the first prompt, or a
@@ -205,59 +202,4 @@ export function createScriptedHost(options: ScriptedHostOptions): ScriptedHost {
   }
 
   return host
-}
-
-const usageSchema = z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
-const stepSchema = z.union([
-  z.object({
-    text: z.string(),
-    delayMs: z.number().nonnegative().optional(),
-    usage: usageSchema.optional(),
-    toolCalls: z.array(z.object({ tool: z.string(), args: z.unknown().optional() })).optional(),
-  }).strict(),
-  z.object({ hang: z.literal(true) }).strict(),
-  z.object({ throw: FailureCauseSchema, message: z.string().optional(), delayMs: z.number().nonnegative().optional() }).strict(),
-  z.object({ stop: z.literal('length'), text: z.string() }).strict(),
-  z.object({ fail: FailureCauseSchema, reason: z.string().optional() }).strict(),
-  z.object({ empty: z.literal(true) }).strict(),
-])
-const fixturesSchema = z.object({
-  rules: z.array(
-    z.object({
-      match: z.object({
-        agent: z.string().optional(),
-        label: z.string().optional(),
-        phase: z.string().optional(),
-        prompt: z.string().optional(),
-        promptPattern: z.string().optional(),
-      }).strict().optional(),
-      steps: z.array(stepSchema).min(1),
-    }).strict(),
-  ),
-}).strict()
-
-/** The JSON form of scripted host rules, as a fixtures file holds them. */
-export type ScriptedFixtures = z.input<typeof fixturesSchema>
-
-/**
- * Validates fixtures read from JSON (a `promptPattern` string becomes a
- * regular expression) and returns host options. Bad fixtures throw an error
- * naming each wrong field.
- */
-export function parseScriptedFixtures(input: unknown, source = 'fixtures'): ScriptedHostOptions {
-  const parsed = fixturesSchema.safeParse(input)
-  if (!parsed.success) {
-    const issues = describeZodIssues(parsed.error, source)
-    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid scripted host fixtures:\n  ${issues.join('\n  ')}`, issues)
-  }
-  return {
-    rules: parsed.data.rules.map((rule) => {
-      const { promptPattern, ...rest } = rule.match ?? {}
-      const match: ScriptedMatch = {
-        ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
-        ...(promptPattern === undefined ? {} : { prompt: new RegExp(promptPattern) }),
-      }
-      return { match, steps: rule.steps as ScriptedStep[] }
-    }),
-  }
 }

@@ -2,8 +2,8 @@ import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/g
 import { type ErrorCode, type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
 import type { RetryRefused } from '@locus/journal'
-import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
-import { type ToolExecuteTrigger, sendToolTrigger } from '@locus/protocol'
+import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type LateResult, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
+import { type Action, type ToolExecuteTrigger, sendToolTrigger } from '@locus/protocol'
 import type { z } from 'zod'
 import type { ToolCallOptions } from './define.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
@@ -142,6 +142,18 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   const remote = tool.remote === true
   const deferred = tool.deferred === true
   const output = (tool as { output?: z.ZodType }).output
+  // Attempts whose worker transport let go at the deadline or on cancel: that rejection is not an answer.
+  const letGo = new Set<number>()
+  const reportLate = (late: LateResult): void => {
+    // An attempt the run cancelled that then let go of the abort (a deferral closed by a shutdown, a
+    // tool that threw on its signal) answered nothing: there is nothing to say.
+    if (late.endedBy === 'cancelled' && late.outcome === 'failed') return
+    // Nor did a remote attempt whose transport stopped waiting: its worker's answer, if one comes, is reported on its own.
+    if (late.outcome === 'failed' && letGo.has(late.attempt)) return
+    // A worker's answer that came after its attempt's deadline, or after the run was cancelled, is ignored, and says so.
+    const after = late.endedBy === 'cancelled' ? 'after the run cancelled it' : 'after its deadline'
+    run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered ${after}; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
+  }
   const outcome = await runWithRetry(
     async ({ attempt, signal, deadline }) => {
       // The attempt's tool_start commits (through a lease fence, on a leased store) before anything runs.
@@ -150,7 +162,7 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
       const value: unknown = deferred
         ? await waitForAnswer(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
         : remote
-          ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
+          ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output }, { letGo, reportLate })
           : await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
       lastValue = { attempt, value }
       return value
@@ -163,14 +175,7 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
       retryDeadline: run.deadlineAt,
       budget: run.retryBudget,
       jitter: run.jitter,
-      onLateResult: (late) => {
-        // An attempt the run cancelled that then let go of the abort (a deferral closed by a shutdown, a
-        // tool that threw on its signal) answered nothing: there is nothing to say.
-        if (late.endedBy === 'cancelled' && late.outcome === 'failed') return
-        // A worker's answer that came after its attempt's deadline, or after the run was cancelled, is ignored, and says so.
-        const after = late.endedBy === 'cancelled' ? 'after the run cancelled it' : 'after its deadline'
-        run.emit({ type: 'log', level: 'warn', message: `tool "${name}" attempt ${late.attempt} answered ${after}; the answer was ignored`, data: { toolCallId, attempt: late.attempt, outcome: late.outcome } })
-      },
+      onLateResult: reportLate,
       onAttemptStart: ({ attempt, startedAt, deadline }) => {
         run.emit({ type: 'tool_start', ...where, ...identity, attempt, ...(deadline === null || deadline <= startedAt ? {} : { timeoutMs: deadline - startedAt }) })
       },
@@ -219,11 +224,14 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
  * worker transport. `tool.result` settles it (checked against the tool's
  * `output` schema when it has one), `tool.error` throws the seed's failure
  * (retryable only when it says so), and a transport failure is the
- * transport's (a dead worker is a retryable `provider_error`).
+ * transport's (a dead worker is a retryable `provider_error`). When the
+ * attempt's signal aborts the transport stops waiting; the worker's answer,
+ * if it still comes, is reported late and ignored.
  */
 async function callWorker(
   run: RunState,
   call: { name: string; toolCallId: string; attempt: number; deadline: number | null; signal: AbortSignal; args: ReturnType<typeof detach>; output: z.ZodType | undefined },
+  late: { readonly letGo: Set<number>; readonly reportLate: (late: LateResult) => void },
 ): Promise<unknown> {
   const worker = run.worker
   if (worker === undefined) {
@@ -238,7 +246,28 @@ async function callWorker(
     name: call.name,
     arguments: call.args.json,
   }
-  const result = await sendToolTrigger(worker, trigger, call.signal)
+  // What abandoned the attempt, read when the transport lets go: the run's cancellation or the attempt's deadline.
+  let endedBy: LateResult['endedBy'] = 'timed-out'
+  const onLateAnswer = (actions: readonly Action[]): void => {
+    const answer = actions.find((action) => action.type === 'tool.result' || action.type === 'tool.error')
+    if (answer === undefined) return
+    const settledAt = run.clock.now()
+    late.reportLate(
+      answer.type === 'tool.result'
+        ? { attempt: call.attempt, settledAt, outcome: 'succeeded', endedBy }
+        : { attempt: call.attempt, settledAt, outcome: 'failed', failure: { error: answer.error, retryable: answer.retryable === true }, endedBy },
+    )
+  }
+  let result
+  try {
+    result = await sendToolTrigger(worker, trigger, call.signal, onLateAnswer)
+  } catch (error) {
+    if (call.signal.aborted) {
+      endedBy = run.signal.aborted ? 'cancelled' : 'timed-out'
+      late.letGo.add(call.attempt)
+    }
+    throw error
+  }
   if (call.output === undefined) return result
   const checked = call.output.safeParse(result)
   if (!checked.success) {

@@ -105,4 +105,38 @@ describe('a remote tool in a run', () => {
       await worker.close()
     }
   }, 20_000)
+
+  it('a stdio worker that answers attempt 1 after its deadline: attempt 2 gets its own answer, the late one is journaled as late and ignored (issue 30, item 10)', async () => {
+    const worker = createStdioTransport({ command: process.execPath, args: [fileURLToPath(new URL('./fixtures/late-worker.mjs', import.meta.url))] })
+    try {
+      const slow = defineWorkflow({
+        name: 'slow',
+        tools: {
+          render: defineRemoteTool({
+            input: z.object({}),
+            output: z.object({ from: z.string(), ids: z.array(z.string()) }),
+            retry: { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 },
+          }),
+        },
+        run: async ({ tool }) => ({ ok: true, rendered: await tool('render', {}) }),
+      })
+      const run = await runWorkflowScript(slow, { worker, runsDir: tempRunsDir() })
+      const rendered = (run.result as { rendered: { from: string; ids: string[] } }).rendered
+      expect(rendered.from).toBe('attempt 2')
+      // Each attempt's trigger carried an id of its own, so the answer to one could not settle the other.
+      expect(rendered.ids).toHaveLength(2)
+      expect(new Set(rendered.ids).size).toBe(2)
+      const { lines } = readRun(run)
+      expect(linesOfType(lines, 'tool_end').map((line) => [line.attempt, line.status, line.failure?.code, line.result])).toEqual([
+        [1, 'timed-out', 'deadline_exceeded', undefined],
+        [2, 'completed', undefined, { from: 'attempt 2', ids: rendered.ids }],
+      ])
+      const logs = linesOfType(lines, 'log').filter((line) => /answered after/.test(line.message))
+      expect(logs.map((line) => [line.level, line.message, line.data])).toEqual([
+        ['warn', 'tool "render" attempt 1 answered after its deadline; the answer was ignored', { toolCallId: 'tool-1', attempt: 1, outcome: 'succeeded' }],
+      ])
+    } finally {
+      await worker.close()
+    }
+  }, 20_000)
 })
