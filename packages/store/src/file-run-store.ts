@@ -194,7 +194,10 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     if (left <= 0) return
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
     // Streamed a chunk at a time: reading a long run's journal holds one chunk, not every line.
-    const lines = readJournalLines(path, read.onProblem === undefined ? {} : { onProblem: read.onProblem })
+    const lines = readJournalLines(path, {
+      ...(read.onProblem === undefined ? {} : { onProblem: read.onProblem }),
+      ...(read.onDamage === undefined ? {} : { onDamage: read.onDamage }),
+    })
     try {
       for await (const line of lines) {
         if (line.seq <= afterSeq) continue
