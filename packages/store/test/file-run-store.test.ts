@@ -92,6 +92,16 @@ describe('createFileRunStore', () => {
         { lineNumber: 5, kind: 'seq-repeat' },
       ])
       expect(problems).toEqual([expect.stringMatching(/^line 2: line 2 is not JSON/), 'line 4: seq gap, expected 4, found 5: the line before it is missing', expect.stringMatching(/^line 5: seq 5 repeats/)])
+      // A tail tells the same, in the same words, as it meets each place.
+      const tailed: string[] = []
+      const tailedDamage: { lineNumber: number; kind: string }[] = []
+      const tail = createFileRunStore(runsDir, { tailPollMs: 5 }).tail(
+        { runId: 'damaged', executionId: 'damaged' },
+        { limit: 4, onProblem: (problem) => tailed.push(problem), onDamage: ({ lineNumber, kind }) => tailedDamage.push({ lineNumber, kind }) },
+      )
+      for await (const line of tail) expect(line.seq).toBeGreaterThan(0)
+      expect(tailed).toEqual(problems)
+      expect(tailedDamage).toEqual(damage)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
