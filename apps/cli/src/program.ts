@@ -114,6 +114,7 @@ Examples:
     .option('--json', 'print every journal line as JSON, then a JSON summary line')
     .option('--quiet', 'no progress, only the summary')
     .option('--worker <command>', 'the worker process for the remote tools (default: the one the run recorded)')
+    .option('--accept-damage', 'go on with the readable lines of a damaged journal: a call with no readable end runs again live')
   addHostFlags(resume)
   addExecutionFlags(resume)
   addRunsDir(resume)
@@ -127,6 +128,7 @@ Examples:
     .argument('<runId>', 'the run to replay')
     .option('--workflow <file>', 'the workflow file (default: the one the run recorded)')
     .option('--json', 'print the replay journal and the report as JSON')
+    .option('--accept-damage', 'go on with the readable lines of a damaged journal: a call whose lines were lost shows as missing')
   addRunsDir(replay)
   addVerbose(replay).action(async (runId: string, flags: Parameters<typeof replayCommand>[1]) => {
     setExitCode(await replayCommand(runId, flags, io))
@@ -162,6 +164,7 @@ Examples:
     .option('--follow', 'keep printing new lines while the run is live, until it ends')
     .option('--execution <id>', 'root, latest, or an execution id such as resume-001 (default: latest)')
     .option('--json', 'print the raw journal lines')
+    .option('--accept-damage', 'print the readable lines of a damaged journal instead of stopping')
   addRunsDir(journal)
   addServer(journal)
   addVerbose(journal).action(async (runId: string, flags: Parameters<typeof journalCommand>[1] & Parameters<typeof remoteJournal>[1]) => {

@@ -87,8 +87,8 @@ export {
 export type { JournalFileErrorCode } from './journal-file-errors.js'
 export { DEFAULT_BATCH_LINES, DEFAULT_BATCH_MS, JOURNAL_DURABILITIES, createJournalWriter } from './journal-writer.js'
 export type { JournalDurability, JournalWriter, JournalWriterOptions } from './journal-writer.js'
-export { openJournalLineReader, readJournal, readJournalAsync, readJournalLineAt, readJournalLines, scanJournal } from './read-journal.js'
-export type { InvalidJournalLine, JournalLineReader, JournalLinePlace, JournalReadResult, JournalScanResult, OutOfOrderLine, TornTail } from './read-journal.js'
+export { journalDamage, openJournalLineReader, readJournal, readJournalAsync, readJournalLineAt, readJournalLines, scanJournal } from './read-journal.js'
+export type { InvalidJournalLine, JournalDamage, JournalLineReader, JournalLinePlace, JournalReadResult, JournalScanResult, OutOfOrderLine, SeqGap, TornTail } from './read-journal.js'
 export {
   AGENT_RESULT_INVALID,
   AGENT_RESULT_SCHEMA,

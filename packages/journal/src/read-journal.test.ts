@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { JournalReadError } from './journal-file-errors.js'
 import { JournalLineSchema } from './journal-line-schema.js'
-import { readJournal, readJournalAsync } from './read-journal.js'
+import { journalDamage, readJournal, readJournalAsync } from './read-journal.js'
 import { SAMPLE_INPUTS, lineArbitrary, stamp } from '../test/sample-lines.js'
 
 function fileWith(content: string | Buffer): string {
@@ -19,7 +19,7 @@ const jsonl = (lines: readonly object[]): string => lines.map((line) => JSON.str
 describe('readJournal', () => {
   it('returns the valid lines in order', () => {
     const lines = [stamp(SAMPLE_INPUTS.run_start, 1), stamp(SAMPLE_INPUTS.log, 2), stamp(SAMPLE_INPUTS.run_end, 3)]
-    expect(readJournal(fileWith(jsonl(lines)))).toStrictEqual({ lines, tornTail: null, invalid: [], outOfOrder: [] })
+    expect(readJournal(fileWith(jsonl(lines)))).toStrictEqual({ lines, tornTail: null, invalid: [], outOfOrder: [], gaps: [] })
   })
 
   it('a torn tail is reported, not thrown: partial bytes after the last newline, with their byte offset', () => {
@@ -62,9 +62,46 @@ describe('readJournal', () => {
   })
 
   it('reports a seq that does not increase, and still returns the line', () => {
-    const read = readJournal(fileWith(jsonl([stamp(SAMPLE_INPUTS.log, 1), stamp(SAMPLE_INPUTS.log, 5), stamp(SAMPLE_INPUTS.log, 5)])))
+    const read = readJournal(fileWith(jsonl([stamp(SAMPLE_INPUTS.log, 1), stamp(SAMPLE_INPUTS.log, 2), stamp(SAMPLE_INPUTS.log, 2)])))
     expect(read.lines).toHaveLength(3)
-    expect(read.outOfOrder).toEqual([{ lineNumber: 3, seq: 5, previousSeq: 5 }])
+    expect(read.outOfOrder).toEqual([{ lineNumber: 3, seq: 2, previousSeq: 2 }])
+    expect(journalDamage(read)).toEqual([{ lineNumber: 3, kind: 'seq-repeat', problem: expect.stringMatching(/^line 3: seq 2 repeats the seq of the line before it \(expected 3\)/) }])
+  })
+
+  it('reports a seq gap (lines missing) with the line number, and still returns every line', () => {
+    const read = readJournal(fileWith(jsonl([stamp(SAMPLE_INPUTS.log, 1), stamp(SAMPLE_INPUTS.log, 2), stamp(SAMPLE_INPUTS.log, 4), stamp(SAMPLE_INPUTS.log, 5)])))
+    expect(read.lines).toHaveLength(4)
+    expect(read.gaps).toEqual([{ lineNumber: 3, seq: 4, expectedSeq: 3 }])
+    expect(journalDamage(read).map((place) => place.problem)).toEqual(['line 3: seq gap, expected 3, found 4: the line before it is missing'])
+  })
+
+  it('a missing first line is a gap; a journal may start at seq 0', () => {
+    expect(readJournal(fileWith(jsonl([stamp(SAMPLE_INPUTS.log, 2), stamp(SAMPLE_INPUTS.log, 3)]))).gaps).toEqual([{ lineNumber: 1, seq: 2, expectedSeq: 1 }])
+    expect(readJournal(fileWith(jsonl([stamp(SAMPLE_INPUTS.log, 0), stamp(SAMPLE_INPUTS.log, 1)]))).gaps).toEqual([])
+  })
+
+  it('an unreadable line is reported once, not again as a gap after it; a torn tail is no damage', () => {
+    const content = `${JSON.stringify(stamp(SAMPLE_INPUTS.log, 1))}\n{garbage\n${JSON.stringify(stamp(SAMPLE_INPUTS.log, 3))}\n{"torn`
+    const read = readJournal(fileWith(content))
+    expect(journalDamage(read)).toEqual([{ lineNumber: 2, kind: 'unreadable', problem: expect.stringMatching(/^line 2: line 2 is not JSON/) }])
+    expect(journalDamage(readJournal(fileWith(`${JSON.stringify(stamp(SAMPLE_INPUTS.log, 1))}\n{"torn`)))).toEqual([])
+  })
+
+  it('any deleted or repeated line but the last is reported as damage at its place; an intact journal, torn or not, has none', () => {
+    const journal = fc.array(lineArbitrary, { minLength: 2, maxLength: 25 }).map((lines) => lines.map((line, index) => ({ ...line, seq: index + 1 })))
+    fc.assert(
+      fc.property(journal, fc.nat(), fc.boolean(), fc.boolean(), (lines, pick, repeat, torn) => {
+        const tail = torn ? '{"v":1,"seq":' : ''
+        expect(journalDamage(readJournal(fileWith(jsonl(lines) + tail)))).toEqual([])
+        // Any line but the last: a lost last line leaves no trace a reader could see.
+        const at = pick % (lines.length - 1)
+        const damaged = repeat ? [...lines.slice(0, at + 1), ...lines.slice(at)] : [...lines.slice(0, at), ...lines.slice(at + 1)]
+        const damage = journalDamage(readJournal(fileWith(jsonl(damaged) + tail)))
+        // The line after the repeat, or the line that took the deleted one's place (line numbers are 1-based).
+        expect(damage).toEqual([{ lineNumber: at + (repeat ? 2 : 1), kind: repeat ? 'seq-repeat' : 'seq-gap', problem: expect.stringContaining(`line ${at + (repeat ? 2 : 1)}: `) }])
+      }),
+      { numRuns: 200 },
+    )
   })
 
   it('reads a payload with an own __proto__ key exactly as the zod schema does', () => {
@@ -76,7 +113,7 @@ describe('readJournal', () => {
   })
 
   it('an empty file is an empty journal', () => {
-    expect(readJournal(fileWith(''))).toStrictEqual({ lines: [], tornTail: null, invalid: [], outOfOrder: [] })
+    expect(readJournal(fileWith(''))).toStrictEqual({ lines: [], tornTail: null, invalid: [], outOfOrder: [], gaps: [] })
   })
 
   it('a file that cannot be read throws JournalReadError naming the path', async () => {

@@ -31,6 +31,33 @@ export interface OutOfOrderLine {
   previousSeq: number
 }
 
+/**
+ * A valid line whose `seq` skips numbers: the lines that held them are gone
+ * (deleted, or lost in a copy). A journal's `seq` counts 1, 2, 3... with no
+ * hole, so a jump of more than one past the last readable line (and the
+ * unreadable lines between) means lines are missing before this one.
+ */
+export interface SeqGap {
+  lineNumber: number
+  seq: number
+  /** The `seq` this line should have had. */
+  expectedSeq: number
+}
+
+/**
+ * One place where a journal is damaged: a complete line that cannot be read,
+ * a `seq` gap (lines missing) or a `seq` that repeats or goes back (a line
+ * copied twice, or files mixed). A torn last line (a crash mid-write) is not
+ * damage: a crash leaves every complete line readable.
+ */
+export interface JournalDamage {
+  /** 1-based line number in the journal file. */
+  readonly lineNumber: number
+  readonly kind: 'unreadable' | 'seq-gap' | 'seq-repeat'
+  /** What is wrong, starting `line <n>: `. */
+  readonly problem: string
+}
+
 /** What {@link readJournal} found. Each problem is reported on its own; no complete valid line is left out. */
 export interface JournalReadResult {
   /** Every valid complete line, in file order. */
@@ -41,6 +68,44 @@ export interface JournalReadResult {
   invalid: InvalidJournalLine[]
   /** Valid lines whose `seq` does not increase; empty for a journal written by one writer. */
   outOfOrder: OutOfOrderLine[]
+  /** Valid lines whose `seq` skips numbers (lines missing before them); empty for a journal written by one writer. */
+  gaps: SeqGap[]
+}
+
+/** The `seq` of a journal's first line (the writer's default start). */
+const FIRST_SEQ = 1
+
+/**
+ * Every place a journal read is damaged, in line order: unreadable complete
+ * lines, `seq` gaps and `seq` repeats. A torn tail is not among them.
+ *
+ * @example
+ * ```ts
+ * const damage = journalDamage(readJournal(path))
+ * for (const place of damage) console.error(place.problem)
+ * ```
+ */
+export function journalDamage(read: Pick<JournalReadResult, 'invalid' | 'outOfOrder' | 'gaps'>): JournalDamage[] {
+  const damage: JournalDamage[] = [
+    ...read.invalid.map((line) => ({ lineNumber: line.lineNumber, kind: 'unreadable' as const, problem: describeInvalid(line) })),
+    ...read.outOfOrder.map((line) => ({ lineNumber: line.lineNumber, kind: 'seq-repeat' as const, problem: describeOutOfOrder(line) })),
+    ...read.gaps.map((gap) => ({ lineNumber: gap.lineNumber, kind: 'seq-gap' as const, problem: describeGap(gap) })),
+  ]
+  return damage.sort((a, b) => a.lineNumber - b.lineNumber)
+}
+
+function describeInvalid(line: InvalidJournalLine): string {
+  return `line ${line.lineNumber}: ${line.error}`
+}
+
+function describeOutOfOrder(line: OutOfOrderLine): string {
+  const what = line.seq === line.previousSeq ? 'repeats the seq of the line before it' : `goes back from seq ${line.previousSeq}`
+  return `line ${line.lineNumber}: seq ${line.seq} ${what} (expected ${line.previousSeq + 1}): a line is there twice, or lines of another journal are mixed in`
+}
+
+function describeGap(gap: SeqGap): string {
+  const missing = gap.seq - gap.expectedSeq
+  return `line ${gap.lineNumber}: seq gap, expected ${gap.expectedSeq}, found ${gap.seq}: ${missing === 1 ? 'the line' : `${missing} lines`} before it ${missing === 1 ? 'is' : 'are'} missing`
 }
 
 const NEWLINE = 0x0a
@@ -103,24 +168,49 @@ function parseLineText(lineText: string, lineNumber: number): ParsedLine {
   }
 }
 
-/** Checks complete lines in file order, keeping the invalid and out-of-order ones aside. */
-function createLineChecker(): { readonly invalid: InvalidJournalLine[]; readonly outOfOrder: OutOfOrderLine[]; take(lineText: string, lineNumber: number): JournalLine | undefined } {
+/** What {@link createLineChecker} keeps aside while it checks lines. */
+interface LineChecker {
+  readonly invalid: InvalidJournalLine[]
+  readonly outOfOrder: OutOfOrderLine[]
+  readonly gaps: SeqGap[]
+  take(lineText: string, lineNumber: number): JournalLine | undefined
+}
+
+/**
+ * Checks complete lines in file order, keeping the invalid, out-of-order and
+ * gapped ones aside. `seq` must count up by one from {@link FIRST_SEQ} (or 0);
+ * an unreadable line between two readable ones may hold one `seq`, so it is
+ * not counted as a gap as well.
+ */
+function createLineChecker(): LineChecker {
   const invalid: InvalidJournalLine[] = []
   const outOfOrder: OutOfOrderLine[] = []
+  const gaps: SeqGap[] = []
   let previousSeq: number | undefined
+  let unreadableSince = 0
   return {
     invalid,
     outOfOrder,
+    gaps,
     take(lineText, lineNumber) {
       const parsed = parseLineText(lineText, lineNumber)
       if (parsed === undefined) return undefined
       if ('invalid' in parsed) {
         invalid.push(parsed.invalid)
+        unreadableSince += 1
         return undefined
       }
       const { line } = parsed
-      if (previousSeq !== undefined && line.seq <= previousSeq) outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
+      if (previousSeq !== undefined && line.seq <= previousSeq) {
+        outOfOrder.push({ lineNumber, seq: line.seq, previousSeq })
+      } else {
+        const expectedSeq = previousSeq === undefined ? FIRST_SEQ : previousSeq + 1
+        // A journal may start at 0; unreadable lines before this one may have held the missing numbers.
+        const allowed = expectedSeq + unreadableSince
+        if (line.seq > allowed && !(previousSeq === undefined && line.seq === 0)) gaps.push({ lineNumber, seq: line.seq, expectedSeq: allowed })
+      }
       previousSeq = line.seq
+      unreadableSince = 0
       return line
     },
   }
@@ -144,7 +234,7 @@ function parseJournalBuffer(buffer: Buffer): JournalReadResult {
   }
   const tornTail =
     bodyEnd < buffer.length ? { byteOffset: bodyEnd, text: buffer.toString('utf8', bodyEnd), lineNumber: lineNumber + 1 } : null
-  return { lines, tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder }
+  return { lines, tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, gaps: checker.gaps }
 }
 
 /** Where a complete line sits in its journal file, so it can be read again on its own with {@link readJournalLineAt}. */
@@ -163,6 +253,8 @@ export interface JournalScanResult {
   readonly invalid: InvalidJournalLine[]
   /** Valid lines whose `seq` does not increase. */
   readonly outOfOrder: OutOfOrderLine[]
+  /** Valid lines whose `seq` skips numbers. */
+  readonly gaps: SeqGap[]
   /** Valid lines handed to the visitor. */
   readonly lines: number
 }
@@ -221,8 +313,9 @@ export function scanJournal(
 /**
  * {@link scanJournal} as an async iterable that does not block the event
  * loop: the valid lines of a journal in file order, read a chunk at a time.
- * What it found besides them (a torn tail, invalid lines) goes to
- * `onProblem`, once the file has been read.
+ * What it found besides them goes to `onProblem`, once the file has been
+ * read: a torn tail, then each damaged place in line order (an unreadable
+ * line, a `seq` gap or repeat), which also goes to `onDamage`.
  *
  * @throws {JournalReadError} when the file cannot be read at all.
  * @example
@@ -232,7 +325,12 @@ export function scanJournal(
  */
 export async function* readJournalLines(
   path: string,
-  options: { readonly chunkBytes?: number; readonly onProblem?: (problem: string) => void } = {},
+  options: {
+    readonly chunkBytes?: number
+    readonly onProblem?: (problem: string) => void
+    /** Told about each damaged place (not a torn tail), after the last line. */
+    readonly onDamage?: (damage: JournalDamage) => void
+  } = {},
 ): AsyncGenerator<JournalLine> {
   let file: FileHandle
   try {
@@ -259,10 +357,11 @@ export async function* readJournalLines(
   } finally {
     await file.close()
   }
-  const { tornTail, invalid } = splitter.finish()
-  if (options.onProblem !== undefined) {
-    if (tornTail !== null) options.onProblem(`torn last line at byte ${tornTail.byteOffset} (the process stopped mid-write)`)
-    for (const line of invalid) options.onProblem(`line ${line.lineNumber}: ${line.error}`)
+  const found = splitter.finish()
+  if (found.tornTail !== null) options.onProblem?.(`torn last line at byte ${found.tornTail.byteOffset} (the process stopped mid-write)`)
+  for (const damage of journalDamage(found)) {
+    options.onProblem?.(damage.problem)
+    options.onDamage?.(damage)
   }
 }
 
@@ -296,7 +395,7 @@ function createLineSplitter(): {
     },
     finish() {
       const tornTail = pending.length > 0 ? { byteOffset: pendingOffset, text: pending.toString('utf8'), lineNumber: lineNumber + 1 } : null
-      return { tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, lines: count }
+      return { tornTail, invalid: checker.invalid, outOfOrder: checker.outOfOrder, gaps: checker.gaps, lines: count }
     },
   }
 }

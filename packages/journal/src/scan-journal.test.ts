@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { JournalReadError } from './journal-file-errors.js'
 import type { JournalLine } from './journal-line-schema.js'
-import { type JournalLinePlace, openJournalLineReader, readJournal, readJournalLineAt, readJournalLines, scanJournal } from './read-journal.js'
+import { type JournalDamage, type JournalLinePlace, journalDamage, openJournalLineReader, readJournal, readJournalLineAt, readJournalLines, scanJournal } from './read-journal.js'
 import { SAMPLE_INPUTS, lineArbitrary, stamp } from '../test/sample-lines.js'
 
 function fileWith(content: string | Buffer): string {
@@ -39,7 +39,7 @@ describe('scanJournal', () => {
           const whole = readJournal(path)
           const { seen, result } = scanAll(path, chunkBytes)
           expect(seen.map((item) => item.line)).toStrictEqual(whole.lines)
-          expect(result).toStrictEqual({ tornTail: whole.tornTail, invalid: whole.invalid, outOfOrder: whole.outOfOrder, lines: whole.lines.length })
+          expect(result).toStrictEqual({ tornTail: whole.tornTail, invalid: whole.invalid, outOfOrder: whole.outOfOrder, gaps: whole.gaps, lines: whole.lines.length })
           for (const { line, place } of seen) expect(readJournalLineAt(path, place)).toStrictEqual(line)
           // Through one reader with a read-ahead window of any size, in file order or backwards.
           const reader = openJournalLineReader(path, { windowBytes })
@@ -61,10 +61,14 @@ describe('scanJournal', () => {
           const path = fileWith(entries.map((text) => text + '\n').join('') + tail)
           const whole = readJournal(path)
           const problems: string[] = []
+          const damage: JournalDamage[] = []
           const lines: JournalLine[] = []
-          for await (const line of readJournalLines(path, { chunkBytes, onProblem: (problem) => problems.push(problem) })) lines.push(line)
+          const reading = readJournalLines(path, { chunkBytes, onProblem: (problem) => problems.push(problem), onDamage: (place) => damage.push(place) })
+          for await (const line of reading) lines.push(line)
           expect(lines).toStrictEqual(whole.lines)
-          expect(problems).toHaveLength(whole.invalid.length + (whole.tornTail === null ? 0 : 1))
+          expect(damage).toStrictEqual(journalDamage(whole))
+          expect(damage).toHaveLength(whole.invalid.length + whole.outOfOrder.length + whole.gaps.length)
+          expect(problems).toStrictEqual([...(whole.tornTail === null ? [] : [expect.stringMatching(/^torn last line/)]), ...damage.map((place) => place.problem)])
           if (whole.lines.length > 1) {
             const first: JournalLine[] = []
             for await (const line of readJournalLines(path, { chunkBytes })) {

@@ -1,4 +1,4 @@
-import { RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
+import { type JournalDamage, RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
 import type { ExecutionInfo, RunStore } from '@locus/store'
 import { RunResultSchema, type RunResultFile } from './run-result-schema.js'
 import { type RunSummary, isNothingRecorded, summarizeRunView } from './run-summary.js'
@@ -16,6 +16,13 @@ export interface StoredExecution {
   readonly linesRead: number
   /** What the journal reader skipped, and why (a torn last line, invalid lines), and an empty journal. */
   readonly problems: readonly string[]
+  /**
+   * Where its journal is damaged, in line order: an unreadable complete
+   * line, or a `seq` gap or repeat (a line lost, or there twice). Each is
+   * among {@link problems} too. A torn last line is not damage. Empty for an
+   * intact journal and for a store that cannot be damaged this way.
+   */
+  readonly damage: readonly JournalDamage[]
   /**
    * True when the execution recorded nothing: no `run_start`, no `run_end`
    * and no `result.json` (its process stopped before its first line reached
@@ -65,8 +72,10 @@ export interface ReadStoredRunOptions {
 export async function readStoredExecution(store: RunStore, info: ExecutionInfo, options: ReadStoredRunOptions = {}): Promise<StoredExecution> {
   const view = createRunView({ keep: options.keep ?? 'notable' })
   const problems: string[] = []
+  const damage: JournalDamage[] = []
   let linesRead = 0
-  for await (const line of store.readLines(info, { onProblem: (problem) => problems.push(problem) })) {
+  const reading = store.readLines(info, { onProblem: (problem) => problems.push(problem), onDamage: (place) => damage.push(place) })
+  for await (const line of reading) {
     view.apply(line)
     linesRead += 1
   }
@@ -93,6 +102,7 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
     resultFile,
     linesRead,
     problems,
+    damage,
     nothingRecorded,
     summary: summarizeRunView(view, { resultFile, outputsReadme, resultPath, journalProblems: problems, runId: info.runId, executionId: info.executionId }),
   }
@@ -109,6 +119,7 @@ function queuedRoot(runId: string, storeKind: string, options: ReadStoredRunOpti
     resultFile: undefined,
     linesRead: 0,
     problems,
+    damage: [],
     nothingRecorded: true,
     summary: summarizeRunView(view, { resultFile: undefined, outputsReadme: '', resultPath: '', journalProblems: problems, runId, executionId: runId }),
   }

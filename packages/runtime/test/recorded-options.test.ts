@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createFileRunStore } from '@locus/store'
 import {
@@ -84,5 +84,19 @@ describe('a run that recorded nothing', () => {
       resultPath: join(runsDir, 'empty', 'result.json'),
     })
     expect(recordedStart(stored)).toMatchObject({ executionId: undefined, source: undefined, options: {} })
+  })
+})
+
+describe('a run whose journal is damaged', () => {
+  it('lists each damaged line on its execution, a lost line (seq gap) included, and a torn tail as no damage', async () => {
+    const runsDir = tempRunsDir()
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] })
+    const run = await runWorkflowScript(twoSteps, { host, runsDir, durability: 'line' })
+    const path = join(runsDir, run.runId, 'journal.jsonl')
+    const lines = readFileSync(path, 'utf8').split('\n').slice(0, -1)
+    writeFileSync(path, `${[...lines.slice(0, 2), ...lines.slice(3)].join('\n')}\n{"v":1,"seq":`)
+    const stored = await readStoredRun(createFileRunStore(runsDir), run.runId)
+    expect(stored.root.damage).toEqual([{ lineNumber: 3, kind: 'seq-gap', problem: 'line 3: seq gap, expected 3, found 4: the line before it is missing' }])
+    expect(stored.root.problems).toEqual([expect.stringMatching(/^torn last line/), 'line 3: seq gap, expected 3, found 4: the line before it is missing'])
   })
 })

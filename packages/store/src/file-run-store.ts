@@ -1,9 +1,11 @@
 import {
+  type JournalDamage,
   type JournalLine,
   RUN_LAYOUT,
   createJournalWriter,
   parseJournalLine,
   JournalReadError,
+  journalDamage,
   readJournalLines,
   runPaths,
   validateRunId,
@@ -194,7 +196,10 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     if (left <= 0) return
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
     // Streamed a chunk at a time: reading a long run's journal holds one chunk, not every line.
-    const lines = readJournalLines(path, read.onProblem === undefined ? {} : { onProblem: read.onProblem })
+    const lines = readJournalLines(path, {
+      ...(read.onProblem === undefined ? {} : { onProblem: read.onProblem }),
+      ...(read.onDamage === undefined ? {} : { onDamage: read.onDamage }),
+    })
     try {
       for await (const line of lines) {
         if (line.seq <= afterSeq) continue
@@ -213,7 +218,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   async function* tail(ref: ExecutionRef, tailOptions: TailOptions = {}): AsyncGenerator<JournalLine> {
     await requireRun(ref.runId)
     const path = join(executionDir(ref), RUN_LAYOUT.journal)
-    const reader = createIncrementalReader(path, tailOptions.onProblem)
+    const reader = createIncrementalReader(path, tailOptions)
     let lastSeq = tailOptions.afterSeq ?? -1
     let left = tailOptions.limit ?? Number.POSITIVE_INFINITY
     const signal = tailOptions.signal
@@ -376,11 +381,25 @@ async function writeArtifact(path: string, key: string, content: string, writeOp
   }
 }
 
-/** Reads the lines appended to a journal since the last call; a line still being written waits for its newline. */
-function createIncrementalReader(path: string, onProblem?: (problem: string) => void): { next(): Promise<JournalLine[]> } {
+/**
+ * Reads the lines appended to a journal since the last call; a line still
+ * being written waits for its newline. Damage (an unreadable line, a `seq` gap
+ * or repeat) is told as it is met, in the words the whole-file reader uses.
+ */
+function createIncrementalReader(
+  path: string,
+  tell: { readonly onProblem?: ((problem: string) => void) | undefined; readonly onDamage?: ((damage: JournalDamage) => void) | undefined },
+): { next(): Promise<JournalLine[]> } {
   let offset = 0
   let pending = ''
   let lineNumber = 0
+  let previousSeq: number | undefined
+  let unreadableSince = 0
+  const report = (damage: JournalDamage | undefined): void => {
+    if (damage === undefined) return
+    tell.onProblem?.(damage.problem)
+    tell.onDamage?.(damage)
+  }
   return {
     async next() {
       let handle
@@ -408,12 +427,28 @@ function createIncrementalReader(path: string, onProblem?: (problem: string) => 
       for (const text of complete.split('\n')) {
         lineNumber += 1
         if (text.trim().length === 0) continue
+        let line: JournalLine
         try {
-          lines.push(parseJournalLine(JSON.parse(text), lineNumber))
+          line = parseJournalLine(JSON.parse(text), lineNumber)
         } catch (error) {
           // Skipped, as readLines skips it; the caller is told why.
-          onProblem?.(`line ${lineNumber}: ${error instanceof Error ? error.message : String(error)}`)
+          unreadableSince += 1
+          const message = error instanceof Error ? error.message : String(error)
+          report({ lineNumber, kind: 'unreadable', problem: `line ${lineNumber}: ${error instanceof SyntaxError ? `line ${lineNumber} is not JSON: ${message}` : message}` })
+          continue
         }
+        if (previousSeq !== undefined && line.seq <= previousSeq) {
+          report(journalDamage({ invalid: [], outOfOrder: [{ lineNumber, seq: line.seq, previousSeq }], gaps: [] })[0])
+        } else {
+          // As the whole-file reader counts: from 1 (or 0), one unreadable line may hold a number.
+          const allowed = (previousSeq === undefined ? 1 : previousSeq + 1) + unreadableSince
+          if (line.seq > allowed && !(previousSeq === undefined && line.seq === 0)) {
+            report(journalDamage({ invalid: [], outOfOrder: [], gaps: [{ lineNumber, seq: line.seq, expectedSeq: allowed }] })[0])
+          }
+        }
+        previousSeq = line.seq
+        unreadableSince = 0
+        lines.push(line)
       }
       return lines
     },

@@ -1,4 +1,4 @@
-import type { JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
+import type { JournalDamage, JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
 import type { RunOwner } from './store-errors.js'
 
 /**
@@ -140,6 +140,14 @@ export interface ReadLinesOptions {
    * never returned; this says why some bytes were not.
    */
   readonly onProblem?: ((problem: string) => void) | undefined
+  /**
+   * Told about each place the journal is damaged, after its last line has
+   * been read: a complete line that cannot be read, or a `seq` gap or repeat
+   * (lines lost, or one twice). A torn last line is not damage. Each also
+   * goes to `onProblem`. A store whose medium cannot be damaged this way
+   * never calls it.
+   */
+  readonly onDamage?: ((damage: JournalDamage) => void) | undefined
 }
 
 /** How {@link RunStore.tail} follows a live execution. */

@@ -66,6 +66,47 @@ describe('createFileRunStore', () => {
     }
   })
 
+  it('tells readLines where the journal is damaged: an unreadable line, a lost line (a seq gap), a line twice', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const paths = runPaths(runsDir, 'damaged')
+      const writer = createJournalWriter(paths.journalPath, { runId: 'damaged', executionId: 'damaged' })
+      for (let n = 1; n <= 6; n += 1) writer.append({ type: 'log', level: 'info', message: `line ${n}` })
+      writer.close()
+      const text = (await readFile(paths.journalPath, 'utf8')).split('\n')
+      // Line 2 garbled, line 4 (seq 4) lost, line 5 (seq 5) there twice.
+      await writeFile(paths.journalPath, [text[0], '{garbled', text[2], text[4], text[4], text[5], ''].join('\n'))
+      const problems: string[] = []
+      const damage: { lineNumber: number; kind: string }[] = []
+      const seqs: number[] = []
+      const reading = createFileRunStore(runsDir).readLines(
+        { runId: 'damaged', executionId: 'damaged' },
+        { onProblem: (problem) => problems.push(problem), onDamage: ({ lineNumber, kind }) => damage.push({ lineNumber, kind }) },
+      )
+      for await (const line of reading) seqs.push(line.seq)
+      expect(seqs).toEqual([1, 3, 5, 5, 6])
+      expect(damage).toEqual([
+        { lineNumber: 2, kind: 'unreadable' },
+        { lineNumber: 4, kind: 'seq-gap' },
+        { lineNumber: 5, kind: 'seq-repeat' },
+      ])
+      expect(problems).toEqual([expect.stringMatching(/^line 2: line 2 is not JSON/), 'line 4: seq gap, expected 4, found 5: the line before it is missing', expect.stringMatching(/^line 5: seq 5 repeats/)])
+      // A tail tells the same, in the same words, as it meets each place.
+      const tailed: string[] = []
+      const tailedDamage: { lineNumber: number; kind: string }[] = []
+      const tail = createFileRunStore(runsDir, { tailPollMs: 5 }).tail(
+        { runId: 'damaged', executionId: 'damaged' },
+        { limit: 4, onProblem: (problem) => tailed.push(problem), onDamage: ({ lineNumber, kind }) => tailedDamage.push({ lineNumber, kind }) },
+      )
+      for await (const line of tail) expect(line.seq).toBeGreaterThan(0)
+      expect(tailed).toEqual(problems)
+      expect(tailedDamage).toEqual(damage)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('tells a tail why it skipped a line that is not a journal line, and goes on to run_end', async () => {
     const dir = await tempDir()
     try {

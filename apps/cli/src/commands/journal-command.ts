@@ -1,4 +1,4 @@
-import { JOURNAL_LINE_TYPES, type JournalLine, type JournalLineType } from '@locus/journal'
+import { JOURNAL_LINE_TYPES, type JournalDamage, type JournalLine, type JournalLineType, RUN_LAYOUT } from '@locus/journal'
 import { latestExecution } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -6,6 +6,7 @@ import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { formatJournalLine } from '../format-journal-line.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
+import { checkJournalDamage } from './journal-damage.js'
 import type { OutputFlags } from './run-flags.js'
 import { listStoredExecutions } from './stored-run.js'
 
@@ -16,6 +17,8 @@ export interface JournalFlags extends OutputFlags {
   readonly follow?: boolean | undefined
   /** `root`, `latest` or an execution id such as `resume-001`. @default 'latest' */
   readonly execution?: string | undefined
+  /** Print the readable lines of a damaged journal instead of stopping. */
+  readonly acceptDamage?: boolean | undefined
 }
 
 /** Reads `--type a,b` into a set of line types, refusing unknown ones. */
@@ -32,7 +35,9 @@ export function parseLineTypes(text: string | undefined): ReadonlySet<JournalLin
 /**
  * `locus journal <runId>`: the run's journal, one readable line per journal
  * line (or the raw JSON with `--json`), filtered with `--type`, and with
- * `--follow` kept open while the run is live, until its `run_end`.
+ * `--follow` kept open while the run is live, until its `run_end`. A
+ * damaged journal (an unreadable line, a `seq` gap or repeat) stops it with
+ * exit 2, naming each damaged line, unless `--accept-damage` is given.
  */
 export async function journalCommand(runId: string, flags: JournalFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
@@ -42,6 +47,16 @@ export async function journalCommand(runId: string, flags: JournalFlags, io: Cli
   const execution = wanted === 'latest' ? latestExecution(executions) : wanted === 'root' ? executions[0] : executions.find((candidate) => candidate.executionId === wanted)
   if (execution === undefined) {
     throw new CliError('CLI_USAGE', `Run ${runId} has no execution "${wanted}"; it has ${executions.map((candidate) => candidate.executionId).join(', ')} (or say root or latest).`)
+  }
+  if (flags.acceptDamage !== true) {
+    // Read once for damage before printing anything; with --accept-damage, each damaged place goes to stderr as it is skipped.
+    const damage: JournalDamage[] = []
+    const reading = store.readLines(execution, { onDamage: (place) => damage.push(place) })[Symbol.asyncIterator]()
+    while ((await reading.next()).done !== true) {
+      // Only the damage, told after the last line, is wanted here.
+    }
+    const journal = { path: `${execution.location}/${RUN_LAYOUT.journal}`, execution: execution.executionId, damage }
+    checkJournalDamage(damage.length === 0 ? [] : [journal], { runId, command: 'journal', acceptDamage: false, io })
   }
   const style = styleFor(io.stdout, io.env)
   let startedAt: number | undefined

@@ -10,6 +10,7 @@ import { cancelOnInterrupt } from '../interrupts.js'
 import { holdLiveRun } from '../live-runs.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { type Style, styleFor } from '../style.js'
+import { checkJournalDamage, damagedJournals } from './journal-damage.js'
 import { describeNothingRecorded, loadRecordedWorkflow } from './recorded-workflow.js'
 import { asCliInputError } from './run-command.js'
 import type { OutputFlags } from './run-flags.js'
@@ -18,6 +19,8 @@ import { openStoredRun } from './stored-run.js'
 /** Flags of `locus replay`. */
 export interface ReplayFlags extends OutputFlags {
   readonly workflow?: string | undefined
+  /** Replay the readable lines of a damaged journal instead of stopping. */
+  readonly acceptDamage?: boolean | undefined
 }
 
 function statusCell(status: string, style: Style): string {
@@ -48,11 +51,14 @@ export function formatReplayReport(report: ReplayReport, style: Style): string {
  * `locus replay <runId>`: the determinism check. Re-runs the workflow with
  * every call answered from the run's recording and no host; exits 0 when every
  * recorded call was asked for again with the same request and nothing else
- * was asked, 1 when a call diverged, went missing or was extra.
+ * was asked, 1 when a call diverged, went missing or was extra. A damaged
+ * journal stops it first with exit 2, naming each damaged line, unless
+ * `--accept-damage` is given.
  */
 export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = await openStoredRun(runsDir, runId)
+  checkJournalDamage(damagedJournals([...run.executions, ...run.children]), { runId, command: 'replay', acceptDamage: flags.acceptDamage, io })
   if (run.nothingRecorded) {
     const { problem, remedy } = describeNothingRecorded(run, io.cwd)
     throw new CliError('RUN_NOTHING_RECORDED', `Run ${runId} has nothing to replay: ${problem}. Instead, ${remedy}; then replay that.`)

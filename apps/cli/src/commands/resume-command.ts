@@ -13,6 +13,7 @@ import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import { describeWorker, resumeWorkerTransport } from '../worker-transport.js'
 import { createLiveSummary, finishRun } from './finish-run.js'
+import { checkJournalDamage, damagedJournals } from './journal-damage.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { loadRecordedWorkflow } from './recorded-workflow.js'
 import { asCliInputError, tryOpenMetrics } from './run-command.js'
@@ -25,6 +26,8 @@ export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
   readonly quiet?: boolean | undefined
   /** `--worker <command>`: the worker for the run's remote tools, instead of the one its `run_start` recorded. */
   readonly worker?: string | undefined
+  /** Resume from the readable lines of a damaged journal instead of stopping. */
+  readonly acceptDamage?: boolean | undefined
 }
 
 /**
@@ -33,11 +36,14 @@ export interface ResumeFlags extends OutputFlags, ExecutionFlags, HostFlags {
  * stopped: a crash, a kill, a cancellation or a failed call. The workflow
  * comes from `run_start.options.source` or `--workflow`; input, budgets,
  * scheduling and retry settings from the run as recorded, unless flags
- * override them.
+ * override them. A damaged journal stops it first with exit 2, naming each
+ * damaged line, unless `--accept-damage` is given: then a call with no
+ * readable end runs again live.
  */
 export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const run = await openStoredRun(runsDir, runId)
+  checkJournalDamage(damagedJournals([...run.executions, ...run.children]), { runId, command: 'resume', acceptDamage: flags.acceptDamage, io })
   const standing = run.summary.standing
   if (standing === 'completed') {
     throw new CliError('CLI_USAGE', `Run ${runId} already completed; there is nothing to resume. \`locus replay ${runId}\` checks that it replays identically.`)
