@@ -12,7 +12,7 @@ import {
   parseWorkflowInput,
   readStoredRun,
 } from '@locus/runtime'
-import { RunExistsError, StoreOptionsError } from '@locus/store'
+import { RunExistsError, StoreOptionsError, allocatedExecutionId } from '@locus/store'
 import pg from 'pg'
 import { RUN_TASK, enqueueRun, migrateDispatch, requestCancel } from './dispatch.js'
 import { type PostgresRunStore, createPostgresRunStore } from './postgres-run-store.js'
@@ -62,6 +62,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
   const store = createPostgresRunStore({ pool, schema, migrate: false })
   const reader = createRuntime({ store, workflows: options.workflows })
   const runs = `"${schema}".locus_runs`
+  const executions = `"${schema}".locus_executions`
 
   /** The run's row status once it ended; undefined while it runs, waits in the queue or is parked `waiting` for an answer. */
   async function endedStatus(runId: string): Promise<string | undefined> {
@@ -179,7 +180,14 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         // delivered again for an ended run whose row is not running does nothing).
         await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
         await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+        // The execution the worker that takes the job creates: the store allocates resume ids under this row's
+        // lock, the same way, and nothing else creates a resume of an ended run that no worker holds.
+        const taken = await client.query<{ execution_id: string }>(`select execution_id from ${executions} where run_id = $1 and kind = 'resume'`, [runId])
+        const ids = new Set(taken.rows.map((row) => row.execution_id))
+        let next = taken.rows.length + 1
+        while (ids.has(allocatedExecutionId('resume', next))) next += 1
         await client.query('commit')
+        return handleOf(runId, allocatedExecutionId('resume', next))
       } catch (error) {
         if (broken === undefined) await client.query('rollback').catch(() => undefined)
         throw error
@@ -187,7 +195,6 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         client.removeListener('error', onError)
         client.release(broken)
       }
-      return handleOf(runId, stored.latest.info.executionId)
     },
     replay: (runId, replayOptions) => reader.replay(runId, replayOptions),
     get: (runId, readOptions) => reader.get(runId, readOptions),
