@@ -120,6 +120,10 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     const again = await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })
     expect(again.status).toBe(409)
 
+    // A resume continues with the budgets the run started with: new ones would not reach the worker, so they are refused.
+    const withBudgets = await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: { budgets: { maxTotalAgentInvocations: 2 } } })
+    expect(withBudgets.status).toBe(400)
+    expect(JSON.stringify(withBudgets.body)).toMatch(/budgets: not supported for a queued resume/)
     // A resume answers the execution a worker is to run, as the file-backed server does, not the cancelled one.
     const resumed = await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: {} })
     expect(resumed.status).toBe(202)
@@ -138,9 +142,10 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     const bad = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 'lots' } } })
     expect(bad.status).toBe(400)
     expect(JSON.stringify(bad.body)).toMatch(/amount/)
-    const budgets = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 5 }, budgets: { maxTotalAgentInvocations: 3 } } })
-    expect(budgets.status).toBe(400)
-    expect(JSON.stringify(budgets.body)).toMatch(/budgets/)
+    // The launch mode is the worker's to choose (budgets travel with the run: see below).
+    const launchMode = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 5 }, launchMode: 'background' } })
+    expect(launchMode.status).toBe(400)
+    expect(JSON.stringify(launchMode.body)).toMatch(/launchMode/)
     const listed = (await api('/v1/runs')).body.runs as { workflow?: string }[]
     expect(listed.filter((run) => run.workflow === 'approve')).toEqual([])
 
@@ -271,7 +276,8 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
 
   it.skipIf(url === undefined && !ci)('streams the events of a run still queued: the stream waits for a worker and follows the run from its first line', async () => {
     if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
-    const started = await post('/v1/workflows/twice/runs', {})
+    // The run's own budget wins over the worker's --max-agents 1.
+    const started = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 3 } })
     expect(started).toMatchObject({ status: 202, body: { status: 'queued' } })
     const runId = started.body.runId as string
     // Subscribed right after the start, as clients do, while no worker exists to run it.
@@ -280,12 +286,36 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
     expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/)
     expect(stream.headers.get('locus-execution-id')).toBe(runId)
     const events = readEvents(stream)
-    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json')], { cwd: dir })
+    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--max-agents', '1', '--retry-budget', '0'], {
+      cwd: dir,
+    })
     children.push(worker)
     const seen = await events
     // From the run's first line, with no gap.
     expect(seen[0]).toMatchObject({ id: 1, event: 'run_start' })
     expect(seen.map((event) => event.id)).toEqual(seen.map((_, index) => index + 1))
     expect(seen.at(-1)).toMatchObject({ event: 'run_end', data: { ok: true } })
+    expect(seen[0]?.data).toMatchObject({ options: { budgets: { maxTotalAgentInvocations: 3 }, retryBudget: 0 } })
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)("applies a queued run's budgets over the worker's flags, field by field, and the flags to a run that gives none", async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    // Needs the worker the test above started, with --max-agents 1.
+    const capped = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 1 } })
+    const unbudgeted = await post('/v1/workflows/twice/runs', {})
+    const deadlineOnly = await post('/v1/workflows/twice/runs', { budgets: { deadlineMs: 600_000 } })
+    const endOf = async (runId: string): Promise<Record<string, unknown>> =>
+      until(`run ${runId} to end`, async () => {
+        const response = await fetch(`${base}/v1/runs/${runId}/result?wait=5`)
+        return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined
+      })
+    for (const run of [capped, unbudgeted, deadlineOnly]) {
+      expect(run.status).toBe(202)
+      const end = await endOf(run.body.runId as string)
+      expect(end).toMatchObject({ ok: false, disposition: 'failed' })
+      expect(JSON.stringify(end)).toMatch(/maxTotalAgentInvocations/)
+    }
+    const journal = await (await fetch(`${base}/v1/runs/${deadlineOnly.body.runId as string}/journal?limit=1`)).text()
+    expect(JSON.parse(journal.split('\n')[0] ?? '{}')).toMatchObject({ type: 'run_start', options: { budgets: { maxTotalAgentInvocations: 1, deadlineMs: 600_000 } } })
   }, 60_000)
 })

@@ -35,8 +35,8 @@ export interface DispatchRuntime extends Runtime {
   close(): Promise<void>
 }
 
-/** The run options a queued run keeps: its input and id. The rest is the worker's to choose. */
-const QUEUED_OPTIONS = new Set(['input', 'runId'])
+/** The run options a queued run keeps: its input, id and budgets (over the worker's defaults). The rest is the worker's to choose. */
+const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets'])
 
 /**
  * A {@link Runtime} for processes that serve runs but do not execute them
@@ -137,7 +137,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       if (extra.length > 0) {
         throw new RuntimeInputError(
           'RUN_OPTIONS_INVALID',
-          `A run queued for workers takes its input and run id only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
+          `A run queued for workers takes its input, run id and budgets only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
           extra.map((key) => `${key}: not supported for a queued run`),
         )
       }
@@ -147,13 +147,28 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       if (await store.hasRun(runId)) throw new RunExistsError(runId, 'the PostgreSQL store')
       const client = await pool.connect()
       try {
-        await enqueueRun(client, { runId, workflow: definition.name, ...(runOptions.input === undefined ? {} : { input: runOptions.input }), schema })
+        await enqueueRun(client, {
+          runId,
+          workflow: definition.name,
+          ...(runOptions.input === undefined ? {} : { input: runOptions.input }),
+          ...(runOptions.budgets === undefined ? {} : { budgets: runOptions.budgets }),
+          schema,
+        })
       } finally {
         client.release()
       }
       return handleOf(runId, runId)
     },
-    async resume(runId) {
+    async resume(runId, resumeOptions = {}) {
+      // The worker that continues the run reads its options back from its start; nothing given here would reach it.
+      const given = Object.entries(resumeOptions).filter(([, value]) => value !== undefined).map(([key]) => key)
+      if (given.length > 0) {
+        throw new RuntimeInputError(
+          'RUN_OPTIONS_INVALID',
+          `A run resumed by a worker continues with the budgets and options its start recorded (over the worker's flags); ${given.join(', ')} cannot be given to a queued resume. Resume it without them.`,
+          given.map((key) => `${key}: not supported for a queued resume`),
+        )
+      }
       const stored = await readStoredRun(store, runId)
       // Decided under the run row's lock, which the commit of a run_end also takes (it sets the status in the
       // same statement): a run that completed is refused, however close the two come.

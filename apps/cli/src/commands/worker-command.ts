@@ -4,6 +4,7 @@ import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { loadWorkflows } from './load-workflows.js'
+import { budgetsFromFlags } from './run-flags.js'
 
 /** The flags of `locus worker`. */
 export interface WorkerFlags extends HostFlags {
@@ -11,6 +12,11 @@ export interface WorkerFlags extends HostFlags {
   readonly workflows?: readonly string[] | undefined
   readonly concurrency?: number | undefined
   readonly leaseMs?: number | undefined
+  /** `--max-agents`, `--deadline`: budgets of the runs it executes, under each run's own. */
+  readonly maxAgents?: number | undefined
+  readonly deadline?: number | undefined
+  /** `--retry-budget`: the retry budget of a run that recorded none. */
+  readonly retryBudget?: number | undefined
 }
 
 function databaseUrlOf(flags: { readonly databaseUrl?: string | undefined }, io: CliIo): string {
@@ -38,12 +44,16 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     io.stderr.write(`locus: worker lost PostgreSQL (${reason instanceof Error ? reason.message : String(reason)}); it keeps running and reconnects\n`)
   }
   process.on('unhandledRejection', onRejection)
+  const budgets = budgetsFromFlags({ maxAgents: flags.maxAgents, deadline: flags.deadline })
   const worker = await startRunWorker({
     connectionString,
     workflows,
     ...(chosen.host === undefined ? {} : { host: chosen.host }),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    ...(budgets === undefined && flags.retryBudget === undefined
+      ? {}
+      : { defaults: { ...(budgets === undefined ? {} : { budgets }), ...(flags.retryBudget === undefined ? {} : { retryBudget: flags.retryBudget }) } }),
     // One line per outage: what the worker waits for. It never exits on a connection error.
     onWaiting: (message) => {
       io.stderr.write(`locus: worker ${message}\n`)
