@@ -15,6 +15,7 @@ import {
 import { RunExistsError, StoreOptionsError, allocatedExecutionId } from '@locus/store'
 import pg from 'pg'
 import { RUN_TASK, enqueueRun, migrateDispatch, requestCancel } from './dispatch.js'
+import { REQUEUE_SQL } from './run-task.js'
 import { type PostgresRunStore, createPostgresRunStore } from './postgres-run-store.js'
 
 /** Options of {@link createDispatchRuntime}. */
@@ -194,7 +195,9 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         // Failed or cancelled: running again, which is what lets a worker continue an ended run (a job
         // delivered again for an ended run whose row is not running does nothing).
         await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
-        await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+        // Not deduplicated into a job that is still locked: the job of the execution that just ended may be
+        // locked until graphile-worker marks it done, and a resume folded into it would never run.
+        await client.query(REQUEUE_SQL, [RUN_TASK, runId])
         // The execution the worker that takes the job creates: the store allocates resume ids under this row's
         // lock, the same way, and nothing else creates a resume of an ended run that no worker holds.
         const taken = await client.query<{ execution_id: string }>(`select execution_id from ${executions} where run_id = $1 and kind = 'resume'`, [runId])
