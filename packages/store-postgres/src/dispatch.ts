@@ -1,5 +1,5 @@
-import type { AgentHost, RunBudgets, RunHandle, WorkflowDefinition } from '@locus/runtime'
-import { createRuntime } from '@locus/runtime'
+import type { AgentHost, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
+import { createRuntime, recordRunOutcome } from '@locus/runtime'
 import type { JournalLineInput } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
@@ -130,6 +130,15 @@ export interface RunWorkerOptions {
    * recorded by its start) win, field by field.
    */
   readonly defaults?: RunWorkerDefaults | undefined
+  /**
+   * Where each run's outcome goes (an outcome store of `@locus/partial`, on
+   * the same database for `locus worker`): recorded by the worker whose
+   * `run_end` committed under its lease, after that commit, so a holder that
+   * lost its run to a takeover records nothing, and the run has one row.
+   */
+  readonly metrics?: NonNullable<RunOptions['metrics']> | undefined
+  /** Told when a run's outcome could not be recorded; the run's own ending stands. */
+  readonly onMetricsError?: ((runId: string, error: unknown) => void) | undefined
 }
 
 /** What {@link RunWorkerOptions.defaults} may set. */
@@ -327,6 +336,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         stopListening()
         clearTimeout(parkTimer)
       }
+      if (result !== undefined && result.suspended !== true && !state.lost && options.metrics !== undefined) {
+        await recordOutcome(options.metrics, result).catch((error: unknown) => options.onMetricsError?.(payload.runId, error))
+      }
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)
         const open = state.leaving === 'park' ? (await runtime.pendingDeferrals(payload.runId)).map((pending) => pending.deferredId) : []
@@ -385,6 +397,24 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       client.removeListener('error', onError)
       client.release(broken)
     }
+  }
+
+  /**
+   * Records a run's outcome once its execution's `run_end` committed: only
+   * the holder whose fenced write of it went through gets here with a row to
+   * write (a holder that lost the lease wrote no `run_end`). The row's
+   * `started_at` is the run's first start, whichever worker ended it.
+   */
+  async function recordOutcome(metrics: NonNullable<RunOptions['metrics']>, result: RunResult): Promise<void> {
+    const { rows } = await pool.query<{ workflow: string | null; started: string | null; ended: boolean }>(
+      `select (select j.line->>'workflow' from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $1 and j.line->>'type' = 'run_start' limit 1) as workflow,
+         (select j.line->>'ts' from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $1 and j.line->>'type' = 'run_start' limit 1) as started,
+         exists (select 1 from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $2 and j.line->>'type' = 'run_end') as ended`,
+      [result.runId, result.executionId],
+    )
+    const row = rows[0]
+    if (row?.ended !== true || row.workflow === null || row.started === null) return
+    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result })
   }
 
   async function cancelRequested(runId: string): Promise<boolean> {
