@@ -94,6 +94,15 @@ export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: stri
 }
 
 /**
+ * Queues the run's job again (`$1` the task, `$2` the run id) for when its
+ * lease lapses (at once when it is free): the job being run gets a fresh one
+ * behind it, and a job still queued keeps its place.
+ */
+const requeueWhenLeaseLapsesSql = (schema: string): string =>
+  `select graphile_worker.add_job($1, json_build_object('runId', $2::text), job_key := $2::text, job_key_mode := 'preserve_run_at',
+     run_at := (select greatest(expires_at, clock_timestamp()) from "${schema}".locus_leases where run_id = $2))`
+
+/**
  * How often every worker looks for expired leases, whatever the lease (a
  * quarter lease when that is shorter): a takeover waits for the lease to lapse
  * and then for the next sweep, so this bounds the second wait. A sweep is two
@@ -224,8 +233,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       takenAt = performance.now()
       return store.acquireLease(payload.runId, owner, leaseMs)
     }, Number.POSITIVE_INFINITY)
-    // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
-    if (lease === undefined) return
+    // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies. A holder
+    // ending its execution releases the lease without looking for a job that came meanwhile (a resume queued as
+    // the run ended), so the job comes back when the lease would lapse, and whoever is free then takes the run.
+    if (lease === undefined) {
+      await withReconnect(() => pool.query(requeueWhenLeaseLapsesSql(schema), [RUN_TASK, payload.runId]), Number.POSITIVE_INFINITY)
+      return
+    }
     await executeUnderLease(lease, payload, takenAt)
   }
 

@@ -3,8 +3,8 @@
 import { defineWorkflow } from '@locus/runtime'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDispatchRuntime, enqueueRun, migrateDispatch } from '../src/index.js'
-import { admin, databaseUrl } from './pg-test-database.js'
+import { createDispatchRuntime, createPostgresRunStore, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { admin, databaseUrl, until } from './pg-test-database.js'
 import { postgresFor } from './postgres-for.js'
 
 const url = postgresFor('PostgreSQL dispatch resume test: set LOCUS_TEST_PG_URL to run it')
@@ -42,6 +42,26 @@ if (url !== undefined) {
         await expect(runtime.resume('just-failed', { budgets: { maxTotalAgentInvocations: 2 } })).rejects.toThrow(/budgets: not supported for a queued resume|budgets cannot be given/)
       } finally {
         await runtime.close()
+      }
+    })
+
+    it('a job that comes while another holder still has the lease (ending its execution, say) runs once the lease is free', async () => {
+      const store = createPostgresRunStore({ connectionString: dbUrl, maxConnections: 2, migrate: false })
+      const worker = await startRunWorker({ connectionString: dbUrl, workflows: [quick], leaseMs: 1000 })
+      try {
+        // The holder finishing the run's last execution: its lease is live when the job comes.
+        const holder = await store.acquireLease('held-run', 'ending-worker', 3000)
+        if (holder === undefined) throw new Error('no lease')
+        await enqueueRun(client, { runId: 'held-run', workflow: 'quick' })
+        await until('the worker to find the lease held', async () =>
+          (await client.query("select 1 from graphile_worker._private_jobs where payload->>'runId' = $1 and locked_by is null and run_at > now()", ['held-run'])).rowCount === 1 ? true : undefined,
+        )
+        // It releases the lease without queueing the run again: the job that came meanwhile still runs it.
+        expect(await store.releaseLease(holder)).toBe(true)
+        await until('the run to complete', async () => ((await client.query<{ status: string }>('select status from locus_runs where run_id = $1', ['held-run'])).rows[0]?.status === 'completed' ? true : undefined), 15_000)
+      } finally {
+        await worker.stop()
+        await store.close()
       }
     })
   })
