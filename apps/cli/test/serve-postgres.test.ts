@@ -280,6 +280,13 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
     const started = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 3 } })
     expect(started).toMatchObject({ status: 202, body: { status: 'queued' } })
     const runId = started.body.runId as string
+    // The inspector shows it queued (not a 404), and its page follows the root's events, also not yet created.
+    const inspector = await fetch(`${base}/runs/${runId}`)
+    expect(inspector.status).toBe(200)
+    expect(await inspector.text()).toContain('Queued')
+    const named = await fetch(`${base}/v1/runs/${runId}/events?execution=${runId}`)
+    expect(named.status).toBe(200)
+    await named.body?.cancel()
     // Subscribed right after the start, as clients do, while no worker exists to run it.
     const stream = await fetch(`${base}/v1/runs/${runId}/events`)
     expect(stream.status).toBe(200)

@@ -425,7 +425,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const infos = await runtime.store.listExecutions(runId)
     const stop = new AbortController()
     // A run queued for workers has no execution yet: the stream waits for its root, whose id is the run id.
-    const queued = query.execution === undefined && !infos.some((info) => info.kind === 'root' || info.kind === 'resume')
+    const queued = (query.execution === undefined || query.execution === runId) && !infos.some((info) => info.kind === 'root' || info.kind === 'resume')
     const ref: ExecutionRef = queued ? { runId, executionId: runId } : pickExecution(runId, infos, query.execution)
     const live = runtime.live(runId)
     let lines: AsyncIterator<JournalLine>
