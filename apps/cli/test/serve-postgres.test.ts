@@ -269,6 +269,15 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
     if (url !== undefined) await admin(`drop database if exists "${database}" with (force)`)
   })
 
+  let worker: ChildProcess | undefined
+  /** The one worker of these tests, started once no run must stay queued: --max-agents 1 and --retry-budget 0 as defaults. */
+  const startWorker = (): void => {
+    worker ??= startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--max-agents', '1', '--retry-budget', '0'], {
+      cwd: dir,
+    })
+    if (!children.includes(worker)) children.push(worker)
+  }
+
   const post = async (path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
     const response = await fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
@@ -293,10 +302,7 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
     expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/)
     expect(stream.headers.get('locus-execution-id')).toBe(runId)
     const events = readEvents(stream)
-    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--max-agents', '1', '--retry-budget', '0'], {
-      cwd: dir,
-    })
-    children.push(worker)
+    startWorker()
     const seen = await events
     // From the run's first line, with no gap.
     expect(seen[0]).toMatchObject({ id: 1, event: 'run_start' })
@@ -307,7 +313,7 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
 
   it.skipIf(url === undefined && !ci)("applies a queued run's budgets over the worker's flags, field by field, and the flags to a run that gives none", async () => {
     if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
-    // Needs the worker the test above started, with --max-agents 1.
+    startWorker()
     const capped = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 1 } })
     const unbudgeted = await post('/v1/workflows/twice/runs', {})
     const deadlineOnly = await post('/v1/workflows/twice/runs', { budgets: { deadlineMs: 600_000 } })
