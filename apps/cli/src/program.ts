@@ -267,6 +267,9 @@ Examples:
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
     .option('--concurrency <n>', 'runs executed at once (default 4)', (value: string) => parsePositiveInteger(value, '--concurrency'))
     .option('--lease-ms <n>', 'lease length; another worker takes a run this long after its worker died (default 10000)', (value: string) => parsePositiveInteger(value, '--lease-ms'))
+    .option('--max-agents <n>', "default cap on physical agent attempts in a run, retries included; a run's own budgets win", integer('--max-agents'))
+    .option('--deadline <duration>', "default run deadline such as 30s or 10m; a run's own budgets win", (value: string) => parseDuration(value, '--deadline'))
+    .option('--retry-budget <n>', 'default retries a run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
   addHostFlags(worker)
   addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
     setExitCode(await workerCommand(flags, io))

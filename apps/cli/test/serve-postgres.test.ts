@@ -119,6 +119,22 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     // Ended: a second cancel says so instead of pretending.
     const again = await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })
     expect(again.status).toBe(409)
+
+    // A resume continues with the budgets the run started with: new ones would not reach the worker, so they are refused.
+    const withBudgets = await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: { budgets: { maxTotalAgentInvocations: 2 } } })
+    expect(withBudgets.status).toBe(400)
+    expect(JSON.stringify(withBudgets.body)).toMatch(/budgets: not supported for a queued resume/)
+    // A resume answers the execution a worker is to run, as the file-backed server does, not the cancelled one.
+    const resumed = await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: {} })
+    expect(resumed.status).toBe(202)
+    expect(resumed.body).toMatchObject({ runId, executionId: 'resume-001' })
+    expect(['queued', 'running']).toContain(resumed.body.status)
+    await until('the worker to run the resume', async () => {
+      const { body } = await api(`/v1/runs/${runId}`)
+      return body.executionId === 'resume-001' && body.status === 'running' ? true : undefined
+    })
+    expect((await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })).status).toBe(202)
+    await until('the resume to end cancelled', async () => ((await statusOf(runId)) === 'cancelled' ? true : undefined))
   }, 60_000)
 
   it.skipIf(url === undefined && !ci)('answers a deferral over HTTP that the worker on the other side picks up, and refuses bad input before queueing anything', async () => {
@@ -126,9 +142,10 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     const bad = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 'lots' } } })
     expect(bad.status).toBe(400)
     expect(JSON.stringify(bad.body)).toMatch(/amount/)
-    const budgets = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 5 }, budgets: { maxTotalAgentInvocations: 3 } } })
-    expect(budgets.status).toBe(400)
-    expect(JSON.stringify(budgets.body)).toMatch(/budgets/)
+    // The launch mode is the worker's to choose (budgets travel with the run: see below).
+    const launchMode = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 5 }, launchMode: 'background' } })
+    expect(launchMode.status).toBe(400)
+    expect(JSON.stringify(launchMode.body)).toMatch(/launchMode/)
     const listed = (await api('/v1/runs')).body.runs as { workflow?: string }[]
     expect(listed.filter((run) => run.workflow === 'approve')).toEqual([])
 
@@ -170,5 +187,148 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
       return response.status === 200 ? response.body : undefined
     })
     expect(result).toMatchObject({ disposition: 'completed', result: { ok: true, decision: { approved: false } } })
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)('refuses to resume a completed run (409 run_terminal), as locus resume does, and queues nothing', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 3 } } })
+    const runId = started.body.runId as string
+    const deferredId = await until('the deferral', async () => (((await api(`/v1/runs/${runId}/deferred`)).body.deferred as { deferredId: string }[])[0]?.deferredId))
+    await api(`/v1/runs/${runId}/deferred/${deferredId}/resolve`, { method: 'POST', body: { result: { approved: true } } })
+    await until('the run to complete', async () => ((await statusOf(runId)) === 'completed' ? true : undefined))
+    const refused = await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: {} })
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ error: { code: 'run_terminal' } })
+    expect(JSON.stringify(refused.body)).toMatch(/completed/)
+    const executions = (await api(`/v1/runs/${runId}`)).body.executions as unknown[]
+    expect(executions).toHaveLength(1)
+  }, 60_000)
+})
+
+/** The events of a `text/event-stream` response, as `event` names with their `id`s, read until `run_end` or the end. */
+async function readEvents(response: Response): Promise<{ id: number; event: string; data: Record<string, unknown> }[]> {
+  const events: { id: number; event: string; data: Record<string, unknown> }[] = []
+  const decoder = new TextDecoder()
+  let buffered = ''
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return events
+    buffered += decoder.decode(value, { stream: true })
+    let end = buffered.indexOf('\n\n')
+    while (end !== -1) {
+      const frame = buffered.slice(0, end)
+      buffered = buffered.slice(end + 2)
+      end = buffered.indexOf('\n\n')
+      const field = (name: string): string | undefined => frame.split('\n').find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2)
+      const event = field('event')
+      if (event === undefined) continue
+      events.push({ id: Number(field('id')), event, data: JSON.parse(field('data') ?? '{}') as Record<string, unknown> })
+      if (event === 'run_end') {
+        await reader.cancel()
+        return events
+      }
+    }
+  }
+}
+
+describe('locus serve --database-url before any worker runs: queued runs', () => {
+  const ci = (process.env.CI ?? '') !== ''
+  const database = `locus_serve_pg_q_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const children: ChildProcess[] = []
+  let base = ''
+  let databaseUrl = ''
+  let dir = ''
+
+  beforeAll(async () => {
+    if (url === undefined) return
+    await admin(`create database "${database}"`)
+    const parsed = new URL(url)
+    parsed.pathname = `/${database}`
+    databaseUrl = parsed.href
+    dir = await tempDir()
+    await writeFile(
+      join(dir, 'twice.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'twice',",
+        "  run: async ({ agent }) => ({ ok: true, answer: (await agent('one')).answer + (await agent('two')).answer }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ steps: [{ text: 'fine' }] }] }))
+    const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
+    children.push(server)
+    base = (await waitForLine(server, /at (http:\/\/\S+)/))[1] ?? ''
+  }, 60_000)
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL')
+    await Promise.all(children.filter((child) => child.exitCode === null && child.signalCode === null).map((child) => once(child, 'exit')))
+    if (url !== undefined) await admin(`drop database if exists "${database}" with (force)`)
+  })
+
+  let worker: ChildProcess | undefined
+  /** The one worker of these tests, started once no run must stay queued: --max-agents 1 and --retry-budget 0 as defaults. */
+  const startWorker = (): void => {
+    worker ??= startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--max-agents', '1', '--retry-budget', '0'], {
+      cwd: dir,
+    })
+    if (!children.includes(worker)) children.push(worker)
+  }
+
+  const post = async (path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const response = await fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+  }
+
+  it.skipIf(url === undefined && !ci)('streams the events of a run still queued: the stream waits for a worker and follows the run from its first line', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    // The run's own budget wins over the worker's --max-agents 1.
+    const started = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 3 } })
+    expect(started).toMatchObject({ status: 202, body: { status: 'queued' } })
+    const runId = started.body.runId as string
+    // The inspector shows it queued (not a 404), and its page follows the root's events, also not yet created.
+    const inspector = await fetch(`${base}/runs/${runId}`)
+    expect(inspector.status).toBe(200)
+    expect(await inspector.text()).toContain('Queued')
+    const named = await fetch(`${base}/v1/runs/${runId}/events?execution=${runId}`)
+    expect(named.status).toBe(200)
+    await named.body?.cancel()
+    // Subscribed right after the start, as clients do, while no worker exists to run it.
+    const stream = await fetch(`${base}/v1/runs/${runId}/events`)
+    expect(stream.status).toBe(200)
+    expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/)
+    expect(stream.headers.get('locus-execution-id')).toBe(runId)
+    const events = readEvents(stream)
+    startWorker()
+    const seen = await events
+    // From the run's first line, with no gap.
+    expect(seen[0]).toMatchObject({ id: 1, event: 'run_start' })
+    expect(seen.map((event) => event.id)).toEqual(seen.map((_, index) => index + 1))
+    expect(seen.at(-1)).toMatchObject({ event: 'run_end', data: { ok: true } })
+    expect(seen[0]?.data).toMatchObject({ options: { budgets: { maxTotalAgentInvocations: 3 }, retryBudget: 0 } })
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)("applies a queued run's budgets over the worker's flags, field by field, and the flags to a run that gives none", async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    startWorker()
+    const capped = await post('/v1/workflows/twice/runs', { budgets: { maxTotalAgentInvocations: 1 } })
+    const unbudgeted = await post('/v1/workflows/twice/runs', {})
+    const deadlineOnly = await post('/v1/workflows/twice/runs', { budgets: { deadlineMs: 600_000 } })
+    const endOf = async (runId: string): Promise<Record<string, unknown>> =>
+      until(`run ${runId} to end`, async () => {
+        const response = await fetch(`${base}/v1/runs/${runId}/result?wait=5`)
+        return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined
+      })
+    for (const run of [capped, unbudgeted, deadlineOnly]) {
+      expect(run.status).toBe(202)
+      const end = await endOf(run.body.runId as string)
+      expect(end).toMatchObject({ ok: false, disposition: 'failed' })
+      expect(JSON.stringify(end)).toMatch(/maxTotalAgentInvocations/)
+    }
+    const journal = await (await fetch(`${base}/v1/runs/${deadlineOnly.body.runId as string}/journal?limit=1`)).text()
+    expect(JSON.parse(journal.split('\n')[0] ?? '{}')).toMatchObject({ type: 'run_start', options: { budgets: { maxTotalAgentInvocations: 1, deadlineMs: 600_000 } } })
   }, 60_000)
 })

@@ -4,7 +4,7 @@ import { RUN_LAYOUT } from '@locus/journal'
 import { jsonDepthProblem } from '@locus/outcome'
 import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, RuntimeRunOptions, StoredRun } from '@locus/runtime'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
-import type { ExecutionInfo } from '@locus/store'
+import type { ExecutionInfo, ExecutionRef } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
@@ -244,7 +244,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const live = liveState(runId)
     if (live.liveExecutionId === executionId) return live.cancelling ? 'cancelling' : 'running'
     const stored = await load(runId)
-    const execution = [...stored.executions, ...stored.replays].find((candidate) => candidate.info.executionId === executionId) ?? stored.latest
+    const execution = [...stored.executions, ...stored.replays].find((candidate) => candidate.info.executionId === executionId)
+    // An execution queued for a worker (a resume on a PostgreSQL dispatcher) exists once a worker takes it.
+    if (execution === undefined) return 'queued'
     return statusOfExecution(execution, liveState(runId), execution === stored.latest ? (await pendingOf(stored)).length : 0)
   }
 
@@ -420,11 +422,16 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const query = parse(EventsQuerySchema, c.req.query(), 'query')
     const lastEventId = c.req.header('last-event-id')
     const afterSeq = lastEventId === undefined || lastEventId.trim() === '' ? (query.after ?? -1) : parse(z.coerce.number().int().min(-1), lastEventId.trim(), 'Last-Event-ID')
-    const ref = pickExecution(runId, await runtime.store.listExecutions(runId), query.execution)
+    const infos = await runtime.store.listExecutions(runId)
+    const stop = new AbortController()
+    // A run queued for workers has no execution yet: the stream waits for its root, whose id is the run id.
+    const queued = (query.execution === undefined || query.execution === runId) && !infos.some((info) => info.kind === 'root' || info.kind === 'resume')
+    const ref: ExecutionRef = queued ? { runId, executionId: runId } : pickExecution(runId, infos, query.execution)
     const live = runtime.live(runId)
     let lines: AsyncIterator<JournalLine>
-    const stop = new AbortController()
-    if (live?.executionId === ref.executionId) {
+    if (queued) {
+      lines = afterFirstExecution(runId, afterSeq, stop.signal)
+    } else if (live?.executionId === ref.executionId) {
       // The live feed registers the subscriber before it reads history, then holds live lines until history is out.
       lines = live.events({ afterSeq })[Symbol.asyncIterator]()
     } else {
@@ -461,8 +468,36 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.body(journalEventStream(streamOptions), 200, headers)
   })
 
+  /**
+   * The lines of a queued run's root execution from `afterSeq` on, once a
+   * worker created it: until then it looks every POLL_MS, and ends with
+   * nothing when `signal` (the stream's close) or the server's shutdown comes
+   * first.
+   */
+  async function* afterFirstExecution(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<JournalLine> {
+    const signals = [signal, state.shutdown.signal]
+    let root: ExecutionInfo | undefined
+    for (;;) {
+      root = (await runtime.store.listExecutions(runId)).find((info) => info.kind === 'root')
+      if (root !== undefined || signals.some((candidate) => candidate.aborted)) break
+      await sleep(POLL_MS, signals)
+    }
+    if (root === undefined) return
+    const ref = root
+    const lines = endWhenEnded(runtime.store.tail(ref, { afterSeq, signal })[Symbol.asyncIterator](), () => executionEnded(ref))
+    try {
+      for (;;) {
+        const next = await lines.next()
+        if (next.done === true) return
+        yield next.value
+      }
+    } finally {
+      await lines.return?.()
+    }
+  }
+
   /** True when a stored execution ended, whatever its journal says: its result.json was written, or a later execution of the run began. */
-  async function executionEnded(ref: ExecutionInfo): Promise<boolean> {
+  async function executionEnded(ref: ExecutionRef): Promise<boolean> {
     if ((await runtime.store.readArtifact(ref, RUN_LAYOUT.result)) !== undefined) return true
     const executions = (await runtime.store.listExecutions(ref.runId)).filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
     const at = executions.findIndex((candidate) => candidate.executionId === ref.executionId)
@@ -470,7 +505,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   }
 
   /** True when the stored execution ended at or before `afterSeq`: the client has everything, so it gets 204 and stops reconnecting. */
-  async function hasEndedBy(ref: ExecutionInfo, afterSeq: number): Promise<boolean> {
+  async function hasEndedBy(ref: ExecutionRef, afterSeq: number): Promise<boolean> {
     for await (const line of runtime.store.readLines(ref, { afterSeq: afterSeq - 1, limit: 1 })) {
       return line.seq === afterSeq && line.type === 'run_end'
     }

@@ -12,9 +12,10 @@ import {
   parseWorkflowInput,
   readStoredRun,
 } from '@locus/runtime'
-import { RunExistsError, StoreOptionsError } from '@locus/store'
+import { RunExistsError, StoreOptionsError, allocatedExecutionId } from '@locus/store'
 import pg from 'pg'
 import { RUN_TASK, enqueueRun, migrateDispatch, requestCancel } from './dispatch.js'
+import { REQUEUE_SQL } from './run-task.js'
 import { type PostgresRunStore, createPostgresRunStore } from './postgres-run-store.js'
 
 /** Options of {@link createDispatchRuntime}. */
@@ -35,8 +36,8 @@ export interface DispatchRuntime extends Runtime {
   close(): Promise<void>
 }
 
-/** The run options a queued run keeps: its input and id. The rest is the worker's to choose. */
-const QUEUED_OPTIONS = new Set(['input', 'runId'])
+/** The run options a queued run keeps: its input, id and budgets (over the worker's defaults). The rest is the worker's to choose. */
+const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets'])
 
 /**
  * A {@link Runtime} for processes that serve runs but do not execute them
@@ -62,6 +63,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
   const store = createPostgresRunStore({ pool, schema, migrate: false })
   const reader = createRuntime({ store, workflows: options.workflows })
   const runs = `"${schema}".locus_runs`
+  const executions = `"${schema}".locus_executions`
 
   /** The run's row status once it ended; undefined while it runs, waits in the queue or is parked `waiting` for an answer. */
   async function endedStatus(runId: string): Promise<string | undefined> {
@@ -136,7 +138,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       if (extra.length > 0) {
         throw new RuntimeInputError(
           'RUN_OPTIONS_INVALID',
-          `A run queued for workers takes its input and run id only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
+          `A run queued for workers takes its input, run id and budgets only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
           extra.map((key) => `${key}: not supported for a queued run`),
         )
       }
@@ -146,13 +148,28 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       if (await store.hasRun(runId)) throw new RunExistsError(runId, 'the PostgreSQL store')
       const client = await pool.connect()
       try {
-        await enqueueRun(client, { runId, workflow: definition.name, ...(runOptions.input === undefined ? {} : { input: runOptions.input }), schema })
+        await enqueueRun(client, {
+          runId,
+          workflow: definition.name,
+          ...(runOptions.input === undefined ? {} : { input: runOptions.input }),
+          ...(runOptions.budgets === undefined ? {} : { budgets: runOptions.budgets }),
+          schema,
+        })
       } finally {
         client.release()
       }
       return handleOf(runId, runId)
     },
-    async resume(runId) {
+    async resume(runId, resumeOptions = {}) {
+      // The worker that continues the run reads its options back from its start; nothing given here would reach it.
+      const given = Object.entries(resumeOptions).filter(([, value]) => value !== undefined).map(([key]) => key)
+      if (given.length > 0) {
+        throw new RuntimeInputError(
+          'RUN_OPTIONS_INVALID',
+          `A run resumed by a worker continues with the budgets and options its start recorded (over the worker's flags); ${given.join(', ')} cannot be given to a queued resume. Resume it without them.`,
+          given.map((key) => `${key}: not supported for a queued resume`),
+        )
+      }
       const stored = await readStoredRun(store, runId)
       // Decided under the run row's lock, which the commit of a run_end also takes (it sets the status in the
       // same statement): a run that completed is refused, however close the two come.
@@ -178,8 +195,17 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         // Failed or cancelled: running again, which is what lets a worker continue an ended run (a job
         // delivered again for an ended run whose row is not running does nothing).
         await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
-        await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'unsafe_dedupe')`, [RUN_TASK, JSON.stringify({ runId }), runId])
+        // Not deduplicated into a job that is still locked: the job of the execution that just ended may be
+        // locked until graphile-worker marks it done, and a resume folded into it would never run.
+        await client.query(REQUEUE_SQL, [RUN_TASK, runId])
+        // The execution the worker that takes the job creates: the store allocates resume ids under this row's
+        // lock, the same way, and nothing else creates a resume of an ended run that no worker holds.
+        const taken = await client.query<{ execution_id: string }>(`select execution_id from ${executions} where run_id = $1 and kind = 'resume'`, [runId])
+        const ids = new Set(taken.rows.map((row) => row.execution_id))
+        let next = taken.rows.length + 1
+        while (ids.has(allocatedExecutionId('resume', next))) next += 1
         await client.query('commit')
+        return handleOf(runId, allocatedExecutionId('resume', next))
       } catch (error) {
         if (broken === undefined) await client.query('rollback').catch(() => undefined)
         throw error
@@ -187,7 +213,6 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         client.removeListener('error', onError)
         client.release(broken)
       }
-      return handleOf(runId, stored.latest.info.executionId)
     },
     replay: (runId, replayOptions) => reader.replay(runId, replayOptions),
     get: (runId, readOptions) => reader.get(runId, readOptions),

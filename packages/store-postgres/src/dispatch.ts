@@ -1,5 +1,5 @@
-import type { AgentHost, RunHandle, WorkflowDefinition } from '@locus/runtime'
-import { createRuntime } from '@locus/runtime'
+import type { AgentHost, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
+import { createRuntime, recordRunOutcome } from '@locus/runtime'
 import type { JournalLineInput } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
@@ -25,6 +25,8 @@ export interface EnqueueRunOptions {
   readonly runId: string
   readonly workflow: string
   readonly input?: unknown
+  /** The run's budgets: kept on its row, they win over the defaults of the worker that runs it, field by field. */
+  readonly budgets?: RunBudgets | undefined
   /** Schema of the Locus tables. @default 'public' */
   readonly schema?: string | undefined
 }
@@ -39,10 +41,11 @@ export async function enqueueRun(client: pg.ClientBase, options: EnqueueRunOptio
   const schema = options.schema ?? 'public'
   await client.query('begin')
   try {
-    await client.query(`insert into "${schema}".locus_runs (run_id, workflow, input) values ($1, $2, $3::jsonb) on conflict do nothing`, [
+    await client.query(`insert into "${schema}".locus_runs (run_id, workflow, input, budgets) values ($1, $2, $3::jsonb, $4::jsonb) on conflict do nothing`, [
       options.runId,
       options.workflow,
       options.input === undefined ? null : JSON.stringify(options.input),
+      options.budgets === undefined ? null : JSON.stringify(options.budgets),
     ])
     const payload: RunJobPayload = { runId: options.runId }
     await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'preserve_run_at')`, [RUN_TASK, JSON.stringify(payload), options.runId])
@@ -91,6 +94,15 @@ export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: stri
 }
 
 /**
+ * Queues the run's job again (`$1` the task, `$2` the run id) for when its
+ * lease lapses (at once when it is free): the job being run gets a fresh one
+ * behind it, and a job still queued keeps its place.
+ */
+const requeueWhenLeaseLapsesSql = (schema: string): string =>
+  `select graphile_worker.add_job($1, json_build_object('runId', $2::text), job_key := $2::text, job_key_mode := 'preserve_run_at',
+     run_at := (select greatest(expires_at, clock_timestamp()) from "${schema}".locus_leases where run_id = $2))`
+
+/**
  * How often every worker looks for expired leases, whatever the lease (a
  * quarter lease when that is shorter): a takeover waits for the lease to lapse
  * and then for the next sweep, so this bounds the second wait. A sweep is two
@@ -121,6 +133,36 @@ export interface RunWorkerOptions {
    * worker keeps its process and retries with backoff.
    */
   readonly onWaiting?: ((message: string) => void) | undefined
+  /**
+   * Budgets and the retry budget of the runs this worker starts or resumes,
+   * unless the run says otherwise: a run's own budgets (given at enqueue, or
+   * recorded by its start) win, field by field.
+   */
+  readonly defaults?: RunWorkerDefaults | undefined
+  /**
+   * Where each run's outcome goes (an outcome store of `@locus/partial`, on
+   * the same database for `locus worker`): recorded by the worker whose
+   * `run_end` committed under its lease, after that commit, so a holder that
+   * lost its run to a takeover records nothing, and the run has one row.
+   */
+  readonly metrics?: NonNullable<RunOptions['metrics']> | undefined
+  /** Told when a run's outcome could not be recorded; the run's own ending stands. */
+  readonly onMetricsError?: ((runId: string, error: unknown) => void) | undefined
+}
+
+/** What {@link RunWorkerOptions.defaults} may set. */
+export interface RunWorkerDefaults {
+  readonly budgets?: RunBudgets | undefined
+  /** Retries the whole run may make, tool and agent alike. */
+  readonly retryBudget?: number | undefined
+}
+
+/** A run's budgets laid over the worker's defaults: the run's fields win, `perCall` merged field by field too. */
+function mergeRunBudgets(defaults: RunBudgets | undefined, own: RunBudgets | undefined): RunBudgets | undefined {
+  if (defaults === undefined) return own
+  if (own === undefined) return defaults
+  const perCall = defaults.perCall === undefined && own.perCall === undefined ? undefined : { ...defaults.perCall, ...own.perCall }
+  return { ...defaults, ...own, ...(perCall === undefined ? {} : { perCall }) }
 }
 
 /** A running worker; its leases carry graphile-worker's worker id (a job's `locked_by`). */
@@ -148,6 +190,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) throw new StoreOptionsError(`startRunWorker: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
+  const runDefaults =
+    options.defaults === undefined
+      ? undefined
+      : {
+          ...(options.defaults.budgets === undefined ? {} : { budgets: options.defaults.budgets }),
+          ...(options.defaults.retryBudget === undefined ? {} : { retryBudget: options.defaults.retryBudget }),
+        }
   patchGraphileWorker()
   const waiting = (what: string) => (error: unknown) => {
     options.onWaiting?.(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying with backoff until it is back`)
@@ -184,8 +233,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       takenAt = performance.now()
       return store.acquireLease(payload.runId, owner, leaseMs)
     }, Number.POSITIVE_INFINITY)
-    // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies.
-    if (lease === undefined) return
+    // Someone holds a live lease: that worker runs it, and the sweeper re-queues it if that worker dies. A holder
+    // ending its execution releases the lease without looking for a job that came meanwhile (a resume queued as
+    // the run ended), so the job comes back when the lease would lapse, and whoever is free then takes the run.
+    if (lease === undefined) {
+      await withReconnect(() => pool.query(requeueWhenLeaseLapsesSql(schema), [RUN_TASK, payload.runId]), Number.POSITIVE_INFINITY)
+      return
+    }
     await executeUnderLease(lease, payload, takenAt)
   }
 
@@ -202,11 +256,12 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       handle?.cancel('lease lost')
     }
     const fenced = guarded(announcing(store.fenced(lease), lease, leaseMs), guard, onLost)
-    const runtime = createRuntime({ store: fenced, workflows: options.workflows, ...(options.host === undefined ? {} : { host: options.host }) })
+    // The worker's defaults apply where a run's start recorded no budgets of its own (a resume reads them back).
+    const runtime = createRuntime({ store: fenced, workflows: options.workflows, ...(options.host === undefined ? {} : { host: options.host }), ...(runDefaults === undefined ? {} : { defaults: runDefaults }) })
     // Started means the root's run_start committed; a root without lines is started afresh. Ended means
     // the latest execution with lines ends with run_end.
-    const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; status: string; started: boolean; ended: boolean }>(
-      `select workflow, input, status, exists (select 1 from "${schema}".locus_journal j where j.run_id = r.run_id and j.execution_id = r.run_id) as started,
+    const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; budgets: RunBudgets | null; status: string; started: boolean; ended: boolean }>(
+      `select workflow, input, budgets, status, exists (select 1 from "${schema}".locus_journal j where j.run_id = r.run_id and j.execution_id = r.run_id) as started,
          coalesce((select (select j.line->>'type' from "${schema}".locus_journal j where j.run_id = e.run_id and j.execution_id = e.execution_id order by j.seq desc limit 1) = 'run_end'
            from "${schema}".locus_executions e
            where e.run_id = r.run_id and e.kind in ('root', 'resume')
@@ -260,7 +315,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         handle = await runtime.resume(payload.runId)
       } else {
         if (workflow === undefined) throw new StoreOptionsError(`Run "${payload.runId}" was not queued by enqueueRun: it names no workflow.`)
-        handle = await runtime.start(workflow, { runId: payload.runId, ...(input === undefined || input === null ? {} : { input }) })
+        const budgets = mergeRunBudgets(options.defaults?.budgets, queued[0]?.budgets ?? undefined)
+        handle = await runtime.start(workflow, { runId: payload.runId, ...(input === undefined || input === null ? {} : { input }), ...(budgets === undefined ? {} : { budgets }) })
       }
       live.set(payload.runId, handle)
       const running = handle
@@ -293,6 +349,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       } finally {
         stopListening()
         clearTimeout(parkTimer)
+      }
+      if (result !== undefined && result.suspended !== true && !state.lost && options.metrics !== undefined) {
+        await recordOutcome(options.metrics, result).catch((error: unknown) => options.onMetricsError?.(payload.runId, error))
       }
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)
@@ -352,6 +411,24 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       client.removeListener('error', onError)
       client.release(broken)
     }
+  }
+
+  /**
+   * Records a run's outcome once its execution's `run_end` committed: only
+   * the holder whose fenced write of it went through gets here with a row to
+   * write (a holder that lost the lease wrote no `run_end`). The row's
+   * `started_at` is the run's first start, whichever worker ended it.
+   */
+  async function recordOutcome(metrics: NonNullable<RunOptions['metrics']>, result: RunResult): Promise<void> {
+    const { rows } = await pool.query<{ workflow: string | null; started: string | null; ended: boolean }>(
+      `select (select j.line->>'workflow' from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $1 and j.line->>'type' = 'run_start' limit 1) as workflow,
+         (select j.line->>'ts' from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $1 and j.line->>'type' = 'run_start' limit 1) as started,
+         exists (select 1 from "${schema}".locus_journal j where j.run_id = $1 and j.execution_id = $2 and j.line->>'type' = 'run_end') as ended`,
+      [result.runId, result.executionId],
+    )
+    const row = rows[0]
+    if (row?.ended !== true || row.workflow === null || row.started === null) return
+    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result })
   }
 
   async function cancelRequested(runId: string): Promise<boolean> {

@@ -98,6 +98,13 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       alter table $schema.locus_runs add constraint locus_runs_status_check check (status in ('running', 'waiting', 'completed', 'failed', 'cancelled'));
     `,
   },
+  {
+    version: 6,
+    name: 'the budgets a queued run was given, over the worker defaults',
+    sql: `
+      alter table $schema.locus_runs add column if not exists budgets jsonb;
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

@@ -1,9 +1,11 @@
+import { type OutcomeStore, openOutcomeStore } from '@locus/partial'
 import { isConnectionError, migrateDispatch, startRunWorker } from '@locus/store-postgres'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { loadWorkflows } from './load-workflows.js'
+import { budgetsFromFlags } from './run-flags.js'
 
 /** The flags of `locus worker`. */
 export interface WorkerFlags extends HostFlags {
@@ -11,12 +13,47 @@ export interface WorkerFlags extends HostFlags {
   readonly workflows?: readonly string[] | undefined
   readonly concurrency?: number | undefined
   readonly leaseMs?: number | undefined
+  /** `--max-agents`, `--deadline`: budgets of the runs it executes, under each run's own. */
+  readonly maxAgents?: number | undefined
+  readonly deadline?: number | undefined
+  /** `--retry-budget`: the retry budget of a run that recorded none. */
+  readonly retryBudget?: number | undefined
 }
 
 function databaseUrlOf(flags: { readonly databaseUrl?: string | undefined }, io: CliIo): string {
   const url = flags.databaseUrl ?? io.env.LOCUS_DATABASE_URL
   if (url === undefined || url === '') throw new CliError('CLI_USAGE', 'Pass --database-url postgres://... (or set LOCUS_DATABASE_URL).')
   return url
+}
+
+/**
+ * The outcome store on the worker's database, opened (and migrated) at the
+ * first run that ends rather than at start: the worker starts while
+ * PostgreSQL is still away and waits for it, and a store that failed to open
+ * is tried again at the next run.
+ */
+function outcomesOn(connectionString: string, cwd: string): OutcomeStore {
+  let opening: Promise<OutcomeStore> | undefined
+  const opened = (): Promise<OutcomeStore> => {
+    opening ??= openOutcomeStore({ runsDir: cwd, databaseUrl: connectionString }).catch((error: unknown) => {
+      opening = undefined
+      throw error
+    })
+    return opening
+  }
+  return {
+    kind: 'postgres',
+    migrate: async () => (await opened()).migrate(),
+    recordRun: async (run) => (await opened()).recordRun(run),
+    recordRuns: async (runs) => (await opened()).recordRuns(runs),
+    recordGaps: async (runId, gaps) => (await opened()).recordGaps(runId, gaps),
+    outcomeReport: async (options) => (await opened()).outcomeReport(options),
+    gapsReport: async (options) => (await opened()).gapsReport(options),
+    async close() {
+      const store = await opening?.catch(() => undefined)
+      await store?.close()
+    },
+  }
 }
 
 /**
@@ -38,12 +75,22 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     io.stderr.write(`locus: worker lost PostgreSQL (${reason instanceof Error ? reason.message : String(reason)}); it keeps running and reconnects\n`)
   }
   process.on('unhandledRejection', onRejection)
+  const budgets = budgetsFromFlags({ maxAgents: flags.maxAgents, deadline: flags.deadline })
+  // Outcome metrics go to the same database, where `locus report` (with LOCUS_DATABASE_URL) reads them.
+  const metrics = outcomesOn(connectionString, io.cwd)
   const worker = await startRunWorker({
     connectionString,
     workflows,
     ...(chosen.host === undefined ? {} : { host: chosen.host }),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    ...(budgets === undefined && flags.retryBudget === undefined
+      ? {}
+      : { defaults: { ...(budgets === undefined ? {} : { budgets }), ...(flags.retryBudget === undefined ? {} : { retryBudget: flags.retryBudget }) } }),
+    metrics,
+    onMetricsError: (runId, error) => {
+      io.stderr.write(`locus: warning: worker could not record the outcome metrics of run ${runId} in PostgreSQL (${error instanceof Error ? error.message : String(error)}); the run itself ended as its journal says\n`)
+    },
     // One line per outage: what the worker waits for. It never exits on a connection error.
     onWaiting: (message) => {
       io.stderr.write(`locus: worker ${message}\n`)
@@ -62,6 +109,7 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
   })
   io.stdout.write('locus: worker stopping; its runs are handed over to another worker, which resumes them\n')
   await worker.stop()
+  await metrics.close()
   process.removeListener('unhandledRejection', onRejection)
   return EXIT_CODES.completed
 }

@@ -1,6 +1,6 @@
 import { RUN_LAYOUT, validateRunId } from '@locus/journal'
 import type { StoredExecution, StoredRun } from '@locus/runtime'
-import type { ExecutionInfo } from '@locus/store'
+import type { ExecutionInfo, RunStore } from '@locus/store'
 import type { Context } from 'hono'
 import { ApiError, toApiError } from '../errors.js'
 import { clientStore } from '../redact.js'
@@ -14,6 +14,14 @@ import { type ExecutionModel, readExecutionModel } from './run-model.js'
 import { type RunPageInput, renderRunBody } from './render-run.js'
 import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, requireScope } from './session.js'
 import { answerWords, badge, dispositionWords, duration, when } from './words.js'
+
+/** The store of an execution no worker has created yet: no line, no artifact. */
+const NOTHING_RECORDED = {
+  async *readLines() {
+    // Nothing recorded yet.
+  },
+  readArtifact: () => Promise.resolve(undefined),
+} as unknown as RunStore
 
 const RUNS_PER_PAGE = 50
 /** Pages run only the inspector's own script, post forms only to this server, and are never framed. */
@@ -183,6 +191,11 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     let info: ExecutionInfo | undefined
     if (execution === undefined) info = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1) ?? infos[0]
     else info = infos.find((candidate) => candidate.executionId === execution)
+    if (info === undefined && infos.length === 0 && (execution === undefined || execution === runId)) {
+      // A run queued for workers: nothing recorded until a worker creates its root, whose id is the run id.
+      const root: ExecutionInfo = { runId, executionId: runId, kind: 'root', location: `queued:${runId}` }
+      return { infos: [root], info: root, model: await readExecutionModel(NOTHING_RECORDED, root) }
+    }
     if (info === undefined) {
       throw new ApiError('not_found', execution === undefined ? `Run "${runId}" has no execution yet.` : `Run "${runId}" has no execution "${execution}"; it has ${infos.map((candidate) => candidate.executionId).join(', ')}.`)
     }
