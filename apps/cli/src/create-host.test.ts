@@ -61,7 +61,7 @@ describe('createHost', () => {
   })
 
   it('refuses unusable fixtures, naming the field, and model settings that are missing', async () => {
-    await expect(createHost({ host: 'scripted', fixtures: 'bad.json' }, { cwd: dir, env: {}, workflowPath })).rejects.toThrow(/Invalid scripted host fixtures:\n {2}bad\.json/)
+    await expect(createHost({ host: 'scripted', fixtures: 'bad.json' }, { cwd: dir, env: {}, workflowPath })).rejects.toThrow(/Invalid scripted host fixtures \(the format: docs\/scripted-host\.md; JSON Schema: @locus\/runtime\/fixtures\.schema\.json\):\n {2}bad\.json\.rules\.0\.steps\.0: a step needs one of the keys/)
     expect(await codeOf(createHost({ host: 'scripted', fixtures: 'missing.json' }, { cwd: dir, env: {}, workflowPath }))).toBe('HOST_OPTIONS_INVALID')
     expect(await codeOf(createHost({ host: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' }, { cwd: dir, env: {}, workflowPath }))).toBe('HOST_OPTIONS_INVALID')
     expect(await codeOf(createHost({ host: 'none', fixtures: 'x.json' }, { cwd: dir, env: {}, workflowPath }))).toBe('CLI_USAGE')

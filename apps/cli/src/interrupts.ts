@@ -1,4 +1,5 @@
 import type { CliIo } from './cli-io.js'
+import { holdLiveRun } from './live-runs.js'
 import { EXIT_CODES } from './exit-codes.js'
 
 /**
@@ -27,4 +28,47 @@ export function cancelOnInterrupt(io: CliIo, cancel: () => void, flush?: () => v
     io.stderr.write('\nlocus: exiting now; the journal holds every line written so far. `locus resume <runId>` continues the run.\n')
     io.exit(EXIT_CODES.cancelled)
   })
+}
+
+/** What {@link interruptExecution} gives a command: where its execution is aborted, how to name it once it started, and how to stop listening. */
+export interface ExecutionInterrupts {
+  /** Aborted by the first Ctrl-C, and by a reader of stdout that went away. */
+  readonly signal: AbortSignal
+  /** Names the execution once it has started, so the second Ctrl-C flushes its buffered lines before exiting. */
+  started(execution: { flush(): void }): void
+  /** Removes the handlers; call it once the execution settled. */
+  stop(): void
+}
+
+/**
+ * Ctrl-C for a resume or a replay, whose execution exists only once it has
+ * started: the first cancels it through `signal`, the second flushes it (when
+ * it has started) and exits. The process is held open until `stop()`, so an
+ * execution waiting on a hung host turn keeps its process.
+ */
+export function interruptExecution(io: CliIo): ExecutionInterrupts {
+  const controller = new AbortController()
+  let execution: { flush(): void } | undefined
+  const stopInterrupts = cancelOnInterrupt(
+    io,
+    () => {
+      controller.abort('interrupted from the terminal (Ctrl-C)')
+    },
+    () => {
+      execution?.flush()
+    },
+  )
+  const releaseRun = holdLiveRun((reason) => {
+    controller.abort(reason)
+  })
+  return {
+    signal: controller.signal,
+    started: (handle) => {
+      execution = handle
+    },
+    stop: () => {
+      releaseRun()
+      stopInterrupts()
+    },
+  }
 }

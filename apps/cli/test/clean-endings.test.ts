@@ -1,11 +1,11 @@
 // How `locus serve`, `locus mcp` and `locus run` end: every run they hold ends with run_end or is left
 // suspended for the next process, and nothing they started keeps them alive (issue #30, items 7 to 9).
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { cleanEnv, cliPath, repoRoot, runLocus, settle, startLocus, tempDir } from './helpers.js'
+import { cleanEnv, cliPath, repoRoot, runLocus, settle, startLocus, tempDir, waitForOutput } from './helpers.js'
 
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
 const mcpEntry = join(repoRoot, 'packages', 'mcp', 'dist', 'index.js')
@@ -41,21 +41,6 @@ function journalOf(runsDir: string, runId: string): { type: string; disposition?
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as { type: string })
-}
-
-/** Resolves with the first match of `pattern` in what `stream` has printed so far, or rejects when the process exits first. */
-function waitFor(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp): Promise<RegExpMatchArray> {
-  let text = ''
-  return new Promise((resolve, reject) => {
-    child[stream]?.on('data', (chunk: Buffer) => {
-      text += chunk.toString()
-      const match = pattern.exec(text)
-      if (match !== null) resolve(match)
-    })
-    child.once('exit', (code) => {
-      reject(new Error(`locus exited (${String(code)}) before printing ${String(pattern)}: ${text}`))
-    })
-  })
 }
 
 /** `locus mcp` spoken to as a client does: JSON-RPC lines on its stdin, answers and notifications on its stdout. */
@@ -131,7 +116,7 @@ describe('locus serve on SIGTERM', () => {
     const args = ['serve', '--workflows', dir, '--port', '0', '--model-host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--runs-dir', runsDir]
     const first = startLocus(args, { cwd: dir })
     const firstEnded = settle(first)
-    const url = (await waitFor(first, 'stdout', /at (http:\/\/\S+)/))[1] ?? ''
+    const url = (await waitForOutput(first, /at (http:\/\/\S+)/, 'stdout'))[1] ?? ''
     const started = (await (await fetch(`${url}/v1/workflows/approve/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { runId: string }
     let deferredId: string | undefined
     for (let tries = 0; tries < 300 && deferredId === undefined; tries += 1) {
@@ -150,8 +135,8 @@ describe('locus serve on SIGTERM', () => {
 
     const second = startLocus(args, { cwd: dir })
     const secondEnded = settle(second)
-    const nextUrl = (await waitFor(second, 'stdout', /at (http:\/\/\S+)/))[1] ?? ''
-    await waitFor(second, 'stdout', /resumed 1 run a previous server suspended/)
+    const nextUrl = (await waitForOutput(second, /at (http:\/\/\S+)/, 'stdout'))[1] ?? ''
+    await waitForOutput(second, /resumed 1 run a previous server suspended/, 'stdout')
     const answered = await fetch(`${nextUrl}/v1/runs/${started.runId}/deferred/${deferredId ?? ''}/resolve`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -185,7 +170,7 @@ describe('locus mcp when its client goes away', () => {
     // The next locus mcp on the runs directory resumes the suspended run; the deferral keeps its id.
     const next = startMcp(dir, runsDir)
     await next.initialize()
-    await waitFor(next.child, 'stderr', /resumed 1 suspended run/)
+    await waitForOutput(next.child, /resumed 1 suspended run/, 'stderr')
     next.send({ id: 9, method: 'tools/call', params: { name: 'locus_resolve_deferred', arguments: { runId: waiting.runId, deferredId: waiting.deferredId, result: { approved: true } } } })
     const answered = (await next.next((message) => message.id === 9)).result as { isError?: boolean; structuredContent: { status: string } }
     // Accepted by the live execution, or kept for it when it has not reopened the deferral yet: either way it is the answer.

@@ -99,3 +99,32 @@ export async function adminQuery(connectionString: string | undefined, sql: stri
     await client.end()
   }
 }
+
+/**
+ * Resolves with the first match of `pattern` in what the process has printed
+ * on `stream` (stdout by default), or rejects when it exits first.
+ */
+export function waitForOutput(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpMatchArray> {
+  let text = ''
+  return new Promise((resolveMatch, reject) => {
+    child[stream]?.on('data', (chunk: Buffer) => {
+      text += chunk.toString()
+      const match = pattern.exec(text)
+      if (match !== null) resolveMatch(match)
+    })
+    child.once('exit', (code) => {
+      reject(new Error(`locus exited (${String(code)}) before printing ${String(pattern)} on ${stream}: ${text}`))
+    })
+  })
+}
+
+/** Polls `probe` every 100 ms until it returns a value, or fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100))
+  }
+}

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminQuery, repoRoot, runLocus, startLocus, tempDir } from './helpers.js'
+import { adminQuery, repoRoot, runLocus, startLocus, tempDir, until, waitForOutput } from './helpers.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
@@ -11,35 +11,6 @@ const zodEntry = join(repoRoot, 'packages', 'runtime', 'node_modules', 'zod', 'i
 
 function admin(sql: string): Promise<void> {
   return adminQuery(url, sql)
-}
-
-/** Resolves with the first stdout line matching `pattern`, or rejects when the process exits first. */
-function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
-  let stdout = ''
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const match = pattern.exec(stdout)
-      if (match !== null) resolve(match)
-    })
-    child.once('exit', (code) => {
-      reject(new Error(`locus exited (${String(code)}) before printing ${String(pattern)}: ${stdout}${stderr}`))
-    })
-  })
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
 }
 
 describe('locus serve --database-url, with the runs executed by a locus worker', () => {
@@ -83,10 +54,10 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     // The worker is one machine and the server another: they share only the database.
     const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000'], { cwd: dir })
     children.push(worker)
-    await waitForLine(worker, /worker running/)
+    await waitForOutput(worker, /worker running/)
     const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
     children.push(server)
-    base = (await waitForLine(server, /at (http:\/\/\S+)/))[1] ?? ''
+    base = (await waitForOutput(server, /at (http:\/\/\S+)/))[1] ?? ''
   }, 60_000)
 
   afterAll(async () => {
@@ -260,7 +231,7 @@ describe('locus serve --database-url before any worker runs: queued runs', () =>
     await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ steps: [{ text: 'fine' }] }] }))
     const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
     children.push(server)
-    base = (await waitForLine(server, /at (http:\/\/\S+)/))[1] ?? ''
+    base = (await waitForOutput(server, /at (http:\/\/\S+)/))[1] ?? ''
   }, 60_000)
 
   afterAll(async () => {

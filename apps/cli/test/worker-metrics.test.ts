@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { enqueueRun } from '@locus/store-postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminQuery, repoRoot, runLocus, startLocus, tempDir } from './helpers.js'
+import { adminQuery, repoRoot, runLocus, startLocus, tempDir, until, waitForOutput } from './helpers.js'
 
 const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 const runtimeEntry = join(repoRoot, 'packages', 'runtime', 'dist', 'index.js')
@@ -18,30 +18,6 @@ interface PgClient {
   end(): Promise<unknown>
 }
 const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string }) => PgClient }
-
-/** Resolves with the first stdout line matching `pattern`, or rejects when the process exits first. */
-function waitForLine(child: ChildProcess, pattern: RegExp): Promise<void> {
-  let stdout = ''
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-      if (pattern.test(stdout)) resolve()
-    })
-    child.once('exit', (code) => {
-      reject(new Error(`locus exited (${String(code)}) before printing ${String(pattern)}: ${stdout}`))
-    })
-  })
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe('outcome metrics of runs executed by locus worker', () => {
   const ci = (process.env.CI ?? '') !== ''
@@ -89,7 +65,7 @@ describe('outcome metrics of runs executed by locus worker', () => {
   const worker = async (fixtures: string): Promise<ChildProcess> => {
     const child = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, fixtures), '--lease-ms', '1000'], { cwd: dir })
     children.push(child)
-    await waitForLine(child, /worker running/)
+    await waitForOutput(child, /worker running/)
     return child
   }
   const enqueue = async (runId: string): Promise<void> => {

@@ -1,13 +1,12 @@
 import { closeMcpToolSources } from '@locus/mcp'
 import type { ReplayReport } from '@locus/replay'
-import { type StartedRun, recordedStart, startReplay } from '@locus/runtime'
+import { recordedStart, startReplay } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
 import { formatTable } from '../format-table.js'
-import { cancelOnInterrupt } from '../interrupts.js'
-import { holdLiveRun } from '../live-runs.js'
+import { interruptExecution } from '../interrupts.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { type Style, styleFor } from '../style.js'
 import { checkJournalDamage, damagedJournals } from './journal-damage.js'
@@ -68,28 +67,14 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
   const input = recordedStart(run).fallbackInput
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
-  const controller = new AbortController()
-  // Set once the replay has started: a second Ctrl-C writes its buffered lines before exiting.
-  let execution: StartedRun | undefined
-  const stopInterrupts = cancelOnInterrupt(
-    io,
-    () => {
-      controller.abort('interrupted from the terminal (Ctrl-C)')
-    },
-    () => {
-      execution?.flush()
-    },
-  )
-  // Held open until the replay settles, like a run: its own execution ends with its run_end too.
-  const releaseRun = holdLiveRun((reason) => {
-    controller.abort(reason)
-  })
+  // The first Ctrl-C cancels; the second flushes the execution's buffered lines and exits.
+  const interrupts = interruptExecution(io)
   let replayed: Awaited<Awaited<ReturnType<typeof startReplay>>['done']>
   try {
     const started = await startReplay(runId, loaded.workflow, {
       runsDir,
       source: loaded.path,
-      signal: controller.signal,
+      signal: interrupts.signal,
       ...(input === undefined ? {} : { input }),
       ...(json
         ? {
@@ -99,13 +84,12 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
           }
         : {}),
     })
-    execution = started.handle
+    interrupts.started(started.handle)
     replayed = await started.done
   } catch (error) {
     throw asCliInputError(error)
   } finally {
-    releaseRun()
-    stopInterrupts()
+    interrupts.stop()
     await closeMcpToolSources()
   }
   const code = replayed.run.disposition === 'cancelled' ? EXIT_CODES.cancelled : replayed.ok ? EXIT_CODES.completed : EXIT_CODES.failed

@@ -1,13 +1,12 @@
 import { closeMcpToolSources } from '@locus/mcp'
 import { loadPrices } from '../load-prices.js'
-import { type StartedRun, recordedStart, startResume } from '@locus/runtime'
+import { recordedStart, startResume } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { type HostFlags, createHost } from '../create-host.js'
 import type { ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
-import { cancelOnInterrupt } from '../interrupts.js'
-import { holdLiveRun } from '../live-runs.js'
+import { interruptExecution } from '../interrupts.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
 import { ensureWritableRunsDir, resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
@@ -67,22 +66,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const live = createLiveSummary(run.view)
   const prices = await loadPrices(flags.prices, io.cwd)
   const metrics = await tryOpenMetrics(io, runsDir)
-  const controller = new AbortController()
-  // Set once the resume has started: a second Ctrl-C writes its buffered lines (durability none) before exiting.
-  let execution: StartedRun | undefined
-  const stopInterrupts = cancelOnInterrupt(
-    io,
-    () => {
-      controller.abort('interrupted from the terminal (Ctrl-C)')
-    },
-    () => {
-      execution?.flush()
-    },
-  )
-  // Held open until the execution settles: one waiting on a hung host turn must not lose its process.
-  const releaseRun = holdLiveRun((reason) => {
-    controller.abort(reason)
-  })
+  // The first Ctrl-C cancels; the second flushes the execution's buffered lines and exits.
+  const interrupts = interruptExecution(io)
   try {
     if (!json && flags.quiet !== true) {
       const workerText = describeWorker(worker)
@@ -102,7 +87,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         source: loaded.path,
         // Decided again under the run's lock: another resume may have completed it since the check above.
         refuseCompleted: true,
-        signal: controller.signal,
+        signal: interrupts.signal,
         onEvent: (line) => {
           live.apply(line)
           reporter.onEvent(line)
@@ -111,7 +96,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
           reporter.onProgress?.(progress)
         },
       })
-      execution = started.handle
+      interrupts.started(started.handle)
       resumed = await started.done
     } catch (error) {
       throw asCliOwnershipError(error) ?? asCliInputError(error)
@@ -124,8 +109,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
     }
     return finishRun(io, live.summarize(resumed), resumed, json)
   } finally {
-    releaseRun()
-    stopInterrupts()
+    interrupts.stop()
     await closeMcpToolSources()
     await worker?.close()
     await metrics?.close()
