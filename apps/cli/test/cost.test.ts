@@ -42,6 +42,9 @@ describe('locus run --prices', () => {
     ])
     const shown = await runLocus(['show', 'priced', '--runs-dir', 'runs'], { cwd: dir })
     expect(shown.stdout).toMatch(/cost: +\$0\.00975 for LLM requests\n/)
+    const listed = await runLocus(['ls', '--runs-dir', 'runs'], { cwd: dir })
+    expect(listed.stdout.trim().split('\n')[1]).toMatch(/^priced +priced .* \$0\.00975$/)
+    expect(readFileSync(join(dir, 'runs', 'priced', 'outputs', 'README.md'), 'utf8')).toContain(`## Cost\n\n- LLM requests: $0.009750 (price table \`${String(table)}\`)\n`)
   })
 
   it('refuses a price file with a negative price, naming the field, and writes nothing', async () => {

@@ -29,7 +29,7 @@ describe('inspecting runs', () => {
   it('`locus ls` lists recent runs as a table, newest first', async () => {
     const result = await runLocus(['ls', '--runs-dir', runsDir])
     const rows = result.stdout.trim().split('\n')
-    expect(rows[0]).toMatch(/^RUN +WORKFLOW +STATE +ANSWER +STARTED +TOOK +CALLS +RETRIES +GAPS$/)
+    expect(rows[0]).toMatch(/^RUN +WORKFLOW +STATE +ANSWER +STARTED +TOOK +CALLS +RETRIES +GAPS +COST$/)
     expect(rows.slice(1).map((row) => row.split(/\s+/)[0])).toEqual(['triage', 'research'])
     expect(rows[2]).toMatch(/research +research-fan-out +failed +partial/)
     const limited = await runLocus(['ls', '--runs-dir', runsDir, '--limit', '1', '--json'])
@@ -96,7 +96,10 @@ describe('`locus init`', () => {
     const binary = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'test' } })
     expect(binary.stdout).toContain(`\n  locus run ${fileOf(binary.stdout)} --host scripted --fixtures starter.fixtures.json\n`)
     // `npm run locus -- init starter` (or pnpm's) announces the script it runs as the lifecycle event.
-    const clone = await runLocus(['init', 'starter'], { cwd: await tempDir(), env: { npm_lifecycle_event: 'locus' } })
+    // npm also names the directory it was typed in (INIT_CWD), where the files go.
+    const typedIn = await tempDir()
+    const clone = await runLocus(['init', 'starter'], { cwd: typedIn, env: { npm_lifecycle_event: 'locus', INIT_CWD: typedIn } })
+    expect(existsSync(join(typedIn, 'starter.fixtures.json'))).toBe(true)
     expect(clone.stdout).toContain(`\n  npm run locus -- run ${fileOf(clone.stdout)} --host scripted --fixtures starter.fixtures.json\n`)
     expect(clone.stdout).toContain(`\n  npm run locus -- run ${fileOf(clone.stdout)} --host openai-compatible`)
   })

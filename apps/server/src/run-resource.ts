@@ -75,6 +75,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
     gaps: summary.gaps.map((gap) => ({ ...gap })),
     caveats: [...summary.caveats],
     counts: { ...stored.view.counts },
+    cost: stored.view.cost === undefined ? null : { ...stored.view.cost },
     lastSeq: latest.view.lastSeq,
     deferred: waiting.map((deferral) => ({
       deferredId: deferral.deferredId,

@@ -119,6 +119,15 @@ export const RunSchema = z.object({
   counts: z
     .record(z.string(), z.number())
     .describe("The run's RunView counts (RunCounts of @locus/journal), added up over the root and every resume; each execution's own are under executions."),
+  cost: z
+    .object({
+      usd: z.string().describe('Dollars the LLM requests cost, as an exact decimal string.'),
+      retryOverheadUsd: z.string().describe('Of usd, what went to failed requests and to agent attempts that were retried.'),
+      unpricedRequests: z.number().int().describe('Requests to a model with no price: not in usd.'),
+      table: z.string().describe('The price table version the costs were priced with.'),
+    })
+    .nullable()
+    .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution; null when the run was not priced.'),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
   deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
   links: LinksSchema,

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createPriceTable, parsePriceFile } from '@locus/cost'
 import { parseHTML } from 'linkedom'
 import { type RunHandle, createRuntime, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
@@ -149,5 +150,25 @@ describe('GET /v1/runs/{id}/events of a run whose run_end line is torn', () => {
     clearTimeout(timer)
     expect(body).toContain('event: run_start')
     expect(body).not.toContain('event: run_end')
+  })
+})
+
+describe('GET /v1/runs/{id}: what a priced run cost', () => {
+  it('answers the cost added up over the run, and null for a run that was not priced', async () => {
+    const prices = createPriceTable({ prices: parsePriceFile({ models: { scripted: { input: '2', output: '8' } } }) })
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'done', usage: { inputTokens: 500, outputTokens: 50 } }] }] })
+    const workflow = defineWorkflow({ name: 'priced', run: async ({ agent }) => ({ ok: true, answer: (await agent('go')).answer }) })
+    const runsDir = tempRunsDir()
+    const priced = createRuntime({ workflows: [workflow], host, runsDir, defaults: { prices } })
+    const handle = await priced.start(workflow)
+    await handle.done
+    const server = await testServer({ runtime: priced })
+    const { body } = await server.json<{ cost: unknown }>(`/v1/runs/${handle.runId}`)
+    expect(body.cost).toEqual({ usd: '0.001400', retryOverheadUsd: '0.000000', unpricedRequests: 0, table: prices.version })
+
+    const plain = createRuntime({ workflows: [workflow], host, runsDir })
+    const unpriced = await plain.start(workflow)
+    await unpriced.done
+    expect((await server.json<{ cost: unknown }>(`/v1/runs/${unpriced.runId}`)).body.cost).toBeNull()
   })
 })

@@ -85,6 +85,8 @@ export interface RunInfo {
   readonly gaps: readonly RunGap[]
   readonly caveats: readonly string[]
   readonly counts: Readonly<Record<string, number>>
+  /** What the run's LLM requests cost, over every execution, when the run was priced; null when it was not (absent from older servers). */
+  readonly cost?: { readonly usd: string; readonly retryOverheadUsd: string; readonly unpricedRequests: number; readonly table: string } | null
   /** `seq` of the last journal line of the latest execution; -1 before any. */
   readonly lastSeq: number
   readonly deferred: readonly PendingDeferral[]

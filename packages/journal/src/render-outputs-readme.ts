@@ -42,6 +42,7 @@ export function renderOutputsReadme(source: readonly JournalLine[] | RunView, op
   const out: string[] = []
   out.push(`# ${escapeText(options.title ?? `Run ${runId}`)}`, '')
   out.push(...renderSummary(facts, runId))
+  out.push(...renderCost(facts))
   out.push(...renderResult(facts, options.maxResultChars ?? 4000))
   out.push(...renderRetried(facts))
   out.push(...renderFailedCalls(facts))
@@ -78,6 +79,17 @@ function finalOutcome(call: CallView): AttemptOutcome {
 
 function agentCalls(calls: readonly CallView[]): AgentCallView[] {
   return calls.filter((call): call is AgentCallView => call.kind === 'agent')
+}
+
+/** What the run's LLM requests cost, when the run was priced: exact dollars, what retries threw away, what had no price. */
+function renderCost(facts: RunView): string[] {
+  const cost = facts.cost
+  if (cost === undefined) return []
+  const out = ['## Cost', '', `- LLM requests: $${cost.usd} (price table ${code(cost.table)})`]
+  if (/[1-9]/.test(cost.retryOverheadUsd)) out.push(`- Retry overhead: $${cost.retryOverheadUsd}, spent on requests that failed and on agent attempts that were retried`)
+  if (cost.unpricedRequests > 0) out.push(`- Not priced: ${plural(cost.unpricedRequests, 'request', 'requests')} to a model with no price (give its price with \`--prices\`)`)
+  out.push('')
+  return out
 }
 
 function renderSummary(facts: RunView, runId: string): string[] {

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { JournalLine, JournalLineInput } from './journal-line-schema.js'
 import { parseJournalLine } from './parse-journal-line.js'
+import { renderOutputsReadme } from './render-outputs-readme.js'
 import { createRunView } from './run-view.js'
 import { addUsd } from './usd-sum.js'
 
@@ -83,5 +84,22 @@ describe('RunView.cost', () => {
   it('refuses a cost written as a float or without its table', () => {
     expect(() => request('agent-1-a1', 1, 'succeeded', { usd: 0.002 as unknown as string })).toThrow()
     expect(() => stamp({ type: 'agent_end', ...call('x-a1', 1), status: 'completed', durationMs: 1, cost: { usd: '0.1' } } as JournalLineInput)).toThrow()
+  })
+})
+
+describe('the outputs README of a priced run', () => {
+  it('has a Cost section with the exact total, the retry overhead and the requests with no price', () => {
+    const lines = [
+      stamp({ type: 'run_start', workflow: 'w', input: null, options: {} }),
+      request('agent-1-a1', 1, 'failed', { usd: '0.000100' }),
+      request('agent-1-a1', 1, 'succeeded', { unpriced: true, model: 'my-fine-tune' }, 2),
+      stamp({ type: 'run_end', disposition: 'completed', ok: true, result: null, durationMs: 4 }),
+    ]
+    const readme = renderOutputsReadme(lines)
+    expect(readme).toContain(`## Cost\n\n- LLM requests: $0.000100 (price table \`${TABLE}\`)\n- Retry overhead: $0.000100, spent on requests that failed and on agent attempts that were retried\n- Not priced: 1 request to a model with no price (give its price with \`--prices\`)\n`)
+  })
+
+  it('has no Cost section when the run was not priced', () => {
+    expect(renderOutputsReadme([stamp({ type: 'run_start', workflow: 'w', input: null, options: {} })])).not.toContain('## Cost')
   })
 })

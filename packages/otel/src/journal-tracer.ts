@@ -144,6 +144,7 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
         span.setAttribute('gen_ai.usage.input_tokens', line.usage.inputTokens)
         span.setAttribute('gen_ai.usage.output_tokens', line.usage.outputTokens)
       }
+      if (line.cost !== undefined) span.setAttributes({ 'locus.cost.usd': Number(line.cost.usd), 'locus.cost.table': line.cost.table })
       if (line.status === 'failed') {
         span.setAttribute('locus.failure_cause', line.failureCause ?? 'unclassified')
         span.setAttribute('error.type', line.failureCause ?? 'unclassified')
@@ -200,6 +201,12 @@ export function createJournalTracer(options: JournalTracerOptions): JournalTrace
       if (requestUsage !== undefined) {
         attributes['gen_ai.usage.input_tokens'] = requestUsage.inputTokens
         attributes['gen_ai.usage.output_tokens'] = requestUsage.outputTokens
+      }
+      // Dollars as a number for dashboards; the journal keeps the exact decimal string.
+      if (line.cost !== undefined) {
+        if ('usd' in line.cost) attributes['locus.cost.usd'] = Number(line.cost.usd)
+        else attributes['locus.cost.unpriced'] = true
+        attributes['locus.cost.table'] = line.cost.table
       }
       const span = tracer.startSpan(`chat ${line.model}`, { startTime: cursor, attributes }, parentContext)
       if (line.outcome !== 'succeeded') {

@@ -1,3 +1,4 @@
+import { createPriceTable, parsePriceFile } from '@locus/cost'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -208,12 +209,15 @@ describe('createJournalTracer', () => {
     }
     const { exporter, onEvent } = tracing()
     const dir = runsDir()
-    const run = await runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('two steps')).answer }), { host, runsDir: dir, onEvent })
+    // Priced at $1 in and $4 out per million tokens: each request's cost goes on its chat span, their sum on the attempt's.
+    const prices = createPriceTable({ prices: parsePriceFile({ models: { 'm-small': { input: '1', output: '4' } } }) })
+    const run = await runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('two steps')).answer }), { host, runsDir: dir, onEvent, prices })
     const chats = named(exporter.getFinishedSpans(), 'chat m-small')
-    expect(chats.map((chat) => [chat.attributes['locus.step'], chat.attributes['gen_ai.usage.input_tokens'], chat.attributes['gen_ai.usage.output_tokens']])).toEqual([
-      [1, 11, 5],
-      [2, 30, 2],
+    expect(chats.map((chat) => [chat.attributes['locus.step'], chat.attributes['gen_ai.usage.input_tokens'], chat.attributes['gen_ai.usage.output_tokens'], chat.attributes['locus.cost.usd']])).toEqual([
+      [1, 11, 5, 0.000031],
+      [2, 30, 2, 0.000038],
     ])
+    expect(named(exporter.getFinishedSpans(), 'invoke_agent default attempt 1')[0]?.attributes).toMatchObject({ 'locus.cost.usd': 0.000069, 'locus.cost.table': prices.version })
     // The usage is journaled on each llm_attempt line, so a trace built later from the journal has it too.
     const journal = readFileSync(join(run.runDir, 'journal.jsonl'), 'utf8')
     const usages = journal

@@ -1,3 +1,4 @@
+import { Usd, displayUsd } from '@locus/cost'
 import { RunIdError, validateRunId } from '@locus/journal'
 import { type RunSummary, readStoredRun } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
@@ -49,7 +50,7 @@ export async function lsCommand(flags: LsFlags, io: CliIo): Promise<ExitCode> {
     return EXIT_CODES.completed
   }
   const style = styleFor(io.stdout, io.env)
-  const rows = [['RUN', 'WORKFLOW', 'STATE', 'ANSWER', 'STARTED', 'TOOK', 'CALLS', 'RETRIES', 'GAPS']]
+  const rows = [['RUN', 'WORKFLOW', 'STATE', 'ANSWER', 'STARTED', 'TOOK', 'CALLS', 'RETRIES', 'GAPS', 'COST']]
   for (const summary of summaries) {
     rows.push([
       summary.runId,
@@ -62,6 +63,8 @@ export async function lsCommand(flags: LsFlags, io: CliIo): Promise<ExitCode> {
       // The host's own LLM retries, when there were any, beside the calls' retries: never folded into them.
       summary.llmRetries > 0 ? `${summary.retries} (+${summary.llmRetries} llm)` : String(summary.retries),
       String(summary.gaps.length),
+      // Dollars for a priced run (a + when some requests had no price); a run that was not priced has none.
+      summary.cost === undefined ? '-' : `${displayUsd(new Usd(summary.cost.usd))}${summary.cost.unpricedRequests > 0 ? '+' : ''}`,
     ])
   }
   io.stdout.write(`${formatTable(rows.map((row, index) => (index === 0 ? row.map((cell) => style.dim(cell)) : row)))}\n`)
