@@ -62,4 +62,15 @@ describe('locus serve --allow-origin and --allow-host', () => {
     expect(host.code).toBe(2)
     expect(host.stderr).toContain('"http://locus.test" is not a host name')
   })
+
+  it('exits 2 for an API key that is too short, naming where it came from and what --api-key is', async () => {
+    const dir = await workflowsDir()
+    const result = await runLocus(['serve', '--workflows', dir, '--port', '0', '--runs-dir', join(dir, 'runs')], { cwd: dir, env: { LOCUS_API_KEYS: 'short' } })
+    expect(result.code).toBe(2)
+    expect(result.stderr).not.toContain('unexpected error')
+    expect(result.stderr).toContain('LOCUS_API_KEYS: API key 1 of 1: a secret must be at least 16 characters')
+    expect(result.stderr).toContain('--api-key')
+    // The secret itself is never echoed.
+    expect(result.stderr).not.toMatch(/\bshort\b/)
+  })
 })

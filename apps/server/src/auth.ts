@@ -18,11 +18,17 @@ export interface ApiKey {
 /** The shortest secret accepted. */
 export const MIN_API_KEY_LENGTH = 16
 
+/** The code of {@link ServerOptionsError}, registered in `ERROR_CODE_REGISTRY` (@locus/outcome) as a `usage` code of @locus/server. */
+export const SERVER_OPTIONS_INVALID = 'SERVER_OPTIONS_INVALID'
+
+/** The package error codes the server throws itself (not the API's codes, {@link SERVER_ERROR_CODES}). */
+export const SERVER_LOCUS_ERROR_CODES = [SERVER_OPTIONS_INVALID] as const
+
 /** Bad server options: API keys, a host without keys, a port. */
 export class ServerOptionsError extends LocusError {
-  declare readonly code: 'SERVER_OPTIONS_INVALID'
+  declare readonly code: typeof SERVER_OPTIONS_INVALID
   constructor(message: string) {
-    super(message, { code: 'SERVER_OPTIONS_INVALID' })
+    super(message, { code: SERVER_OPTIONS_INVALID })
     this.name = 'ServerOptionsError'
   }
 }

@@ -1,7 +1,7 @@
 import { journalLineJsonSchema } from '@locus/journal'
 import { z } from 'zod'
 import { API_SCOPES, type ApiScope } from './auth.js'
-import { type ServerErrorCode, STATUS_OF_CODE } from './errors.js'
+import { API_CODE_OF_KIND, API_CODE_OVERRIDES, type ServerErrorCode, STATUS_OF_CODE } from './errors.js'
 import {
   CancelBodySchema,
   DeployCheckBodySchema,
@@ -175,6 +175,33 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
 
 const STATE_CHANGING_METHODS = new Set(['post', 'put', 'patch', 'delete'])
 
+/** Routes that answer without the runtime or the store. */
+const STATIC_PATHS = new Set(['/openapi.json', '/healthz', '/readyz'])
+
+/**
+ * What a route that reads or writes the store may also answer: a store that
+ * cannot be used (`unavailable` kind, 503) and a fault of the server (500).
+ */
+const STORE_ERRORS: readonly ServerErrorCode[] = ['unavailable', 'internal_error']
+
+/** The operations that start, continue, stop or answer work, where any kind of package error may end the request. */
+const WORK_OPERATIONS = new Set([
+  'post /v1/workflows/{name}/runs',
+  'post /v1/runs/{id}/cancel',
+  'post /v1/runs/{id}/resume',
+  'post /v1/runs/{id}/deferred/{deferredId}/resolve',
+  'post /v1/runs/{id}/deferred/{deferredId}/reject',
+  'post /v1/worker/actions',
+  'post /v1/deploy-check',
+])
+
+/**
+ * What a work operation may also answer: each kind of `ERROR_CODE_REGISTRY`
+ * (@locus/outcome) through its API code ({@link API_CODE_OF_KIND}), so every
+ * registered code's status is declared where it can happen.
+ */
+const WORK_ERRORS: readonly ServerErrorCode[] = [...new Set<ServerErrorCode>([...Object.values(API_CODE_OF_KIND), ...Object.values(API_CODE_OVERRIDES)])]
+
 /**
  * What every operation may also answer, from the request checks that run
  * before any route ([security model](docs/server.md)): 403 for a `Host` or an
@@ -187,7 +214,13 @@ function withRequestChecks(paths: Record<string, Record<string, JsonObject>>): R
     checked[path] = {}
     for (const [method, operation] of Object.entries(operations)) {
       const responses = { ...(operation.responses as Record<string, JsonObject>) }
-      const added: ServerErrorCode[] = ['forbidden', 'host_not_allowed', ...(STATE_CHANGING_METHODS.has(method) ? (['unsupported_media_type'] as const) : [])]
+      const added: ServerErrorCode[] = [
+        'forbidden',
+        'host_not_allowed',
+        ...(STATE_CHANGING_METHODS.has(method) ? (['unsupported_media_type'] as const) : []),
+        ...(STATIC_PATHS.has(path) ? [] : STORE_ERRORS),
+        ...(WORK_OPERATIONS.has(`${method} ${path}`) ? WORK_ERRORS : []),
+      ]
       for (const [status, response] of Object.entries(errors(...added)) as [string, JsonObject][]) {
         const existing = responses[status]
         if (existing === undefined) {

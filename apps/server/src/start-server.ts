@@ -92,7 +92,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ServerOptionsError(`port must be a whole number from 0 to 65535, got ${String(port)}.`)
   const env = options.env ?? process.env
   const plainKeys = options.apiKeys ?? env.LOCUS_API_KEYS
-  parseApiKeys(plainKeys)
+  // A bad key is named by where it was given (by position, never by secret).
+  parseApiKeys(plainKeys, (index, count) => `${options.apiKeys === undefined ? 'LOCUS_API_KEYS' : 'apiKeys'}: API key ${index + 1} of ${count}`)
   const keysFile = options.apiKeysFile ?? (env.LOCUS_API_KEYS_FILE === '' ? undefined : env.LOCUS_API_KEYS_FILE)
   const apiKeys: string | readonly string[] | undefined =
     keysFile === undefined ? plainKeys : [...(typeof plainKeys === 'string' ? plainKeys.split(',') : (plainKeys ?? [])), ...readApiKeysFile(keysFile)]

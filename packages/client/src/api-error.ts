@@ -20,6 +20,10 @@ export const API_ERROR_CODES = [
   'run_owned',
   'run_exists',
   'already_resolved',
+  'conflict',
+  'cancelled',
+  'unprocessable',
+  'unavailable',
   'shutting_down',
   'internal_error',
 ] as const

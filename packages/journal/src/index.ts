@@ -102,7 +102,7 @@ export type {
   CompletedAgentResult,
   FailedAgentResult,
 } from './agent-result-envelope.js'
-export { SerializedErrorSchema, deserializeError, registerErrorFactory, serializeError } from './serialized-error.js'
+export { ERROR_FACTORY_INVALID, SerializedErrorSchema, deserializeError, registerErrorFactory, serializeError } from './serialized-error.js'
 export type { ErrorFactory, SerializedError } from './serialized-error.js'
 export { RUN_ID_INVALID, RUN_ID_RULE, RUN_LAYOUT, RunIdError, runPaths, validateRunId } from './run-paths.js'
 export type { CallPaths, RunPaths } from './run-paths.js'

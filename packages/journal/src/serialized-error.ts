@@ -83,6 +83,9 @@ function isPreparationReason(value: unknown): value is PreparationFailureReason 
   return typeof value === 'string' && (PREPARATION_FAILURE_REASONS as readonly string[]).includes(value)
 }
 
+/** The code registerErrorFactory throws for a name or factory that is not one. */
+export const ERROR_FACTORY_INVALID = 'ERROR_FACTORY_INVALID'
+
 /**
  * Registers how to rebuild an error class from its serialized form. Packages
  * that define errors which cross the journal register them once, by the
@@ -97,12 +100,12 @@ function isPreparationReason(value: unknown): value is PreparationFailureReason 
 export function registerErrorFactory(name: string, factory: ErrorFactory): void {
   if (typeof name !== 'string' || name.length === 0) {
     throw new LocusError('registerErrorFactory needs the error name as a non-empty string.', {
-      code: 'ERROR_FACTORY_INVALID',
+      code: ERROR_FACTORY_INVALID,
     })
   }
   if (typeof factory !== 'function') {
     throw new LocusError(`registerErrorFactory("${name}") needs a function that builds the error.`, {
-      code: 'ERROR_FACTORY_INVALID',
+      code: ERROR_FACTORY_INVALID,
     })
   }
   registry().set(name, factory)

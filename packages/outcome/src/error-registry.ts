@@ -38,7 +38,7 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/groups', 'internal', ['GROUP_OBSERVER_FAILED']),
   ...entries('@locus/retry', 'usage', ['RETRY_POLICY_INVALID', 'RETRY_OPTIONS_INVALID']),
   ...entries('@locus/retry', 'failure', ['CALL_FAILED']),
-  ...entries('@locus/journal', 'usage', ['JOURNAL_WRITER_OPTIONS_INVALID', 'JOURNAL_LINE_INVALID', 'RUN_ID_INVALID', 'AGENT_RESULT_INVALID']),
+  ...entries('@locus/journal', 'usage', ['JOURNAL_WRITER_OPTIONS_INVALID', 'JOURNAL_LINE_INVALID', 'RUN_ID_INVALID', 'AGENT_RESULT_INVALID', 'ERROR_FACTORY_INVALID']),
   ...entries('@locus/journal', 'unavailable', ['JOURNAL_WRITE_FAILED', 'JOURNAL_READ_FAILED']),
   ...entries('@locus/journal', 'internal', ['JOURNAL_CLOSED']),
   ...entries('@locus/partial', 'usage', ['PARTIAL_INVALID_INPUT']),
@@ -74,6 +74,8 @@ export const ERROR_CODE_REGISTRY = {
   // So is a full disk or a failing device (exit 2, never the 1 of a failed run or a diverged replay).
   ...entries('@locus/cli', 'usage', ['STORAGE_FAILED']),
   ...entries('@locus/cli', 'unavailable', ['OUTCOME_STORE_UNREADABLE']),
+  // The HTTP server's own options (API keys, allowed hosts and origins, the port): the operator's to fix.
+  ...entries('@locus/server', 'usage', ['SERVER_OPTIONS_INVALID']),
 } as const satisfies Record<string, ErrorCodeEntry>
 
 /** A registered error code. */

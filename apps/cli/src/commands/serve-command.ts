@@ -3,7 +3,7 @@ import { createTriggerQueue } from '@locus/protocol'
 import { type Runtime, createRuntime } from '@locus/runtime'
 import { createDispatchRuntime } from '@locus/store-postgres'
 import { CliError } from '../cli-error.js'
-import { ServerOptionsError, startServer } from '@locus/server'
+import { SERVER_OPTIONS_INVALID, ServerOptionsError, startServer } from '@locus/server'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
@@ -32,6 +32,10 @@ export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   /** `--shutdown-grace`: how long working runs may go on at shutdown before they are cancelled, in ms. @default 10_000 */
   readonly shutdownGrace?: number | undefined
 }
+
+/** Where the server's keys come from, and what `--api-key` is on `locus serve` (the model host's key, never the server's). */
+const SERVER_KEYS_HINT =
+  "The server's keys come from LOCUS_API_KEYS or LOCUS_API_KEYS_FILE; clients send one as `Authorization: Bearer <key>` or with `--server <url> --api-key <key>`. On `locus serve`, `--api-key` is the model host's key, not the server's."
 
 /** How long `locus serve` and `locus mcp` let working runs go on when they stop, unless `--shutdown-grace` says otherwise. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
@@ -97,8 +101,11 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     })
   } catch (error) {
     await closeRuntime()
-    // Bad keys, a bad --allow-origin or --allow-host, a public address without keys: the user's to fix (exit 2).
-    if (error instanceof ServerOptionsError) throw new CliError('CLI_USAGE', error.message)
+    // Bad keys, a bad --allow-origin or --allow-host, a public address without keys: SERVER_OPTIONS_INVALID, a
+    // registered usage code, so the user's to fix (exit 2) from any copy of @locus/server.
+    if (ServerOptionsError.isInstance(error) && error.code === SERVER_OPTIONS_INVALID && /API key/i.test(error.message)) {
+      throw new ServerOptionsError(`${error.message} ${SERVER_KEYS_HINT}`)
+    }
     throw error
   }
   io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (${where})\n`)
