@@ -105,6 +105,19 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       alter table $schema.locus_runs add column if not exists budgets jsonb;
     `,
   },
+  {
+    version: 7,
+    name: 'idempotency keys, kept for their window so a restarted server answers a repeat with the same run',
+    sql: `
+      create table if not exists $schema.locus_idempotency_keys (
+        key text primary key,
+        fingerprint text not null,
+        run_id text not null,
+        expires_at_ms bigint not null
+      );
+      create index if not exists locus_idempotency_keys_expires_at on $schema.locus_idempotency_keys (expires_at_ms);
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

@@ -28,7 +28,10 @@ import {
   type TailOptions,
   allocatedExecutionId,
   validateArtifactKey,
+  type IdempotencyRecord,
   validateDeferredId,
+  validateIdempotencyKey,
+  validateIdempotencyRecord,
   writesInIssueOrder,
 } from '@locus/store'
 import { randomBytes } from 'node:crypto'
@@ -175,6 +178,9 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const artifactsTable = table('locus_artifacts')
   const leases = table('locus_leases')
   const deferredAnswers = table('locus_deferred_answers')
+  const idempotencyKeys = table('locus_idempotency_keys')
+  /** When expired idempotency keys were last deleted; at most once a minute (of the caller's clock). */
+  let keysSweptAt = Number.NEGATIVE_INFINITY
 
   let migrated: Promise<StoreMigrationResult> | undefined
   // A migration that failed (the database was unreachable) is tried again by the next operation, not kept as its answer.
@@ -373,6 +379,17 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         await releaseLease(held)
       },
     }
+  }
+
+  async function readIdempotencyKey(key: string, now: number): Promise<IdempotencyRecord | undefined> {
+    validateIdempotencyKey(key)
+    await ready()
+    const { rows } = await pool.query<{ fingerprint: string; run_id: string; expires_at_ms: string }>(
+      `select fingerprint, run_id, expires_at_ms from ${idempotencyKeys} where key = $1 and expires_at_ms > $2`,
+      [key, now],
+    )
+    const row = rows[0]
+    return row === undefined ? undefined : { fingerprint: row.fingerprint, runId: row.run_id, expiresAt: Number(row.expires_at_ms) }
   }
 
   async function requireRun(runId: string): Promise<void> {
@@ -756,6 +773,34 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         [runId, wanted],
       )
       return new Map(rows.map((row) => [row.deferred_id, row.answer]))
+    },
+    async putIdempotencyKey(key, record, now) {
+      const checked = validateIdempotencyRecord(key, record)
+      await ready()
+      if (now - keysSweptAt >= 60_000) {
+        keysSweptAt = now
+        await pool.query(`delete from ${idempotencyKeys} where expires_at_ms <= $1`, [now])
+      }
+      for (;;) {
+        // Inserted, or replacing a key expired at `now`; otherwise the kept record is read back.
+        const { rowCount } = await pool.query(
+          `insert into ${idempotencyKeys} as kept (key, fingerprint, run_id, expires_at_ms) values ($1, $2, $3, $4)
+           on conflict (key) do update set fingerprint = excluded.fingerprint, run_id = excluded.run_id, expires_at_ms = excluded.expires_at_ms
+             where kept.expires_at_ms <= $5`,
+          [key, checked.fingerprint, checked.runId, checked.expiresAt, now],
+        )
+        if ((rowCount ?? 0) > 0) return { stored: true, record: checked }
+        const kept = await readIdempotencyKey(key, now)
+        // Gone between the two statements (released meanwhile): put it again.
+        if (kept !== undefined) return { stored: false, record: kept }
+      }
+    },
+    readIdempotencyKey,
+    async releaseIdempotencyKey(key, runId) {
+      validateIdempotencyKey(key)
+      await ready()
+      const { rowCount } = await pool.query(`delete from ${idempotencyKeys} where key = $1 and run_id = $2`, [key, runId])
+      return (rowCount ?? 0) > 0
     },
     async close() {
       closed = true

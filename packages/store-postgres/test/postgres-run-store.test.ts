@@ -47,6 +47,33 @@ if (url !== undefined) {
       }
     })
 
+    it('adds the idempotency keys table to a schema migrated before it, keeping its runs', async () => {
+      const schema = uniqueSchema()
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      const store = createPostgresRunStore({ connectionString: url, schema })
+      try {
+        // A schema as the release before migration 7 left it, with a run in it.
+        await client.query(`create schema "${schema}"`)
+        await client.query(`create table "${schema}".locus_store_migrations (version integer primary key, name text not null, applied_at timestamptz not null default clock_timestamp())`)
+        for (const migration of STORE_MIGRATIONS.filter((candidate) => candidate.version < 7)) {
+          await client.query(migration.sql.replaceAll('$schema', `"${schema}"`))
+          await client.query(`insert into "${schema}".locus_store_migrations (version, name) values ($1, $2)`, [migration.version, migration.name])
+        }
+        await client.query(`insert into "${schema}".locus_runs (run_id) values ('run-old')`)
+        expect((await store.migrate()).applied).toEqual([7])
+        expect(await store.hasRun('run-old')).toBe(true)
+        const record = { fingerprint: 'f', runId: 'run-old', expiresAt: 2_000 }
+        expect(await store.putIdempotencyKey('k', record, 1_000)).toEqual({ stored: true, record })
+        const { rows } = await client.query<{ key: string }>(`select key from "${schema}".locus_idempotency_keys`)
+        expect(rows).toEqual([{ key: 'k' }])
+      } finally {
+        await client.end()
+        await store.close()
+        await dropSchema(schema)
+      }
+    })
+
     it('commits run_end and the run row status in one transaction, and wakes a tail in another store', async () => {
       const schema = uniqueSchema()
       const writerStore = createPostgresRunStore({ connectionString: url, schema })

@@ -15,6 +15,7 @@ import { mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { acquireRunLock } from './file-owner-lock.js'
+import { fileIdempotencyIndex } from './file-idempotency.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
 import { writesInIssueOrder } from './key-order.js'
@@ -299,6 +300,8 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return answers
   }
 
+  const idempotency = fileIdempotencyIndex(base)
+
   function claimSync(ref: ExecutionRef): Ownership {
     const rootDir = runPaths(base, validateRunId(ref.runId, 'runId')).rootDir
     if (!isDirectorySync(rootDir)) throw new RunNotFoundError(ref.runId, base)
@@ -330,6 +333,9 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     putDeferredAnswer,
     withdrawDeferredAnswer,
     readDeferredAnswers,
+    putIdempotencyKey: (key, record, now) => idempotency.put(key, record, now),
+    readIdempotencyKey: (key, now) => idempotency.read(key, now),
+    releaseIdempotencyKey: (key, runId) => idempotency.release(key, runId),
   }
 }
 

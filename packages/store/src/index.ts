@@ -6,6 +6,7 @@ export type {
   ExecutionKind,
   ExecutionRef,
   ExecutionWriter,
+  IdempotencyRecord,
   JournalSink,
   ListRunsFilter,
   Ownership,
@@ -15,6 +16,7 @@ export type {
   TailOptions,
 } from './run-store.js'
 export { DEFERRED_ANSWERS_DIR, createFileRunStore } from './file-run-store.js'
+export { IDEMPOTENCY_INDEX } from './file-idempotency.js'
 export type { FileRunStoreOptions } from './file-run-store.js'
 export { createMemoryRunStore } from './memory-run-store.js'
 export type { MemoryRunStoreOptions } from './memory-run-store.js'
@@ -41,4 +43,5 @@ export {
   validateArtifactKey,
   validateDeferredId,
 } from './store-errors.js'
+export { validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 export type { RunOwner, StoreErrorCode } from './store-errors.js'

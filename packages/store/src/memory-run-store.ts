@@ -25,6 +25,7 @@ import {
   validateDeferredId,
 } from './store-errors.js'
 import { settle } from './poll.js'
+import { IdempotencyTable, validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 
 interface MemoryExecution {
   readonly kind: ExecutionKind
@@ -202,6 +203,8 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
     }
   }
 
+  const idempotency = new IdempotencyTable()
+
   return {
     kind: 'memory',
     createExecution: (create) => settle(() => createExecutionSync(create)),
@@ -253,6 +256,14 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
         }
         return picked
       }),
+    putIdempotencyKey: (key, record, now) =>
+      settle(() => {
+        const result = idempotency.put(key, validateIdempotencyRecord(key, record), now)
+        if (result.stored) idempotency.sweep(now)
+        return result
+      }),
+    readIdempotencyKey: (key, now) => settle(() => idempotency.read(validateIdempotencyKey(key), now)),
+    releaseIdempotencyKey: (key, runId) => settle(() => idempotency.release(validateIdempotencyKey(key), runId)),
   }
 }
 

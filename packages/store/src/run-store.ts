@@ -221,4 +221,28 @@ export interface RunStore {
   withdrawDeferredAnswer(runId: string, deferredId: string, answer: string): Promise<boolean>
   /** The answers kept for a run's deferrals, by deferral id; only those in `ids` when given. */
   readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>>
+  /**
+   * Keeps which run an idempotency key started, until `record.expiresAt`,
+   * so a repeated request finds it after a restart and from any process on
+   * the store. The first put of a key that is not expired at `now` wins: a
+   * later put keeps it and returns it with `stored: false`, so the caller
+   * answers with that run (same fingerprint) or refuses the request (another
+   * one). A key expired at `now` is replaced. @throws StoreOptionsError for
+   * an empty key or a record that is not one
+   */
+  putIdempotencyKey(key: string, record: IdempotencyRecord, now: number): Promise<{ readonly stored: boolean; readonly record: IdempotencyRecord }>
+  /** The record of `key` while it is not expired at `now`; an expired key is forgotten. */
+  readIdempotencyKey(key: string, now: number): Promise<IdempotencyRecord | undefined>
+  /** Forgets `key` while it still names `runId` (a start that failed), so the request may be tried again; true when it was removed. */
+  releaseIdempotencyKey(key: string, runId: string): Promise<boolean>
+}
+
+/** What the store keeps for an idempotency key: the request it came with and the run that request started. */
+export interface IdempotencyRecord {
+  /** The request in a canonical form (the caller's choice); a repeat with another fingerprint is a conflict. */
+  readonly fingerprint: string
+  /** The run the first request with the key started. */
+  readonly runId: string
+  /** When the key is forgotten, in epoch milliseconds. */
+  readonly expiresAt: number
 }

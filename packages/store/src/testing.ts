@@ -321,5 +321,103 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         expect(await store.readDeferredAnswers('run-nobody')).toEqual(new Map())
       })
     })
+
+    it('keeps an idempotency key for its window: the first put wins, a repeat gets it back, an expired key is forgotten and replaced', async () => {
+      await withStore(factory, async (store) => {
+        const first = { fingerprint: '{"input":1}', runId: 'run-key-1', expiresAt: 2_000 }
+        expect(await store.readIdempotencyKey('key-1', 1_000)).toBeUndefined()
+        expect(await store.putIdempotencyKey('key-1', first, 1_000)).toEqual({ stored: true, record: first })
+        expect(await store.readIdempotencyKey('key-1', 1_999)).toEqual(first)
+        const other = { fingerprint: '{"input":2}', runId: 'run-key-2', expiresAt: 2_500 }
+        expect(await store.putIdempotencyKey('key-1', other, 1_500)).toEqual({ stored: false, record: first })
+        // Keys are exact strings: a principal's key is not another's.
+        expect(await store.readIdempotencyKey('key-1 ', 1_500)).toBeUndefined()
+        expect(await store.readIdempotencyKey('key-1', 2_000)).toBeUndefined()
+        expect(await store.putIdempotencyKey('key-1', other, 2_000)).toEqual({ stored: true, record: other })
+        expect(await store.readIdempotencyKey('key-1', 2_100)).toEqual(other)
+      })
+    })
+
+    it('releases a key only while it names the run given, so a failed start can be tried again', async () => {
+      await withStore(factory, async (store) => {
+        const record = { fingerprint: 'f', runId: 'run-released', expiresAt: 10_000 }
+        await store.putIdempotencyKey('key-r', record, 0)
+        expect(await store.releaseIdempotencyKey('key-r', 'run-other')).toBe(false)
+        expect(await store.readIdempotencyKey('key-r', 1)).toEqual(record)
+        expect(await store.releaseIdempotencyKey('key-r', 'run-released')).toBe(true)
+        expect(await store.readIdempotencyKey('key-r', 1)).toBeUndefined()
+        expect(await store.releaseIdempotencyKey('key-r', 'run-released')).toBe(false)
+        expect((await store.putIdempotencyKey('key-r', { ...record, runId: 'run-again' }, 2)).stored).toBe(true)
+      })
+    })
+
+    it('keeps exactly one of many puts of one key given at once', async () => {
+      await withStore(factory, async (store) => {
+        const puts = await Promise.all(
+          Array.from({ length: 8 }, (_, index) => store.putIdempotencyKey('key-race', { fingerprint: `f${index}`, runId: `run-race-${index}`, expiresAt: 60_000 }, 0)),
+        )
+        expect(puts.filter((put) => put.stored)).toHaveLength(1)
+        const winner = puts.find((put) => put.stored)?.record
+        expect(puts.every((put) => put.record.runId === winner?.runId)).toBe(true)
+        expect(await store.readIdempotencyKey('key-race', 1)).toEqual(winner)
+      })
+    })
+
+    it('refuses an empty or overlong idempotency key and a record that is not one', async () => {
+      await withStore(factory, async (store) => {
+        const record = { fingerprint: 'f', runId: 'run-ok', expiresAt: 1 }
+        for (const key of ['', 'k'.repeat(1025)]) {
+          await expect(store.putIdempotencyKey(key, record, 0)).rejects.toBeInstanceOf(StoreOptionsError)
+          await expect(store.readIdempotencyKey(key, 0)).rejects.toBeInstanceOf(StoreOptionsError)
+        }
+        await expect(store.putIdempotencyKey('k', { ...record, expiresAt: Number.NaN }, 0)).rejects.toBeInstanceOf(StoreOptionsError)
+        await expect(store.putIdempotencyKey('k', { ...record, runId: '../escape' }, 0)).rejects.toThrow(/runId/)
+        expect(await store.readIdempotencyKey('k', 0)).toBeUndefined()
+      })
+    })
+
+    it('answers any sequence of puts, reads, releases and clock steps as a table with a window would', async () => {
+      await withStore(factory, async (store) => {
+        type Step = { op: 'put'; key: number; run: number; ttl: number } | { op: 'read'; key: number } | { op: 'release'; key: number; run: number } | { op: 'tick'; ms: number }
+        const step: fc.Arbitrary<Step> = fc.oneof(
+          fc.record({ op: fc.constant('put' as const), key: fc.nat(2), run: fc.nat(3), ttl: fc.integer({ min: 1, max: 50 }) }),
+          fc.record({ op: fc.constant('read' as const), key: fc.nat(2) }),
+          fc.record({ op: fc.constant('release' as const), key: fc.nat(2), run: fc.nat(3) }),
+          fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 40 }) }),
+        )
+        let trial = 0
+        await fc.assert(
+          fc.asyncProperty(fc.array(step, { maxLength: 14 }), async (steps) => {
+            trial += 1
+            const model = new Map<string, { fingerprint: string; runId: string; expiresAt: number }>()
+            let now = 1_000
+            for (const next of steps) {
+              if (next.op === 'tick') {
+                now += next.ms
+                continue
+              }
+              const key = `trial-${trial}-key-${next.key}`
+              const live = model.get(key)
+              const kept = live !== undefined && live.expiresAt > now ? live : undefined
+              if (next.op === 'put') {
+                const record = { fingerprint: `f${next.run}`, runId: `run-${next.run}`, expiresAt: now + next.ttl }
+                const put = await store.putIdempotencyKey(key, record, now)
+                expect(put).toEqual(kept === undefined ? { stored: true, record } : { stored: false, record: kept })
+                if (kept === undefined) model.set(key, record)
+              } else if (next.op === 'read') {
+                expect(await store.readIdempotencyKey(key, now)).toEqual(kept)
+              } else {
+                const released = kept !== undefined && kept.runId === `run-${next.run}`
+                // A release of an expired key may find it or not; either way it is gone after.
+                const answer = await store.releaseIdempotencyKey(key, `run-${next.run}`)
+                if (kept !== undefined) expect(answer).toBe(released)
+                if (released || kept === undefined) model.delete(key)
+              }
+            }
+          }),
+          { numRuns: 25 },
+        )
+      })
+    })
   })
 }

@@ -1,13 +1,13 @@
 import { createJournalWriter, readJournal, runPaths } from '@locus/journal'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { createFileRunStore } from '../src/index.js'
+import { IDEMPOTENCY_INDEX, createFileRunStore } from '../src/index.js'
 import { runStoreContract } from '../src/testing.js'
 
 async function tempDir(): Promise<string> {
@@ -20,6 +20,61 @@ runStoreContract('file', async () => {
 })
 
 describe('createFileRunStore', () => {
+  it('keeps idempotency keys in one index file that another store on the directory reads, and run listings pass by', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const record = { fingerprint: 'f', runId: 'run-k', expiresAt: 5_000 }
+      await createFileRunStore(runsDir).putIdempotencyKey('principal\nkey', record, 1_000)
+      // A restart: a new store on the same directory.
+      const again = createFileRunStore(runsDir)
+      expect(await again.readIdempotencyKey('principal\nkey', 4_999)).toEqual(record)
+      expect(await again.putIdempotencyKey('principal\nkey', { ...record, runId: 'run-other' }, 2_000)).toEqual({ stored: false, record })
+      expect(await again.listRuns()).toEqual([])
+      expect((await readdir(runsDir)).sort()).toEqual([IDEMPOTENCY_INDEX])
+      // An expired key is dropped from the index at the next write.
+      await again.putIdempotencyKey('other', { ...record, expiresAt: 9_000 }, 6_000)
+      expect(Object.keys((JSON.parse(await readFile(join(runsDir, IDEMPOTENCY_INDEX), 'utf8')) as { keys: object }).keys)).toEqual(['other'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('keeps exactly one of one key put at once by two stores on one directory, as two processes would be', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const first = createFileRunStore(runsDir)
+      const second = createFileRunStore(runsDir)
+      const puts = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => (index % 2 === 0 ? first : second).putIdempotencyKey(`key-${index % 3}`, { fingerprint: 'f', runId: `run-${index}`, expiresAt: 60_000 }, 0)),
+      )
+      expect(puts.filter((put) => put.stored)).toHaveLength(3)
+      for (const key of ['key-0', 'key-1', 'key-2']) expect(await first.readIdempotencyKey(key, 1)).toBeDefined()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('moves a damaged idempotency index aside rather than writing over it', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const store = createFileRunStore(runsDir)
+      await (await store.createExecution({ runId: 'run-1', kind: 'root' })).close()
+      await writeFile(join(runsDir, IDEMPOTENCY_INDEX), '{"version":1,"keys":{"a":')
+      expect(await store.readIdempotencyKey('a', 0)).toBeUndefined()
+      expect((await store.putIdempotencyKey('b', { fingerprint: 'f', runId: 'run-b', expiresAt: 10 }, 0)).stored).toBe(true)
+      const names = await readdir(runsDir)
+      const aside = names.find((name) => name.startsWith(`${IDEMPOTENCY_INDEX}.damaged-`))
+      expect(aside).toBeDefined()
+      expect(await readFile(join(runsDir, aside ?? ''), 'utf8')).toBe('{"version":1,"keys":{"a":')
+      expect(await store.readIdempotencyKey('b', 1)).toEqual({ fingerprint: 'f', runId: 'run-b', expiresAt: 10 })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('keeps the run layout locus has always written', async () => {
     const dir = await tempDir()
     try {
