@@ -185,7 +185,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   const sseRetryMs = options.sseRetryMs ?? 2_000
   const maxWaitSeconds = options.maxResultWaitSeconds ?? 60
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT
-  const idempotency = createIdempotencyKeys<{ runId: string; executionId: string }>({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000 })
+  const idempotency = createIdempotencyKeys({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000, store: runtime.store, now: options.now })
   const state: ServerState = { shuttingDown: false, shutdown: new AbortController(), runs: new Map(), cancelling: new Set(), openStreams: 0 }
   // Every open event stream and worker poll listens to it; thousands at once are expected, not a leak.
   setMaxListeners(0, state.shutdown.signal)
@@ -308,8 +308,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
     }
-    const start = async (): Promise<{ runId: string; executionId: string }> => {
-      const handle = await runtime.start(name, runOptions)
+    const start = async (runId?: string): Promise<{ runId: string; executionId: string }> => {
+      const handle = await runtime.start(name, runId === undefined ? runOptions : { ...runOptions, runId })
       // A run this server executes is waited for at shutdown; one queued for workers runs elsewhere.
       if (runtime.live(handle.runId) !== undefined) track(handle)
       return { runId: handle.runId, executionId: handle.executionId }
@@ -321,7 +321,10 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     // Claimed synchronously, before anything is awaited: a concurrent request with the key waits for this start.
     const claim = idempotency.claim(`${c.get('principal')}\n${key}`, canonicalJson({ workflow: name, body }), start)
     const started = await claim.outcome
-    return c.json(await accepted(started.runId, started.executionId), claim.kind === 'first' ? 202 : 200)
+    if (!started.repeat) return c.json(await accepted(started.runId, started.executionId), 202)
+    // Started by a request before this one, perhaps in another process that is still creating it.
+    if (!(await runtime.store.hasRun(started.runId))) return c.json({ runId: started.runId, executionId: started.executionId, status: 'queued' as const, links: linksOf(started.runId) }, 200)
+    return c.json(await accepted(started.runId, started.executionId), 200)
   })
 
   app.get('/v1/runs', guard('runs:read'), async (c) => {

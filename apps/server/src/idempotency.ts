@@ -1,3 +1,5 @@
+import { createRunId } from '@locus/runtime'
+import type { IdempotencyRecord, RunStore } from '@locus/store'
 import { ApiError } from './errors.js'
 
 /** What a keyed request is answered with. */
@@ -42,14 +44,26 @@ export function canonicalJson(value: unknown): string {
   return typeof value === 'undefined' || typeof value === 'function' || typeof value === 'symbol' ? 'null' : JSON.stringify(value)
 }
 
+/** What a keyed start answers with: the run, and whether an earlier request with the key started it. */
+export interface KeyedStart {
+  readonly runId: string
+  readonly executionId: string
+  /** True when the run was started by an earlier request with the key (in this process or one before a restart). */
+  readonly repeat: boolean
+}
+
 /**
- * Remembers idempotency keys in memory for `ttlMs`. The key is taken
- * synchronously, before the work is awaited, so two concurrent requests with
- * one key start the work once. A failed outcome frees the key, so the client
- * may try again. Keys do not survive a restart.
+ * Idempotency keys kept in the runtime's store for `ttlMs` (file: an index
+ * in the runs directory; PostgreSQL: a table), so a server restarted
+ * mid-window, or another server on the same store, answers a repeated key
+ * with the run the first request started. The key is also taken in memory
+ * synchronously, before anything is awaited, so two concurrent requests in
+ * one process start the work once and the second waits for the first. The
+ * run id is chosen and kept before the run starts; a start that fails frees
+ * the key, so the client may try again.
  */
-export function createIdempotencyKeys<T>(options: { readonly ttlMs: number; readonly now?: () => number }) {
-  const entries = new Map<string, Entry<T>>()
+export function createIdempotencyKeys(options: { readonly ttlMs: number; readonly store: RunStore; readonly now?: (() => number) | undefined }) {
+  const entries = new Map<string, Entry<KeyedStart>>()
   const now = options.now ?? Date.now
   let nextSweep = 0
 
@@ -59,30 +73,45 @@ export function createIdempotencyKeys<T>(options: { readonly ttlMs: number; read
     for (const [key, entry] of entries) if (entry.expiresAt <= at) entries.delete(key)
   }
 
+  const conflict = (): ApiError => new ApiError('idempotency_conflict', 'This Idempotency-Key was used with another request body; use a new key for a new request.')
+
+  function answer(record: IdempotencyRecord, fingerprint: string): KeyedStart {
+    if (record.fingerprint !== fingerprint) throw conflict()
+    // The root execution of a run has the run's id.
+    return { runId: record.runId, executionId: record.runId, repeat: true }
+  }
+
+  async function durable(key: string, fingerprint: string, at: number, start: (runId: string) => Promise<{ runId: string; executionId: string }>): Promise<KeyedStart> {
+    const kept = await options.store.readIdempotencyKey(key, at)
+    if (kept !== undefined) return answer(kept, fingerprint)
+    const put = await options.store.putIdempotencyKey(key, { fingerprint, runId: createRunId(new Date(at)), expiresAt: at + options.ttlMs }, at)
+    // Another process took the key meanwhile.
+    if (!put.stored) return answer(put.record, fingerprint)
+    try {
+      return { ...(await start(put.record.runId)), repeat: false }
+    } catch (error) {
+      await options.store.releaseIdempotencyKey(key, put.record.runId).catch(() => undefined)
+      throw error
+    }
+  }
+
   return {
     /**
      * Claims `key` for the request whose body is `fingerprint`, starting the
-     * work with `start` when the key is new.
+     * run with `start` (under the run id it is given) when the key is new.
      *
      * @throws ApiError `idempotency_conflict` when the key was used with another body
      */
-    claim(key: string, fingerprint: string, start: () => Promise<T>): Claim<T> {
+    claim(key: string, fingerprint: string, start: (runId: string) => Promise<{ runId: string; executionId: string }>): Claim<KeyedStart> {
       const at = now()
       sweep(at)
       const existing = entries.get(key)
       if (existing !== undefined && existing.expiresAt > at) {
-        if (existing.fingerprint !== fingerprint) {
-          throw new ApiError('idempotency_conflict', 'This Idempotency-Key was used with another request body; use a new key for a new request.')
-        }
-        return { kind: 'repeat', outcome: existing.outcome }
+        if (existing.fingerprint !== fingerprint) throw conflict()
+        return { kind: 'repeat', outcome: existing.outcome.then((started) => ({ ...started, repeat: true })) }
       }
-      let outcome: Promise<T>
-      try {
-        outcome = start()
-      } catch (error) {
-        outcome = Promise.reject(error instanceof Error ? error : new Error(String(error)))
-      }
-      const entry: Entry<T> = { fingerprint, outcome, expiresAt: at + options.ttlMs }
+      const outcome = durable(key, fingerprint, at, start)
+      const entry: Entry<KeyedStart> = { fingerprint, outcome, expiresAt: at + options.ttlMs }
       entries.set(key, entry)
       outcome.catch(() => {
         if (entries.get(key) === entry) entries.delete(key)

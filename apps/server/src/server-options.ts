@@ -64,7 +64,7 @@ export interface CreateServerOptions {
   readonly sseRetryMs?: number | undefined
   /** The longest `wait` of GET /v1/runs/{id}/result, in seconds; a longer one is cut to it. @default 60 */
   readonly maxResultWaitSeconds?: number | undefined
-  /** How long an Idempotency-Key is remembered (in memory). @default 24 hours */
+  /** How long an Idempotency-Key is remembered, in the runtime's store (so across restarts). @default 24 hours */
   readonly idempotencyTtlMs?: number | undefined
   /**
    * Told about errors that are the server's fault (answered as
@@ -102,7 +102,7 @@ export interface CreateServerOptions {
   readonly maxWorkerWaitSeconds?: number | undefined
   /** How long a token of POST /v1/runs/{id}/events-token is good for. @default 300_000 (5 minutes) */
   readonly eventsTokenTtlMs?: number | undefined
-  /** The clock events tokens are issued and checked by. @default Date.now */
+  /** The clock events tokens are issued and checked by, and idempotency keys expire by. @default Date.now */
   readonly now?: (() => number) | undefined
 }
 

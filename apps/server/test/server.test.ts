@@ -116,6 +116,44 @@ describe('starting runs', () => {
 })
 
 describe('idempotency', () => {
+  it('a server restarted mid-window answers a repeated key with the same run, and forgets it once the window passed', async () => {
+    const runsDir = tempRunsDir()
+    let clock = Date.parse('2026-01-01T00:00:00Z')
+    const now = (): number => clock
+    const first = await testServer({ runtime: testRuntime(runsDir), now })
+    const started = await first.json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: 'T-1' } }, { 'Idempotency-Key': 'restart-1' }))
+    expect(started.status).toBe(202)
+    await ended(first, started.body.runId)
+    await first.close()
+
+    clock += 23 * 60 * 60 * 1000
+    const second = await testServer({ runtime: testRuntime(runsDir), now })
+    const again = await second.json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: 'T-1' } }, { 'Idempotency-Key': 'restart-1' }))
+    expect(again.status).toBe(200)
+    expect(again.body.runId).toBe(started.body.runId)
+    expect(again.body.status).toBe('completed')
+    expectError(await second.json('/v1/workflows/echo/runs', post({ input: { ticket: 'T-2' } }, { 'Idempotency-Key': 'restart-1' })), 409, 'idempotency_conflict')
+    expect((await second.runtime.store.listRuns()).map((run) => run.runId)).toEqual([started.body.runId])
+    await second.close()
+
+    clock += 2 * 60 * 60 * 1000
+    const third = await testServer({ runtime: testRuntime(runsDir), now })
+    const later = await third.json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: 'T-1' } }, { 'Idempotency-Key': 'restart-1' }))
+    expect(later.status).toBe(202)
+    expect(later.body.runId).not.toBe(started.body.runId)
+    await ended(third, later.body.runId)
+  })
+
+  it('frees the key of a start that failed, also in the store, so the request can be tried again', async () => {
+    const runsDir = tempRunsDir()
+    const server = await testServer({ runtime: testRuntime(runsDir) })
+    expectError(await server.json('/v1/workflows/echo/runs', post({ input: { ticket: '' } }, { 'Idempotency-Key': 'retry-me' })), 400, 'invalid_request')
+    const restarted = await testServer({ runtime: testRuntime(runsDir) })
+    const { status } = await restarted.json('/v1/workflows/echo/runs', post({ input: { ticket: '' } }, { 'Idempotency-Key': 'retry-me' }))
+    expect(status).toBe(400)
+    expect(await restarted.runtime.store.readIdempotencyKey(`anonymous\nretry-me`, Date.now())).toBeUndefined()
+  })
+
   it('the same key and body answer 200 with the same run; another body answers 409 idempotency_conflict', async () => {
     const server = await testServer()
     const first = await server.json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: 'T-1' } }, { 'Idempotency-Key': 'order-1' }))
