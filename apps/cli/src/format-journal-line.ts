@@ -73,6 +73,8 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return style.yellow(`worker ${line.owner} lost the lease (epoch ${line.epoch}, ${line.reason})`)
     case 'worker_takeover':
       return style.yellow(`worker ${line.owner} took over from ${line.previousOwner} (epoch ${line.previousEpoch} → ${line.epoch})`)
+    case 'run_cancel_requested':
+      return style.yellow(`cancel requested by ${line.by}${line.reason === '' ? '' : `: ${line.reason}`}`)
     case 'llm_attempt': {
       const outcome = line.outcome === 'succeeded' ? style.green(line.outcome) : style.red(line.outcome)
       const failure = line.error === undefined ? '' : `: ${line.error}${line.retryable === true ? ' (retryable)' : ''}`

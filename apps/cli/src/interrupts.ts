@@ -1,3 +1,4 @@
+import { abortAs } from '@locus/runtime'
 import type { CliIo } from './cli-io.js'
 import { holdLiveRun } from './live-runs.js'
 import { EXIT_CODES } from './exit-codes.js'
@@ -52,14 +53,15 @@ export function interruptExecution(io: CliIo): ExecutionInterrupts {
   const stopInterrupts = cancelOnInterrupt(
     io,
     () => {
-      controller.abort('interrupted from the terminal (Ctrl-C)')
+      // Journaled as run_cancel_requested by `cli`.
+      abortAs(controller, 'interrupted from the terminal (Ctrl-C)', 'cli')
     },
     () => {
       execution?.flush()
     },
   )
   const releaseRun = holdLiveRun((reason) => {
-    controller.abort(reason)
+    abortAs(controller, reason, 'cli')
   })
   return {
     signal: controller.signal,

@@ -520,7 +520,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const runId = runIdOf(c)
     const body = parse(CancelBodySchema, await readJson(c, false), 'body')
     const live = runtime.live(runId)
-    if (live !== undefined && runtime.cancel(runId, body.reason ?? 'cancelled over HTTP')) {
+    // Journaled as run_cancel_requested, by the key's name (never its secret) or `anonymous`.
+    const by = c.get('principal')
+    if (live !== undefined && runtime.cancel(runId, body.reason ?? 'cancelled over HTTP', by)) {
       const key = keyOf(runId, live.executionId)
       if (!state.cancelling.has(key)) {
         state.cancelling.add(key)
@@ -534,7 +536,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       throw new ApiError('run_terminal', `Run "${runId}" has ended (${status}); there is nothing to cancel.`)
     }
     // Runs that execute on workers (a PostgreSQL dispatcher): the request reaches the worker that holds the run.
-    if (runtime.requestCancel !== undefined && (await runtime.requestCancel(runId, body.reason ?? 'cancelled over HTTP'))) {
+    if (runtime.requestCancel !== undefined && (await runtime.requestCancel(runId, body.reason ?? 'cancelled over HTTP', by))) {
       return c.json({ runId, executionId: stored.latest.info.executionId, status: 'cancelling' as const, links: linksOf(runId) }, 202)
     }
     throw new ApiError(

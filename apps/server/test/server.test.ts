@@ -414,6 +414,36 @@ describe('journal', () => {
   })
 })
 
+describe('cancel reasons', () => {
+  it('journals who asked for a cancel over HTTP and why, once, before run_end: the key’s name, never its secret', async () => {
+    const secret = 'cancel-secret-key-0123456789'
+    const server = await testServer({ apiKeys: secret })
+    const { body: run } = await server.json<Accepted>('/v1/workflows/waits/runs', { ...post({}), key: secret })
+    expect((await server.json(`/v1/runs/${run.runId}/cancel`, { ...post({ reason: 'the ticket was closed' }), key: secret })).status).toBe(202)
+    expect((await server.json(`/v1/runs/${run.runId}/cancel`, { ...post({ reason: 'again' }), key: secret })).status).toBe(202)
+    await ended(server, run.runId, secret)
+    const lines = (await (await server.request(`/v1/runs/${run.runId}/journal`, { key: secret })).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as JournalLine)
+    const requested = lines.filter((line) => line.type === 'run_cancel_requested')
+    expect(requested).toEqual([expect.objectContaining({ type: 'run_cancel_requested', reason: 'the ticket was closed', by: expect.stringMatching(/^key-[0-9a-f]{8}$/) })])
+    expect(JSON.stringify(lines)).not.toContain(secret)
+    const at = lines.indexOf(requested[0] as JournalLine)
+    expect(lines.slice(at + 1).map((line) => line.type)).toContain('run_end')
+    expect(lines.at(-1)).toMatchObject({ type: 'run_end', disposition: 'cancelled' })
+  })
+
+  it('names an anonymous caller, and the default reason when the body gives none', async () => {
+    const server = await testServer()
+    const { body: run } = await server.json<Accepted>('/v1/workflows/waits/runs', post({}))
+    expect((await server.json(`/v1/runs/${run.runId}/cancel`, { method: 'POST' })).status).toBe(202)
+    await ended(server, run.runId)
+    const lines = (await (await server.request(`/v1/runs/${run.runId}/journal`)).text()).trim().split('\n').map((line) => JSON.parse(line) as JournalLine)
+    expect(lines.filter((line) => line.type === 'run_cancel_requested')).toEqual([expect.objectContaining({ reason: 'cancelled over HTTP', by: 'anonymous' })])
+  })
+})
+
 describe('auth', () => {
   const all = 'all-scopes-secret-0001'
   const reader = 'reader-only-secret-0002'

@@ -29,6 +29,7 @@ export const JOURNAL_LINE_TYPES = [
   'lease_acquired',
   'lease_lost',
   'worker_takeover',
+  'run_cancel_requested',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -562,6 +563,22 @@ export const WorkerTakeoverLineSchema = z
   })
   .meta({ id: 'WorkerTakeoverLine' })
 
+/**
+ * `run_cancel_requested`: someone asked this execution to stop, before it
+ * ended; `run_end` (disposition `cancelled`) follows once started work has
+ * settled. `by` says who: an API key's name (`key-…`) or `anonymous` over
+ * HTTP, `cli` for Ctrl-C, `worker` for a request that reached a PostgreSQL
+ * worker without a name, `host` for code that called `cancel()` itself.
+ */
+export const RunCancelRequestedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('run_cancel_requested'),
+    reason: z.string().describe('Why, as the requester gave it (or the default of the surface it came through).'),
+    by: nonEmpty.describe('Who asked: an API key name or `anonymous`, `cli`, `worker`, `host`.'),
+  })
+  .meta({ id: 'RunCancelRequestedLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -586,6 +603,7 @@ export const JournalLineSchema = z
     LeaseAcquiredLineSchema,
     LeaseLostLineSchema,
     WorkerTakeoverLineSchema,
+    RunCancelRequestedLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -615,6 +633,7 @@ export type ChildEndLine = z.output<typeof ChildEndLineSchema>
 export type LeaseAcquiredLine = z.output<typeof LeaseAcquiredLineSchema>
 export type LeaseLostLine = z.output<typeof LeaseLostLineSchema>
 export type WorkerTakeoverLine = z.output<typeof WorkerTakeoverLineSchema>
+export type RunCancelRequestedLine = z.output<typeof RunCancelRequestedLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -639,6 +658,7 @@ export type JournalLine =
   | LeaseAcquiredLine
   | LeaseLostLine
   | WorkerTakeoverLine
+  | RunCancelRequestedLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

@@ -384,6 +384,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   lease_acquired: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), leaseMs: isDuration }),
   lease_lost: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), reason: oneOf(['expired', 'taken', 'released']) }),
   worker_takeover: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), previousOwner: isNonEmpty, previousEpoch: intAtLeast(1) }),
+  run_cancel_requested: object({ ...common, reason: isString, by: isNonEmpty }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

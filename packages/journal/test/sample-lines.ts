@@ -228,6 +228,7 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   lease_acquired: { type: 'lease_acquired', owner: 'worker-a', epoch: 2, leaseMs: 5000 },
   lease_lost: { type: 'lease_lost', owner: 'worker-a', epoch: 2, reason: 'taken' },
   worker_takeover: { type: 'worker_takeover', owner: 'worker-b', epoch: 3, previousOwner: 'worker-a', previousEpoch: 2 },
+  run_cancel_requested: { type: 'run_cancel_requested', reason: 'the operator stopped it', by: 'key-1a2b3c4d' },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -346,6 +347,7 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
   fc.record({ type: fc.constant('lease_acquired' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), leaseMs: duration }),
   fc.record({ type: fc.constant('lease_lost' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), reason: fc.constantFrom('expired', 'taken', 'released' as const) }),
   fc.record({ type: fc.constant('worker_takeover' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), previousOwner: id, previousEpoch: fc.integer({ min: 1, max: 1000 }) }),
+  fc.record({ type: fc.constant('run_cancel_requested' as const), reason: text, by: id }),
   fc.record({ type: fc.constant('log' as const), level: fc.constantFrom('info', 'warn', 'error' as const), message: text, data: fc.option(json, { nil: undefined }) }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 

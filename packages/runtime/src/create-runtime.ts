@@ -11,6 +11,7 @@ import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
+import { abortAs } from './cancel-requests.js'
 import type { RunOptions } from './run-options.js'
 import { type RunHandle as ExecutionHandle, type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
 
@@ -18,8 +19,13 @@ import { type RunHandle as ExecutionHandle, type RunResult, resolveRunsDir, star
 export interface RunHandle {
   readonly runId: string
   readonly executionId: string
-  /** Host cancellation: started work settles, new work stops, the execution ends `cancelled`. */
-  cancel(reason?: string): void
+  /**
+   * Host cancellation: started work settles, new work stops, the execution
+   * ends `cancelled`. The first request is journaled as
+   * `run_cancel_requested { reason, by }`; `by` says who asked (an API key's
+   * name, `cli`...; `host` when not given).
+   */
+  cancel(reason?: string, by?: string): void
   /** Makes every journal line written so far durable and readable now (it matters with durability `none`). */
   flush(): void
   /** The execution's end, with the same facts as its `run_end` line. */
@@ -138,14 +144,14 @@ export interface Runtime {
   get(runId: string, options?: ReadStoredRunOptions): Promise<StoredRun>
   /** Stored runs, newest first. */
   list(filter?: ListRunsFilter): Promise<RunInfo[]>
-  /** Cancels the live execution of a run started or resumed by this runtime; false when it has none. */
-  cancel(runId: string, reason?: string): boolean
+  /** Cancels the live execution of a run started or resumed by this runtime, journaling who asked (`by`); false when it has none. */
+  cancel(runId: string, reason?: string, by?: string): boolean
   /**
    * Asks whoever executes the run, on any machine, to cancel it; true when
    * the request was recorded for a run still going. Only runtimes whose runs
    * execute elsewhere (a PostgreSQL dispatcher) have it.
    */
-  requestCancel?(runId: string, reason?: string): Promise<boolean>
+  requestCancel?(runId: string, reason?: string, by?: string): Promise<boolean>
   /** The live handle of a run this runtime is executing, if any. */
   live(runId: string): RunHandle | undefined
   /** The deferrals of a stored run that wait for an answer. */
@@ -241,8 +247,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const handleOf = (): RunHandle => ({
         runId: knownRunId ?? '',
         executionId: executionId ?? '',
-        cancel: (reason) => {
-          controller.abort(reason ?? 'cancelled by the host')
+        cancel: (reason, by) => {
+          abortAs(controller, reason ?? 'cancelled by the host', by)
         },
         flush: () => flushNow?.(),
         answerDeferred: (deferredId, answer) => started?.answer?.(deferredId, answer),
@@ -373,10 +379,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
     list: (filter) => store.listRuns(filter),
-    cancel(runId, reason) {
+    cancel(runId, reason, by) {
       const handle = liveRuns.get(runId)
       if (handle === undefined) return false
-      handle.cancel(reason)
+      handle.cancel(reason, by)
       return true
     },
     live: (runId) => liveRuns.get(runId),

@@ -68,6 +68,7 @@ export {
 export type { AgentCallErrorDetails, ChildWorkflowErrorDetails, RuntimeErrorCode } from './errors.js'
 export { RETURN_CONTRACT_VERSION, matchChoice } from './agent-call.js'
 export { createRunId, positionToken } from './ids.js'
+export { abortAs } from './cancel-requests.js'
 export { CHILD_EXECUTION_PREFIX, childExecutionIdOf } from './child-call.js'
 export { answerOutcomeOf, gapsOf, recordRunOutcome } from './run-metrics.js'
 export { NOTHING_RECORDED_PROBLEM, latestExecution, readStoredExecution, readStoredRun } from './read-run.js'

@@ -1,3 +1,4 @@
+import { abortAs, forwardRequester, requesterOf } from './cancel-requests.js'
 import { setMaxListeners } from 'node:events'
 import { join, resolve } from 'node:path'
 import {
@@ -99,8 +100,12 @@ type OpenChildMedium = (childExecutionId: string) => Promise<(onLine: (line: Jou
 export interface RunHandle {
   readonly runId: string
   readonly runDir: string
-  /** Host cancellation: started work settles, new work stops, the run ends `cancelled`. */
-  cancel(reason?: string): void
+  /**
+   * Host cancellation: started work settles, new work stops, the run ends
+   * `cancelled`. The first request is journaled as `run_cancel_requested`
+   * with `reason` and `by`, who asked (`host` when not given).
+   */
+  cancel(reason?: string, by?: string): void
   /** Writes any journal lines still buffered (durability `none`) to the file now, as before an abrupt exit. */
   flush(): void
   /** Answers an open deferral with the tool's result (checked against its output schema; an invalid result leaves it open). */
@@ -201,6 +206,7 @@ export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' |
 /** Aborts `target` when `source` aborts (at once when it has), with its reason; returns the function that stops forwarding. */
 function forwardAbort(source: AbortSignal | undefined, target: AbortController): () => void {
   const forward = (): void => {
+    if (source !== undefined) forwardRequester(source, target.signal)
     target.abort(source?.reason)
   }
   if (source?.aborted === true) forward()
@@ -347,8 +353,8 @@ function launchInStore<TInput>(
     get runDir() {
       return writer?.runLocation ?? `${store.kind}:${runId}`
     },
-    cancel: (reason?: string) => {
-      early.abort(reason ?? 'cancelled by the host')
+    cancel: (reason?: string, by?: string) => {
+      abortAs(early, reason ?? 'cancelled by the host', by)
     },
     flush: () => {
       started?.flush()
@@ -530,6 +536,21 @@ function startExecution<TInput>(
   if (suspendSignal?.aborted === true) onSuspend()
   else suspendSignal?.addEventListener('abort', onSuspend, { once: true })
 
+  // A cancel request is journaled once, by the execution it stops (a child's stop is its root's).
+  const onCancelRequested = (): void => {
+    if (scriptSettled || suspension.suspended) return
+    const reason: unknown = controller.signal.reason
+    run.emit({
+      type: 'run_cancel_requested',
+      reason: typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : 'cancelled by the host',
+      by: requesterOf(controller.signal) ?? 'host',
+    })
+  }
+  if (parent === undefined) {
+    if (controller.signal.aborted) onCancelRequested()
+    else controller.signal.addEventListener('abort', onCancelRequested, { once: true })
+  }
+
   const done = (async (): Promise<RunResult> => {
     try {
       return await finishExecution()
@@ -622,7 +643,9 @@ function startExecution<TInput>(
   return {
     runId,
     runDir: medium.runDir,
-    cancel: (reason?: string) => { controller.abort(reason ?? 'cancelled by the host') },
+    cancel: (reason?: string, by?: string) => {
+      abortAs(controller, reason ?? 'cancelled by the host', by)
+    },
     flush: () => { medium.flush() },
     resolveDeferred: (deferredId, result) => run.deferrals.answer(deferredId, { kind: 'resolved', result: safeJson(result) }),
     rejectDeferred: (deferredId, error) =>

@@ -79,8 +79,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       runId,
       executionId,
       // The reason stays with the caller: the request is the flag on the run row, which the worker reads.
-      cancel: () => {
-        void requestCancel(pool, runId, schema).catch(() => undefined)
+      cancel: (reason, by) => {
+        void requestCancel(pool, runId, schema, { reason, by }).catch(() => undefined)
       },
       // The worker's store commits every line; there is nothing buffered here.
       flush: () => undefined,
@@ -194,7 +194,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         }
         // Failed or cancelled: running again, which is what lets a worker continue an ended run (a job
         // delivered again for an ended run whose row is not running does nothing).
-        await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
+        await client.query(`update ${runs} set status = 'running', cancel_requested_at = null, cancel_reason = null, cancel_by = null, updated_at = clock_timestamp() where run_id = $1`, [runId])
         // Not deduplicated into a job that is still locked: the job of the execution that just ended may be
         // locked until graphile-worker marks it done, and a resume folded into it would never run.
         await client.query(REQUEUE_SQL, [RUN_TASK, runId])
@@ -218,7 +218,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     get: (runId, readOptions) => reader.get(runId, readOptions),
     list: (filter) => reader.list(filter),
     cancel: () => false,
-    requestCancel: (runId) => requestCancel(pool, runId, schema),
+    requestCancel: (runId, reason, by) => requestCancel(pool, runId, schema, { reason, by }),
     live: () => undefined,
     pendingDeferrals: (runId) => reader.pendingDeferrals(runId),
     answerDeferred: (runId, deferredId, answer) => reader.answerDeferred(runId, deferredId, answer),

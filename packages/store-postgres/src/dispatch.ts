@@ -75,22 +75,31 @@ export const CANCEL_CHANNEL = 'locus_cancel'
  * owner's next heartbeat, or by the next worker to take the run) and a
  * `NOTIFY locus_cancel` that the owning worker acts on at once. A run parked
  * while it waits on a deferral (`waiting`) is queued again, so a worker
- * resumes it and ends it `cancelled`.
+ * resumes it and ends it `cancelled`. `request` says why and who asked; the
+ * worker journals them as `run_cancel_requested` (a later request's replace
+ * an earlier one's until the worker acts).
  */
-export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: string, schema = 'public'): Promise<boolean> {
+export async function requestCancel(client: pg.ClientBase | pg.Pool, runId: string, schema = 'public', request: CancelRequest = {}): Promise<boolean> {
   const runs = `"${schema}".locus_runs`
   const { rowCount } = await client.query(
     `with before as (select status from ${runs} where run_id = $1 for update),
      flagged as (
-       update ${runs} r set cancel_requested_at = clock_timestamp(), status = 'running', updated_at = clock_timestamp()
+       update ${runs} r set cancel_requested_at = clock_timestamp(), status = 'running', updated_at = clock_timestamp(), cancel_reason = $4, cancel_by = $5
        from before where r.run_id = $1 and before.status in ('running', 'waiting') returning before.status as was
      )
      select pg_notify($2, $1),
        case when was = 'waiting' then (select graphile_worker.add_job($3, json_build_object('runId', $1::text), job_key := $1::text, job_key_mode := 'preserve_run_at')) is not null end
      from flagged`,
-    [runId, CANCEL_CHANNEL, RUN_TASK],
+    [runId, CANCEL_CHANNEL, RUN_TASK, request.reason ?? null, request.by ?? null],
   )
   return rowCount === 1
+}
+
+/** Why a cancel was asked for and by whom, as {@link requestCancel} records it on the run row. */
+export interface CancelRequest {
+  readonly reason?: string | undefined
+  /** Who asked: an API key's name, `cli`... The worker journals `worker` when none is given. */
+  readonly by?: string | undefined
 }
 
 /**
@@ -301,7 +310,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         try {
           lease = await store.heartbeatLease(lease, leaseMs)
           guard.renewed(sentAt)
-          if (await cancelRequested(payload.runId)) handle?.cancel('cancelled on request')
+          const request = await cancelRequested(payload.runId)
+          if (request !== undefined) handle?.cancel(request.reason, request.by)
         } catch (error) {
           // A connection error leaves the lease as it was: dispatches wait (the guard) until a beat gets through.
           if (LeaseLostError.isInstance(error)) onLost(error)
@@ -340,7 +350,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       const stopListening = running.onWaitingChange(onWaiting)
       if (running.waitingOnly()) onWaiting(true)
       if (stopping) leave('stop')
-      if (await cancelRequested(payload.runId)) running.cancel('cancelled on request')
+      const request = await cancelRequested(payload.runId)
+      if (request !== undefined) running.cancel(request.reason, request.by)
       let result
       try {
         result = await running.done
@@ -431,9 +442,14 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result })
   }
 
-  async function cancelRequested(runId: string): Promise<boolean> {
-    const { rows } = await pool.query<{ requested: boolean }>(`select cancel_requested_at is not null as requested from "${schema}".locus_runs where run_id = $1`, [runId])
-    return rows[0]?.requested === true
+  /** The run's cancel request, if one was made: why, and who asked (`worker` when the request named nobody). */
+  async function cancelRequested(runId: string): Promise<{ reason: string; by: string } | undefined> {
+    const { rows } = await pool.query<{ requested: boolean; reason: string | null; by: string | null }>(
+      `select cancel_requested_at is not null as requested, cancel_reason as reason, cancel_by as by from "${schema}".locus_runs where run_id = $1`,
+      [runId],
+    )
+    const row = rows[0]
+    return row?.requested === true ? { reason: row.reason ?? 'cancelled on request', by: row.by ?? 'worker' } : undefined
   }
 
   const workers = `"${schema}".locus_workers`
@@ -544,7 +560,12 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     }
     client.on('error', retry)
     client.on('notification', (message) => {
-      if (message.channel === CANCEL_CHANNEL && message.payload !== undefined) live.get(message.payload)?.cancel('cancelled on request')
+      const runId = message.payload
+      if (message.channel !== CANCEL_CHANNEL || runId === undefined || !live.has(runId)) return
+      // The payload is the run id only; why and who asked are on the run row.
+      void cancelRequested(runId)
+        .catch(() => undefined)
+        .then((request) => live.get(runId)?.cancel(request?.reason ?? 'cancelled on request', request?.by ?? 'worker'))
     })
     try {
       await client.connect()

@@ -3,7 +3,7 @@ export type { LeaseState, PostgresRunStore, PostgresRunStoreOptions, RunLease, S
 export { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
 export type { StoreMigration } from './migrations.js'
 export { CANCEL_CHANNEL, RUN_TASK, enqueueRun, migrateDispatch, requestCancel, startRunWorker } from './dispatch.js'
-export type { EnqueueRunOptions, RunWorker, RunWorkerDefaults, RunWorkerOptions } from './dispatch.js'
+export type { CancelRequest, EnqueueRunOptions, RunWorker, RunWorkerDefaults, RunWorkerOptions } from './dispatch.js'
 export { createDispatchRuntime } from './dispatch-runtime.js'
 export type { DispatchRuntime, DispatchRuntimeOptions } from './dispatch-runtime.js'
 export { isConnectionError } from './connection-errors.js'

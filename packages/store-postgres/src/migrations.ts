@@ -118,6 +118,14 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       create index if not exists locus_idempotency_keys_expires_at on $schema.locus_idempotency_keys (expires_at_ms);
     `,
   },
+  {
+    version: 8,
+    name: 'who asked for a cancel and why, for the worker to journal as run_cancel_requested',
+    sql: `
+      alter table $schema.locus_runs add column if not exists cancel_reason text;
+      alter table $schema.locus_runs add column if not exists cancel_by text;
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

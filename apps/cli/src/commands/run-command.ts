@@ -97,7 +97,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     const stopInterrupts = cancelOnInterrupt(
       io,
       () => {
-        handle.cancel('interrupted from the terminal (Ctrl-C)')
+        handle.cancel('interrupted from the terminal (Ctrl-C)', 'cli')
       },
       () => {
         handle.flush()
@@ -105,7 +105,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     )
     // Held open until the run settles: a run waiting on a hung host turn must not lose its process.
     const releaseRun = holdLiveRun((reason) => {
-      handle.cancel(reason)
+      handle.cancel(reason, 'cli')
     })
     let result: Awaited<typeof handle.done>
     try {
