@@ -35,6 +35,10 @@ describe('cancelling, killing, resuming and replaying a run', () => {
     expect(journal.tornTail).toBeNull()
     expect(journal.invalid).toEqual([])
     expect(journal.lines.at(-1)).toMatchObject({ type: 'run_end', disposition: 'cancelled' })
+    // Who asked is journaled: the terminal.
+    expect(journal.lines.filter((line) => line.type === 'run_cancel_requested')).toEqual([
+      expect.objectContaining({ reason: 'interrupted from the terminal (Ctrl-C)', by: 'cli' }),
+    ])
     expect(JSON.parse(readFileSync(join(runsDir, 'interrupted', 'result.json'), 'utf8'))).toMatchObject({ disposition: 'cancelled' })
   })
 

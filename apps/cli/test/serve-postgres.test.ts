@@ -87,6 +87,14 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     expect(cancelled.status).toBe(202)
     expect(cancelled.body).toMatchObject({ runId, status: 'cancelling' })
     await until('the run to end cancelled', async () => ((await statusOf(runId)) === 'cancelled' ? true : undefined))
+    // The worker journaled who asked the server (no keys: anonymous) and why.
+    const journal = await (await fetch(`${base}/v1/runs/${runId}/journal`)).text()
+    const requested = journal
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; reason?: string; by?: string })
+      .filter((line) => line.type === 'run_cancel_requested')
+    expect(requested).toEqual([expect.objectContaining({ reason: 'from the server', by: 'anonymous' })])
     // Ended: a second cancel says so instead of pretending.
     const again = await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })
     expect(again.status).toBe(409)

@@ -131,9 +131,18 @@ if (url !== undefined) {
       const runId = 'cancelled-run'
       await enqueueRun(client, { runId, workflow: 'fanout', input: { branches: 2, rounds: 40 } })
       await until('the run to be leased', async () => ((await lease(runId))?.owner ? true : undefined))
-      expect(await requestCancel(client, runId)).toBe(true)
+      expect(await requestCancel(client, runId, 'public', { reason: 'the operator stopped it', by: 'key-0a1b2c3d' })).toBe(true)
       await until('the run to end', async () => ((await status(runId)) === 'running' ? undefined : true))
       expect(await status(runId)).toBe('cancelled')
+      // The worker that held the run journaled who asked and why, before run_end.
+      const journaled = await client.query<{ line: JournalLine }>(
+        "select line from locus_journal where run_id = $1 and line->>'type' in ('run_cancel_requested', 'run_end') order by execution_id, seq",
+        [runId],
+      )
+      expect(journaled.rows.map((row) => row.line)).toEqual([
+        expect.objectContaining({ type: 'run_cancel_requested', reason: 'the operator stopped it', by: 'key-0a1b2c3d' }),
+        expect.objectContaining({ type: 'run_end', disposition: 'cancelled' }),
+      ])
       const { rows } = await client.query<{ n: string }>('select count(*) as n from kill_tool_calls where run_id = $1', [runId])
       expect(Number(rows[0]?.n)).toBeLessThan(2 * 40)
     }, 60_000)
