@@ -145,7 +145,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     state.shutdown.abort()
     server.closeIdleConnections()
     await resuming
-    const report = await drainRuns(state.runs.values(), { graceMs: options.shutdownGraceMs ?? 10_000, reason: 'the server is shutting down' })
+    const report = await drainRuns(state.runs.values(), { graceMs: options.shutdownGraceMs ?? 10_000, reason: 'the server is shutting down', by: 'server' })
     options.onDrained?.(report)
     // Requests still open now (a response being written) get a moment, then their connections are closed.
     server.closeIdleConnections()

@@ -7,6 +7,8 @@ export interface DrainOptions {
   readonly graceMs: number
   /** Written in the `log` line of a suspension and the `run_end` of a cancellation. */
   readonly reason: string
+  /** Who the `run_cancel_requested` line of a cancellation names as asking (`server`, `cli`...). @default 'host' */
+  readonly by?: string | undefined
   /** Starts the grace timer; injected by tests. @default setTimeout */
   readonly setTimer?: ((callback: () => void, ms: number) => { cancel(): void }) | undefined
 }
@@ -67,7 +69,7 @@ export async function drainRuns(handles: Iterable<RunHandle>, options: DrainOpti
     }),
   ])
   timer.cancel()
-  if (outcome === 'grace-over') for (const handle of runs) handle.cancel(options.reason)
+  if (outcome === 'grace-over') for (const handle of runs) handle.cancel(options.reason, options.by)
   const results = await settled
   for (const unsubscribe of unsubscribes) unsubscribe()
   const report: { suspended: string[]; cancelled: string[]; ended: string[] } = { suspended: [], cancelled: [], ended: [] }

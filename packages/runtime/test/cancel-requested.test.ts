@@ -2,7 +2,7 @@
 // by the execution it stops, whichever way it came: the handle, the runtime,
 // or the signal a caller gave the run; a suspension is not one.
 import type { JournalLine } from '@locus/journal'
-import { abortAs, createRuntime, defineDeferredTool, defineWorkflow, resumeRun } from '@locus/runtime'
+import { abortAs, createRuntime, createScriptedHost, defineDeferredTool, defineWorkflow, drainRuns, resumeRun } from '@locus/runtime'
 import { createMemoryRunStore } from '@locus/store'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -64,5 +64,34 @@ describe('run_cancel_requested', () => {
     const lines = await allLines(store, first.runId)
     // The suspension of the first execution was no cancel request.
     expect(requests(lines)).toEqual([{ executionId: 'resume-001', reason: 'interrupted from the terminal (Ctrl-C)', by: 'cli' }])
+  })
+
+  it('names who drained a working run at shutdown once its grace ran out, and journals nothing for a suspended one', async () => {
+    const store = createMemoryRunStore()
+    const busy = defineWorkflow({ name: 'busy', run: async ({ agent }) => ({ ok: true, answer: (await agent('hang')).answer }) })
+    const runtime = createRuntime({ workflows: [busy, approval], store, host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
+    const working = await runtime.start('busy')
+    const waiting = await runtime.start('approval')
+    await new Promise<void>((resolve) => {
+      if (waiting.waitingOnly()) resolve()
+      else waiting.onWaitingChange((now) => (now ? resolve() : undefined))
+    })
+    // The grace period ends when the test says: no real timer.
+    let graceOver = (): void => undefined
+    const drained = drainRuns([working, waiting], {
+      graceMs: 1_000,
+      reason: 'the server is shutting down',
+      by: 'server',
+      setTimer: (callback) => {
+        graceOver = callback
+        return { cancel: () => undefined }
+      },
+    })
+    expect((await waiting.done).suspended).toBe(true)
+    graceOver()
+    const report = await drained
+    expect(report.cancelled).toEqual([working.runId])
+    expect(requests(await allLines(store, working.runId))).toEqual([{ executionId: working.runId, reason: 'the server is shutting down', by: 'server' }])
+    expect(requests(await allLines(store, waiting.runId))).toEqual([])
   })
 })
