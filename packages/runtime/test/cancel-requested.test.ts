@@ -74,7 +74,10 @@ describe('run_cancel_requested', () => {
     const waiting = await runtime.start('approval')
     await new Promise<void>((resolve) => {
       if (waiting.waitingOnly()) resolve()
-      else waiting.onWaitingChange((now) => (now ? resolve() : undefined))
+      else
+        waiting.onWaitingChange((now) => {
+          if (now) resolve()
+        })
     })
     // The grace period ends when the test says: no real timer.
     let graceOver = (): void => undefined
