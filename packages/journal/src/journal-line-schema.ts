@@ -575,7 +575,7 @@ export const RunCancelRequestedLineSchema = z
     ...common,
     type: z.literal('run_cancel_requested'),
     reason: z.string().describe('Why, as the requester gave it (or the default of the surface it came through).'),
-    by: nonEmpty.describe('Who asked: an API key name or `anonymous`, `server`, `cli`, `worker`, `host`.'),
+    by: nonEmpty.describe('Who asked: an API key name or `anonymous`, `server`, `mcp`, `cli`, `worker`, `host`.'),
   })
   .meta({ id: 'RunCancelRequestedLine' })
 

@@ -252,7 +252,8 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     const started = handle
     options.onRun?.(handle)
     const cancel = (): void => {
-      started.cancel(String(extra.signal.reason ?? 'the MCP client cancelled the call'))
+      // Journaled as run_cancel_requested by `mcp`.
+      started.cancel(String(extra.signal.reason ?? 'the MCP client cancelled the call'), 'mcp')
     }
     if (extra.signal.aborted) cancel()
     else extra.signal.addEventListener('abort', cancel, { once: true })

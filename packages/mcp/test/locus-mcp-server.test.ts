@@ -142,6 +142,10 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
       if (standing === 'unfinished') await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(standing).toBe('cancelled')
+    const [run] = await store.listRuns()
+    const requested: unknown[] = []
+    for await (const line of store.readLines({ runId: run?.runId ?? '', executionId: run?.runId ?? '' })) if (line.type === 'run_cancel_requested') requested.push(line)
+    expect(requested).toEqual([expect.objectContaining({ by: 'mcp' })])
     await close()
   })
 
