@@ -144,6 +144,25 @@ describe('idempotency', () => {
     await ended(third, later.body.runId)
   })
 
+  it('two servers on one runs directory, asked with one key at once, start one run and both answer it', async () => {
+    const runsDir = tempRunsDir()
+    const one = await testServer({ runtime: testRuntime(runsDir) })
+    const other = await testServer({ runtime: testRuntime(runsDir) })
+    for (let round = 0; round < 3; round += 1) {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, index) => (index % 2 === 0 ? one : other).json<Accepted>('/v1/workflows/echo/runs', post({ input: { ticket: `T-${round}` } }, { 'Idempotency-Key': `shared-${round}` }))),
+      )
+      const runIds = new Set(answers.map((answer) => answer.body.runId))
+      expect(runIds.size).toBe(1)
+      expect(answers.filter((answer) => answer.status === 202)).toHaveLength(1)
+      // A server that lost the race may answer before the winner created the run: queued, never a 404.
+      for (const answer of answers) expect(['queued', 'running', 'completed']).toContain(answer.body.status)
+    }
+    const runs = await one.runtime.store.listRuns()
+    expect(runs).toHaveLength(3)
+    for (const run of runs) await ended(one, run.runId)
+  })
+
   it('frees the key of a start that failed, also in the store, so the request can be tried again', async () => {
     const runsDir = tempRunsDir()
     const server = await testServer({ runtime: testRuntime(runsDir) })
