@@ -5,7 +5,7 @@ import { createManualClock } from '@locus/retry'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AiSdkHostOptionsError, type LlmAttempt, createAiSdkHost } from '../src/index.js'
 import { sessionRequest, startServer, turnSignal, waitUntil } from './helpers.js'
-import { type WireReply, type WireServer, createWireServer } from './provider-wire-servers.js'
+import { type WireReply, type WireServer, createWireServer } from '../src/testing.js'
 
 const noTurnBudget = { totalMs: null, idleMs: null }
 const policy = { timeout_secs: null, max_retries: 3, backoff_base_secs: 1, backoff_max_secs: 60 }

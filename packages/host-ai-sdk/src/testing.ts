@@ -1,6 +1,7 @@
 /**
- * Small loopback servers for tests that speak two more providers' real wire
- * formats: Anthropic's Messages API (`POST /v1/messages`, JSON or server-sent
+ * `@locus/host-ai-sdk/testing`: small loopback servers for tests that speak
+ * providers' real wire formats, so a test (of this package, or a CLI run with
+ * `--provider` and `--base-url`) drives each AI SDK provider package for real: Anthropic's Messages API (`POST /v1/messages`, JSON or server-sent
  * events with `event:` names) and Google's Gemini API (`POST
  * /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`).
  * Each plays scripted replies (an answer with usage, or an HTTP error with the
