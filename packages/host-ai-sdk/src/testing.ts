@@ -1,11 +1,13 @@
 /**
- * `@locus/host-ai-sdk/testing`: small loopback servers for tests that speak
- * providers' real wire formats, so a test (of this package, or a CLI run with
- * `--provider` and `--base-url`) drives each AI SDK provider package for real: Anthropic's Messages API (`POST /v1/messages`, JSON or server-sent
- * events with `event:` names) and Google's Gemini API (`POST
+ * `@locus/host-ai-sdk/testing`: small loopback servers that speak providers'
+ * real wire formats, so a test (of this package, or a CLI run with
+ * `--provider` and `--base-url`) drives each AI SDK provider package for real:
+ * OpenAI's chat completions (`POST /v1/chat/completions`, with prompt-cache and
+ * reasoning token details), Anthropic's Messages API (`POST /v1/messages`, JSON
+ * or server-sent events with `event:` names) and Google's Gemini API (`POST
  * /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`).
- * Each plays scripted replies (an answer with usage, or an HTTP error with the
- * provider's error body and headers) and records every request.
+ * Each plays scripted replies (an answer with usage, an HTTP error with the
+ * provider's error body and headers, or a hang) and records every request.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -25,6 +27,8 @@ export interface WireUsage {
 export type WireReply =
   | { readonly kind: 'text'; readonly text: string; readonly usage: WireUsage; readonly stop?: 'end' | 'length' }
   | { readonly kind: 'status'; readonly status: number; readonly message: string; readonly headers?: Readonly<Record<string, string>> }
+  /** Never answers: the request stays open until the client gives up or the server closes. */
+  | { readonly kind: 'hang' }
 
 /** A request the server received. */
 export interface WireRequest {
@@ -42,8 +46,8 @@ export interface WireServer {
   close(): Promise<void>
 }
 
-/** The two wire formats. */
-export type WireFormat = 'anthropic' | 'google'
+/** The wire formats: OpenAI's chat completions, Anthropic's Messages API, Google's Gemini API. */
+export type WireFormat = 'openai' | 'anthropic' | 'google'
 
 interface Options {
   readonly replies: readonly WireReply[]
@@ -79,7 +83,51 @@ function anthropicUsage(usage: WireUsage): Record<string, number> {
   }
 }
 
-function answerAnthropic(reply: WireReply, streamed: boolean, model: string, response: ServerResponse): void {
+type Answer = Exclude<WireReply, { kind: 'hang' }>
+
+function openAiUsage(usage: WireUsage): Record<string, unknown> {
+  const cached = usage.cacheReadTokens ?? 0
+  const prompt = usage.plainInputTokens + cached
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: usage.outputTokens,
+    total_tokens: prompt + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: cached },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+  }
+}
+
+function answerOpenAi(reply: Answer, streamed: boolean, model: string, response: ServerResponse): void {
+  if (reply.kind === 'status') {
+    const type = reply.status === 429 ? 'rate_limit_exceeded' : reply.status >= 500 ? 'server_error' : 'invalid_request_error'
+    response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ error: { message: reply.message, type, param: null, code: null } }))
+    return
+  }
+  const finish = reply.stop === 'length' ? 'length' : 'stop'
+  const usage = openAiUsage(reply.usage)
+  if (!streamed) {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: finish }], usage }),
+    )
+    return
+  }
+  const chunk = (delta: object, finishReason: string | null, withUsage = false) => ({
+    id: 'chatcmpl-test',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    ...(withUsage ? { usage } : {}),
+  })
+  const half = Math.ceil(reply.text.length / 2)
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  for (const data of [chunk({ role: 'assistant', content: reply.text.slice(0, half) }, null), chunk({ content: reply.text.slice(half) }, null), chunk({}, finish, true)]) {
+    response.write(`data: ${JSON.stringify(data)}\n\n`)
+  }
+  response.end('data: [DONE]\n\n')
+}
+
+function answerAnthropic(reply: Answer, streamed: boolean, model: string, response: ServerResponse): void {
   if (reply.kind === 'status') {
     const type = reply.status === 429 ? 'rate_limit_error' : reply.status >= 500 ? 'api_error' : 'invalid_request_error'
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ type: 'error', error: { type, message: reply.message } }))
@@ -114,7 +162,7 @@ function googleUsage(usage: WireUsage): Record<string, number> {
   return { promptTokenCount: prompt, candidatesTokenCount: candidates, thoughtsTokenCount: thoughts, cachedContentTokenCount: cached, totalTokenCount: prompt + candidates + thoughts }
 }
 
-function answerGoogle(reply: WireReply, streamed: boolean, response: ServerResponse): void {
+function answerGoogle(reply: Answer, streamed: boolean, response: ServerResponse): void {
   if (reply.kind === 'status') {
     const status = reply.status === 429 ? 'RESOURCE_EXHAUSTED' : reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ error: { code: reply.status, message: reply.message, status } }))
@@ -140,14 +188,17 @@ export async function createWireServer(format: WireFormat, options: Options): Pr
       const path = request.url ?? ''
       requests.push({ path, headers: request.headers, body, receivedAt: now() })
       const reply = replies.shift() ?? { kind: 'status', status: 500, message: 'no scripted reply left' }
-      if (format === 'anthropic') answerAnthropic(reply, body.stream === true, typeof body.model === 'string' ? body.model : '', response)
+      if (reply.kind === 'hang') return
+      const model = typeof body.model === 'string' ? body.model : ''
+      if (format === 'openai') answerOpenAi(reply, body.stream === true, model, response)
+      else if (format === 'anthropic') answerAnthropic(reply, body.stream === true, model, response)
       else answerGoogle(reply, path.includes(':streamGenerateContent'), response)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    baseURL: `http://127.0.0.1:${port}/${format === 'anthropic' ? 'v1' : 'v1beta'}`,
+    baseURL: `http://127.0.0.1:${port}/${format === 'google' ? 'v1beta' : 'v1'}`,
     requests,
     close: () =>
       new Promise((resolve) => {
