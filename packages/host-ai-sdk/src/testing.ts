@@ -7,7 +7,8 @@
  * or server-sent events with `event:` names) and Google's Gemini API (`POST
  * /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`).
  * Each plays scripted replies (an answer with usage, an HTTP error with the
- * provider's error body and headers, or a hang) and records every request.
+ * provider's error body and headers, a response recorded from the provider, or
+ * a hang) and records every request.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -29,6 +30,11 @@ export type WireReply =
   | { readonly kind: 'status'; readonly status: number; readonly message: string; readonly headers?: Readonly<Record<string, string>> }
   /** Never answers: the request stays open until the client gives up or the server closes. */
   | { readonly kind: 'hang' }
+  /**
+   * A response body as the provider sent it (recorded), answered as is with
+   * status 200 to a whole (not streamed) request; a streamed request gets a 400 saying so.
+   */
+  | { readonly kind: 'recorded'; readonly body: unknown }
 
 /** A request the server received. */
 export interface WireRequest {
@@ -83,7 +89,7 @@ function anthropicUsage(usage: WireUsage): Record<string, number> {
   }
 }
 
-type Answer = Exclude<WireReply, { kind: 'hang' }>
+type Answer = Exclude<WireReply, { kind: 'hang' } | { kind: 'recorded' }>
 
 function openAiUsage(usage: WireUsage): Record<string, unknown> {
   const cached = usage.cacheReadTokens ?? 0
@@ -189,6 +195,12 @@ export async function createWireServer(format: WireFormat, options: Options): Pr
       requests.push({ path, headers: request.headers, body, receivedAt: now() })
       const reply = replies.shift() ?? { kind: 'status', status: 500, message: 'no scripted reply left' }
       if (reply.kind === 'hang') return
+      if (reply.kind === 'recorded') {
+        const streamed = body.stream === true || path.includes(':streamGenerateContent')
+        if (streamed) response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'a recorded reply answers a whole request: turn streaming off' } }))
+        else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body))
+        return
+      }
       const model = typeof body.model === 'string' ? body.model : ''
       if (format === 'openai') answerOpenAi(reply, body.stream === true, model, response)
       else if (format === 'anthropic') answerAnthropic(reply, body.stream === true, model, response)

@@ -50,13 +50,18 @@ const cases: readonly ProviderCase[] = [
     async start(replies, now) {
       const server = await startServer({
         now,
-        replies: replies.map((reply) =>
-          reply.kind === 'hang'
-            ? { kind: 'hang' as const }
-            : reply.kind === 'status'
-            ? { kind: 'status' as const, status: reply.status, message: reply.message, ...(reply.headers === undefined ? {} : { headers: reply.headers }) }
-            : { kind: 'text' as const, text: reply.text, finishReason: reply.stop === 'length' ? ('length' as const) : ('stop' as const), usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } },
-        ),
+        replies: replies.map((reply) => {
+          switch (reply.kind) {
+            case 'hang':
+              return { kind: 'hang' as const }
+            case 'status':
+              return { kind: 'status' as const, status: reply.status, message: reply.message, ...(reply.headers === undefined ? {} : { headers: reply.headers }) }
+            case 'text':
+              return { kind: 'text' as const, text: reply.text, finishReason: reply.stop === 'length' ? ('length' as const) : ('stop' as const), usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } }
+            case 'recorded':
+              throw new Error('the OpenAI-compatible test server plays no recorded bodies')
+          }
+        }),
       })
       return { baseURL: server.baseURL, requestCount: () => server.requests.length, bodies: () => server.requests.map((request) => request.body) }
     },
