@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { type WireServer, createWireServer } from '@locus/host-ai-sdk/testing'
 import { createRuntime } from '@locus/runtime'
 import { createServer } from '@locus/server'
-import Decimal from 'decimal.js'
+import { Decimal } from 'decimal.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { jsonLines, repoRoot, runLocus, tempDir } from './helpers.js'
 
