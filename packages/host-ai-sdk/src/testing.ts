@@ -27,6 +27,8 @@ export interface WireUsage {
 /** One scripted reply. */
 export type WireReply =
   | { readonly kind: 'text'; readonly text: string; readonly usage: WireUsage; readonly stop?: 'end' | 'length' }
+  /** The model asks for one tool call (`id` where the provider gives ids; Google's have none). */
+  | { readonly kind: 'tool-call'; readonly tool: string; readonly args: Readonly<Record<string, unknown>>; readonly id?: string; readonly usage: WireUsage }
   | { readonly kind: 'status'; readonly status: number; readonly message: string; readonly headers?: Readonly<Record<string, string>> }
   /** Never answers: the request stays open until the client gives up or the server closes. */
   | { readonly kind: 'hang' }
@@ -109,8 +111,25 @@ function answerOpenAi(reply: Answer, streamed: boolean, model: string, response:
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ error: { message: reply.message, type, param: null, code: null } }))
     return
   }
-  const finish = reply.stop === 'length' ? 'length' : 'stop'
   const usage = openAiUsage(reply.usage)
+  if (reply.kind === 'tool-call') {
+    const call = { id: reply.id ?? 'call_test', type: 'function', function: { name: reply.tool, arguments: JSON.stringify(reply.args) } }
+    if (!streamed) {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }], usage }),
+      )
+      return
+    }
+    const chunks = [
+      { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, ...call }] }, finish_reason: null }] },
+      { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage },
+    ]
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    for (const data of chunks) response.write(`data: ${JSON.stringify(data)}\n\n`)
+    response.end('data: [DONE]\n\n')
+    return
+  }
+  const finish = reply.stop === 'length' ? 'length' : 'stop'
   if (!streamed) {
     response.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: finish }], usage }),
@@ -139,8 +158,30 @@ function answerAnthropic(reply: Answer, streamed: boolean, model: string, respon
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ type: 'error', error: { type, message: reply.message } }))
     return
   }
-  const stopReason = reply.stop === 'length' ? 'max_tokens' : 'end_turn'
   const usage = anthropicUsage(reply.usage)
+  const start = { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } }
+  const end = (stop: string) => [
+    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: reply.usage.outputTokens } } },
+    { event: 'message_stop', data: { type: 'message_stop' } },
+  ]
+  if (reply.kind === 'tool-call') {
+    const id = reply.id ?? 'toolu_test'
+    if (!streamed) {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ id: 'msg_test', type: 'message', role: 'assistant', model, content: [{ type: 'tool_use', id, name: reply.tool, input: reply.args }], stop_reason: 'tool_use', stop_sequence: null, usage }),
+      )
+      return
+    }
+    sse(response, [
+      start,
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id, name: reply.tool, input: {} } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.args) } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      ...end('tool_use'),
+    ])
+    return
+  }
+  const stopReason = reply.stop === 'length' ? 'max_tokens' : 'end_turn'
   if (!streamed) {
     response.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({ id: 'msg_test', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: reply.text }], stop_reason: stopReason, stop_sequence: null, usage }),
@@ -149,13 +190,12 @@ function answerAnthropic(reply: Answer, streamed: boolean, model: string, respon
   }
   const half = Math.ceil(reply.text.length / 2)
   sse(response, [
-    { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_test', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } },
+    start,
     { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
     { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text.slice(0, half) } } },
     { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text.slice(half) } } },
     { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
-    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: reply.usage.outputTokens } } },
-    { event: 'message_stop', data: { type: 'message_stop' } },
+    ...end(stopReason),
   ])
 }
 
@@ -172,6 +212,13 @@ function answerGoogle(reply: Answer, streamed: boolean, response: ServerResponse
   if (reply.kind === 'status') {
     const status = reply.status === 429 ? 'RESOURCE_EXHAUSTED' : reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'
     response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify({ error: { code: reply.status, message: reply.message, status } }))
+    return
+  }
+  if (reply.kind === 'tool-call') {
+    // Gemini gives a function call no id, and ends the turn with STOP.
+    const body = { candidates: [{ content: { parts: [{ functionCall: { name: reply.tool, args: reply.args } }], role: 'model' }, index: 0, finishReason: 'STOP' }], usageMetadata: googleUsage(reply.usage) }
+    if (streamed) sse(response, [{ data: body }])
+    else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
     return
   }
   const finishReason = reply.stop === 'length' ? 'MAX_TOKENS' : 'STOP'

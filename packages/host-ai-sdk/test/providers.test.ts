@@ -3,8 +3,9 @@
 // SDK's own provider package against a loopback server that speaks its wire format.
 import { join } from 'node:path'
 import { createManualClock } from '@locus/retry'
-import { runWorkflowScript } from '@locus/runtime'
+import { type HostTool, runWorkflowScript } from '@locus/runtime'
 import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { AiSdkHostOptionsError, type LlmAttempt, createAiSdkHost } from '../src/index.js'
 import { readJsonLines, sessionRequest, startServer, tempDir, turnSignal, waitUntil } from './helpers.js'
 import { type WireReply, type WireServer, createWireServer } from '../src/testing.js'
@@ -58,6 +59,8 @@ const cases: readonly ProviderCase[] = [
               return { kind: 'status' as const, status: reply.status, message: reply.message, ...(reply.headers === undefined ? {} : { headers: reply.headers }) }
             case 'text':
               return { kind: 'text' as const, text: reply.text, finishReason: reply.stop === 'length' ? ('length' as const) : ('stop' as const), usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } }
+            case 'tool-call':
+              return { kind: 'tool-calls' as const, calls: [{ name: reply.tool, args: reply.args, ...(reply.id === undefined ? {} : { id: reply.id }) }], usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } }
             case 'recorded':
               throw new Error('the OpenAI-compatible test server plays no recorded bodies')
           }
@@ -137,6 +140,34 @@ describe.each(cases)('the $name provider', (provider) => {
     const endpoint = await provider.start([{ kind: 'text', text: 'half an ans', usage, stop: 'length' }], Date.now)
     const result = await (await host(endpoint).openSession(sessionRequest())).prompt('hi', turnSignal())
     expect(result.stopReason).toBe('length')
+  })
+
+  it.each([true, false])('runs a tool the model asks for through HostTool.invoke and sends its result back (streaming %s)', async (streaming) => {
+    const endpoint = await provider.start(
+      [
+        { kind: 'tool-call', tool: 'weather', args: { city: 'Oslo' }, id: 'call_w1', usage },
+        { kind: 'text', text: 'It is 21 degrees in Oslo.', usage },
+      ],
+      Date.now,
+    )
+    const invoked: unknown[] = []
+    const weather: HostTool = {
+      name: 'weather',
+      description: 'Current weather of a city',
+      input: z.object({ city: z.string() }),
+      invoke: async (args) => {
+        invoked.push(args)
+        return { city: (args as { city: string }).city, celsius: 21 }
+      },
+    }
+    const session = await host(endpoint, { streaming }).openSession(sessionRequest({ tools: [weather] }))
+    expect(await session.prompt('Weather in Oslo?', turnSignal())).toMatchObject({ text: 'It is 21 degrees in Oslo.', stopReason: 'end' })
+    expect(invoked).toEqual([{ city: 'Oslo' }])
+    expect(endpoint.requestCount()).toBe(2)
+    // The tool is offered with its description and schema, and its result goes back to the model.
+    expect(JSON.stringify(endpoint.bodies()[0])).toContain('Current weather of a city')
+    expect(JSON.stringify(endpoint.bodies()[1])).toMatch(/celsius[^,]*21/)
+    expect(session.transcript().map((entry) => entry.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
   })
 
   it('continues a session: the second turn sends the first question and its answer back', async () => {
