@@ -1,3 +1,3 @@
 import { locusPackage } from '@locus/tsup-config'
 
-export default locusPackage()
+export default locusPackage({ entry: ['src/index.ts', 'src/testing.ts'] })

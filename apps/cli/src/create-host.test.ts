@@ -57,7 +57,7 @@ describe('createHost', () => {
     const otherModel = await createHost({ apiKey: 'secret', model: 'bigger' }, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded })
     expect(otherModel.host?.settings).toMatchObject({ modelId: 'bigger' })
     // The key was given and is never recorded: without one, the resume says what to pass.
-    await expect(createHost({}, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded })).rejects.toThrow(/--api-key or set LOCUS_API_KEY/)
+    await expect(createHost({}, { cwd: dir, env: {}, workflowPath, preferred: original.name, recordedSettings: recorded })).rejects.toThrow(/set LOCUS_API_KEY or pass --api-key/)
   })
 
   it('refuses unusable fixtures, naming the field, and model settings that are missing', async () => {

@@ -4,9 +4,18 @@ import { type AgentHost, RuntimeInputError, createScriptedHost, parseScriptedFix
 import { CliError } from './cli-error.js'
 
 /** The hosts `--host` names. `none` runs without one: every agent() call then fails as `sdk-unavailable`. */
-export const HOST_KINDS = ['scripted', 'openai-compatible', 'openai', 'none'] as const
+export const HOST_KINDS = ['scripted', 'openai-compatible', 'openai', 'anthropic', 'google', 'none'] as const
 /** One of {@link HOST_KINDS}. */
 export type HostKind = (typeof HOST_KINDS)[number]
+
+/** The model providers `--provider` names: the model hosts of {@link HOST_KINDS}, each through the AI SDK's own provider package. */
+export const PROVIDER_NAMES = ['openai', 'openai-compatible', 'anthropic', 'google'] as const
+/** One of {@link PROVIDER_NAMES}. */
+export type ProviderName = (typeof PROVIDER_NAMES)[number]
+
+function isProviderName(value: string | undefined): value is ProviderName {
+  return (PROVIDER_NAMES as readonly (string | undefined)[]).includes(value)
+}
 
 /** The host flags of `locus run`, `resume`, `serve`, `worker` and `mcp` (see `addHostFlags`). */
 export interface HostFlags {
@@ -14,6 +23,8 @@ export interface HostFlags {
   readonly modelHost?: string | undefined
   /** `--host <kind>`, the older spelling of `--model-host` (not on `serve`, where it is the bind address). */
   readonly host?: string | undefined
+  /** `--provider <name>`: the same as `--model-host` for a model provider (one of {@link PROVIDER_NAMES}). */
+  readonly provider?: string | undefined
   /** `--turn-timeout`: a model host's bound on one whole turn, in ms; `'off'` for none. */
   readonly turnTimeout?: number | 'off' | undefined
   /** `--turn-idle`: how long a model request may go without a byte, in ms; `'off'` for none. */
@@ -72,9 +83,10 @@ function scriptedHost(fixturesPath: string, cwd: string): ChosenHost {
  * `--api-key` or `LOCUS_API_KEY`, since a key is never recorded.
  */
 async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEnv, launchMode: string | undefined): Promise<ChosenHost> {
-  const { createAiSdkHost, aiSdkHostOptionsFromSettings, isAiSdkHostOptionsError } = await import('@locus/host-ai-sdk')
-  const apiKey = flags.apiKey ?? env.LOCUS_API_KEY
+  const { createAiSdkHost, aiSdkHostOptionsFromSettings, isAiSdkHostOptionsError, PROVIDER_KEY_VARIABLES } = await import('@locus/host-ai-sdk')
   const settings = recorded as { apiKey?: unknown; customModel?: unknown; api?: unknown }
+  const kind: ProviderName = isProviderName(settings.api as string | undefined) ? (settings.api as ProviderName) : 'openai-compatible'
+  const apiKey = providerKey(kind, flags, env)
   if (settings.customModel === true) {
     throw new CliError(
       'HOST_OPTIONS_INVALID',
@@ -82,7 +94,8 @@ async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEn
     )
   }
   if (settings.apiKey === 'given' && (apiKey === undefined || apiKey === '')) {
-    throw new CliError('HOST_OPTIONS_INVALID', 'The run was made with an API key, which is never recorded: pass --api-key or set LOCUS_API_KEY to resume it.')
+    const variable = kind === 'openai-compatible' ? 'LOCUS_API_KEY' : PROVIDER_KEY_VARIABLES[kind]
+    throw new CliError('HOST_OPTIONS_INVALID', `The run was made with the ${kind} provider and an API key, which is never recorded: set ${variable} or pass --api-key to resume it.`)
   }
   try {
     const options = aiSdkHostOptionsFromSettings(recorded, { apiKey })
@@ -93,7 +106,6 @@ async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEn
       ...(launchMode === 'interactive' || launchMode === 'background' ? { launchMode } : {}),
       ...turnAndStreamOptions(flags, options.turnBudget),
     })
-    const kind: HostKind = settings.api === 'openai' ? 'openai' : 'openai-compatible'
     const model = flags.model ?? options.modelId ?? 'its model'
     const baseURL = flags.baseUrl ?? options.baseURL
     return { kind, host, description: `${kind} (${model}${baseURL === undefined ? '' : ` at ${baseURL}`}, as the run recorded it)` }
@@ -129,18 +141,55 @@ function isRecordedModelHost(settings: unknown): boolean {
   return typeof settings === 'object' && settings !== null && (settings as { host?: unknown }).host === 'ai-sdk'
 }
 
-async function modelHost(kind: 'openai-compatible' | 'openai', flags: HostFlags, env: CliEnv, launchMode?: string): Promise<ChosenHost> {
-  const baseURL = flags.baseUrl ?? env.LOCUS_MODEL_BASE_URL
+/** A model id each provider knows, for the error that asks for `--model`. */
+const EXAMPLE_MODELS: Readonly<Record<ProviderName, string>> = {
+  'openai-compatible': 'llama3.2',
+  openai: 'gpt-4o-mini',
+  anthropic: 'claude-sonnet-4-5',
+  google: 'gemini-2.5-flash',
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}
+
+/**
+ * The API key a provider is given: `--api-key`, else its usual variable
+ * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY`);
+ * `LOCUS_API_KEY` for an OpenAI-compatible server, and for OpenAI before
+ * `OPENAI_API_KEY`, as before providers had their own variables.
+ */
+function providerKey(kind: ProviderName, flags: HostFlags, env: CliEnv): string | undefined {
+  const given = nonEmpty(flags.apiKey)
+  if (given !== undefined) return given
+  switch (kind) {
+    case 'openai-compatible':
+      return nonEmpty(env.LOCUS_API_KEY)
+    case 'openai':
+      return nonEmpty(env.LOCUS_API_KEY) ?? nonEmpty(env.OPENAI_API_KEY)
+    case 'anthropic':
+      return nonEmpty(env.ANTHROPIC_API_KEY)
+    case 'google':
+      return nonEmpty(env.GOOGLE_GENERATIVE_AI_API_KEY)
+  }
+}
+
+async function modelHost(kind: ProviderName, flags: HostFlags, env: CliEnv, launchMode?: string): Promise<ChosenHost> {
+  // LOCUS_MODEL_BASE_URL names an OpenAI-style server; Anthropic and Google have their own default endpoints.
+  const baseURL = flags.baseUrl ?? (kind === 'openai-compatible' || kind === 'openai' ? env.LOCUS_MODEL_BASE_URL : undefined)
   const modelId = flags.model ?? env.LOCUS_MODEL
-  const apiKey = flags.apiKey ?? env.LOCUS_API_KEY
+  const apiKey = providerKey(kind, flags, env)
   if (kind === 'openai-compatible' && (baseURL === undefined || baseURL === '')) {
     throw new CliError('HOST_OPTIONS_INVALID', '--host openai-compatible needs --base-url (or LOCUS_MODEL_BASE_URL), such as http://localhost:11434/v1.')
   }
   if (modelId === undefined || modelId === '') {
-    throw new CliError('HOST_OPTIONS_INVALID', `--host ${kind} needs --model (or LOCUS_MODEL), such as llama3.2.`)
+    throw new CliError('HOST_OPTIONS_INVALID', `--host ${kind} needs --model (or LOCUS_MODEL), such as ${EXAMPLE_MODELS[kind]}.`)
   }
   // Loaded only when asked for: the AI SDK is not needed for scripted runs.
-  const { createAiSdkHost, isAiSdkHostOptionsError } = await import('@locus/host-ai-sdk')
+  const { createAiSdkHost, isAiSdkHostOptionsError, PROVIDER_KEY_VARIABLES } = await import('@locus/host-ai-sdk')
+  if (kind !== 'openai-compatible' && apiKey === undefined) {
+    throw new CliError('HOST_OPTIONS_INVALID', `The ${kind} provider needs an API key: set ${PROVIDER_KEY_VARIABLES[kind]} or pass --api-key.`)
+  }
   try {
     const host = createAiSdkHost({
       ...(baseURL === undefined || baseURL === '' ? {} : { baseURL }),
@@ -162,6 +211,9 @@ export interface CliEnv {
   readonly LOCUS_MODEL_BASE_URL?: string | undefined
   readonly LOCUS_MODEL?: string | undefined
   readonly LOCUS_API_KEY?: string | undefined
+  readonly OPENAI_API_KEY?: string | undefined
+  readonly ANTHROPIC_API_KEY?: string | undefined
+  readonly GOOGLE_GENERATIVE_AI_API_KEY?: string | undefined
 }
 
 /**
@@ -169,9 +221,12 @@ export interface CliEnv {
  *
  * - `--host scripted`: the scripted host, from `--fixtures <file>` or else the
  *   workflow's sibling `<name>.fixtures.json`;
- * - `--host openai-compatible` (or `openai`): a real model through
- *   `@locus/host-ai-sdk`, from `--base-url`, `--model`, `--api-key` or
- *   `LOCUS_MODEL_BASE_URL`, `LOCUS_MODEL`, `LOCUS_API_KEY`;
+ * - `--host openai-compatible` (or `openai`, `anthropic`, `google`; `--provider`
+ *   names the same): a real model through `@locus/host-ai-sdk`, from
+ *   `--base-url`, `--model`, `--api-key` or `LOCUS_MODEL_BASE_URL`,
+ *   `LOCUS_MODEL`, and the provider's key variable (`LOCUS_API_KEY` for an
+ *   OpenAI-compatible server, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+ *   `GOOGLE_GENERATIVE_AI_API_KEY`);
  * - `--host none`: no host.
  *
  * Without `--host`: `--fixtures` means scripted; else `LOCUS_MODEL_BASE_URL`
@@ -197,7 +252,16 @@ export async function createHost(
   if (flags.modelHost !== undefined && flags.host !== undefined && flags.modelHost !== flags.host) {
     throw new CliError('CLI_USAGE', `--model-host ${flags.modelHost} and --host ${flags.host} disagree: --host is the older name of --model-host, pass one.`)
   }
-  let kind = flags.modelHost ?? flags.host
+  const named = flags.modelHost ?? flags.host
+  if (flags.provider !== undefined) {
+    if (!isProviderName(flags.provider)) {
+      throw new CliError('CLI_USAGE', `Unknown provider "${flags.provider}": --provider is one of ${PROVIDER_NAMES.join(', ')}.`)
+    }
+    if (named !== undefined && named !== flags.provider) {
+      throw new CliError('CLI_USAGE', `--provider ${flags.provider} and --model-host ${named} disagree: --provider names the model host, pass one.`)
+    }
+  }
+  let kind = named ?? flags.provider
   if (kind === undefined) {
     if (flags.fixtures !== undefined) kind = 'scripted'
     else if (context.env.LOCUS_MODEL_BASE_URL !== undefined && context.env.LOCUS_MODEL_BASE_URL !== '') kind = 'openai-compatible'
@@ -220,7 +284,7 @@ export async function createHost(
   }
   const modelOnly = turnAndStreamFlagsGiven(flags)
   if ((kind === 'scripted' || kind === 'none') && modelOnly.length > 0) {
-    throw new CliError('CLI_USAGE', `${modelOnly.join(', ')} ${modelOnly.length === 1 ? 'belongs' : 'belong'} to a model host (--model-host openai-compatible or openai), but the host is ${kind}.`)
+    throw new CliError('CLI_USAGE', `${modelOnly.join(', ')} ${modelOnly.length === 1 ? 'belongs' : 'belong'} to a model host (--model-host ${PROVIDER_NAMES.join(', ')}), but the host is ${kind}.`)
   }
   switch (kind as HostKind) {
     case 'scripted': {
@@ -232,7 +296,9 @@ export async function createHost(
     }
     case 'openai-compatible':
     case 'openai':
-      return modelHost(kind as 'openai-compatible' | 'openai', flags, context.env, context.launchMode)
+    case 'anthropic':
+    case 'google':
+      return modelHost(kind as ProviderName, flags, context.env, context.launchMode)
     case 'none':
       return { kind: 'none', host: undefined, description: 'none (agent() calls fail as sdk-unavailable)' }
   }

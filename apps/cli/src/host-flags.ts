@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander'
-import { HOST_KINDS } from './create-host.js'
+import { HOST_KINDS, PROVIDER_NAMES } from './create-host.js'
 import { parseDuration } from './parse-duration.js'
 
 /**
@@ -19,18 +19,20 @@ export function parseTurnBound(text: string, flag: string): number | 'off' {
  * `resume`, `serve`, `worker`, `mcp`), so each spells them alike:
  * `--model-host <kind>`, with `--host <kind>` kept as its old spelling where
  * `--host` means nothing else (on `serve` it is the bind address: pass
- * `hostAlias: false` there); the scripted host's `--fixtures`; the model's
+ * `hostAlias: false` there); `--provider <name>`, the same as `--model-host`
+ * for a model provider; the scripted host's `--fixtures`; the model's
  * `--base-url`, `--model`, `--api-key`; and its turn budget and streaming,
  * `--turn-timeout`, `--turn-idle` and `--no-stream`.
  */
 export function addHostFlags(command: Command, { hostAlias = true }: { readonly hostAlias?: boolean } = {}): Command {
   command.addOption(new Option('--model-host <kind>', 'where agent() calls run').choices(HOST_KINDS))
   if (hostAlias) command.addOption(new Option('--host <kind>', 'the same as --model-host (its older name)').choices(HOST_KINDS))
+  command.addOption(new Option('--provider <name>', 'the model provider: the same as --model-host for a model (docs/models.md#providers-from-the-command-line)').choices(PROVIDER_NAMES))
   return command
     .option('--fixtures <file>', 'scripted host answers (default: <workflow>.fixtures.json beside the workflow)')
-    .option('--base-url <url>', 'OpenAI-compatible base URL, such as http://localhost:11434/v1 (or $LOCUS_MODEL_BASE_URL)')
+    .option('--base-url <url>', "the model server's base URL, such as http://localhost:11434/v1 (or $LOCUS_MODEL_BASE_URL for an OpenAI-style server)")
     .option('--model <id>', 'default model id (or $LOCUS_MODEL)')
-    .option('--api-key <key>', 'API key sent as a bearer token (or $LOCUS_API_KEY)')
+    .option('--api-key <key>', "the provider's API key (or $LOCUS_API_KEY, $OPENAI_API_KEY, $ANTHROPIC_API_KEY, $GOOGLE_GENERATIVE_AI_API_KEY)")
     .option('--turn-timeout <duration>', "a model host's bound on one whole turn, such as 10m, or off (docs/models.md#turn-budgets)", (value: string) => parseTurnBound(value, '--turn-timeout'))
     .option('--turn-idle <duration>', 'how long a model request may go without a byte from the server, such as 2m, or off', (value: string) => parseTurnBound(value, '--turn-idle'))
     .option('--no-stream', 'ask the model for whole completions instead of streams, for servers whose streams are broken')

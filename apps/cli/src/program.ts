@@ -215,6 +215,7 @@ Examples:
     .description('serve the given workflows as MCP tools over stdio, for an MCP client to start; ends when the client closes stdin, or on SIGTERM or Ctrl-C')
     .requiredOption('--workflows <dir or file>', 'workflow files, or directories of them (repeatable)', collect)
     .option('--shutdown-grace <duration>', 'when it ends, how long working runs may go on before they are cancelled; runs waiting on deferrals are suspended at once (default: 10s)', (value: string) => parseDuration(value, '--shutdown-grace'))
+    .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus; each tool result carries its run\'s cost')
   addHostFlags(addRunsDir(mcp))
   addVerbose(mcp).action(async (flags: Parameters<typeof mcpCommand>[0]) => {
     setExitCode(await mcpCommand(flags, io))

@@ -39,7 +39,7 @@ async function triageDir(first: string): Promise<string> {
 
 interface Report {
   readonly ok: boolean
-  readonly runs: readonly { runId: string; standing: string; continuable: boolean; verdict: string; divergence?: { ordinal: string; fields: string[] }; liveAgain: Record<string, number> }[]
+  readonly runs: readonly { runId: string; standing: string; continuable: boolean; verdict: string; divergence?: { ordinal: string; fields: string[] }; liveAgain: Record<string, number | string | null> }[]
 }
 
 let project = ''
@@ -56,7 +56,9 @@ beforeAll(async () => {
   const fixtures = join(project, 'answers.json')
   // The first call answers (with usage), the second hangs: the run is killed with SIGKILL part-way.
   await writeFile(fixtures, JSON.stringify({ rules: [{ match: { prompt: 'Answer' }, steps: [{ hang: true }] }, { steps: [{ text: 'triaged', usage: { inputTokens: 30, outputTokens: 4 } }] }] }))
-  const child = startLocus(['run', join(original, 'triage.mts'), '--input', '{"ticket":"T-1"}', '--host', 'scripted', '--fixtures', fixtures, '--runs-dir', runsDir, '--run-id', KILLED, '--json'], { cwd: project })
+  // Priced, so the check can say what the calls that would run again cost: $3 and $15 per million tokens.
+  await writeFile(join(project, 'prices.json'), JSON.stringify({ models: { scripted: { input: '3', output: '15' } } }))
+  const child = startLocus(['run', join(original, 'triage.mts'), '--input', '{"ticket":"T-1"}', '--host', 'scripted', '--fixtures', fixtures, '--prices', 'prices.json', '--runs-dir', runsDir, '--run-id', KILLED, '--json'], { cwd: project })
   onJsonLine(child, (line) => {
     if (line.type === 'agent_start' && (line.prompt as string).startsWith('Answer')) child.kill('SIGKILL')
   })
@@ -72,11 +74,11 @@ describe('locus check-deploy', () => {
     expect(result.stdout).toMatch(/^check-deploy: ok/m)
   })
 
-  it('exits 1 for a reworded prompt, naming the call, the field and what would run again', async () => {
+  it('exits 1 for a reworded prompt, naming the call, the field and what would run again, in tokens and dollars', async () => {
     const text = await runLocus(['check-deploy', '--workflows', reworded, '--runs-dir', runsDir], { cwd: project })
     expect(text.code).toBe(1)
     expect(text.stdout).toContain(
-      `${KILLED}  triage  unfinished  diverges at 1 (prompt changed); 1 agent call, 0 tool calls, 0 remote tool calls and 0 child runs would run again (30 input, 4 output tokens recorded)`,
+      `${KILLED}  triage  unfinished  diverges at 1 (prompt changed); 1 agent call, 0 tool calls, 0 remote tool calls and 0 child runs would run again (30 input, 4 output tokens recorded, costing $0.00015)`,
     )
     expect(text.stdout).toMatch(/^check-deploy: 1 run that may continue would diverge/m)
 
@@ -93,7 +95,8 @@ describe('locus check-deploy', () => {
           continuable: true,
           verdict: 'diverged',
           divergence: { ordinal: '1', fields: ['prompt'] },
-          liveAgain: { agent: 1, tool: 0, remoteTool: 0, child: 0, inputTokens: 30, outputTokens: 4 },
+          // 30 prompt tokens at $3 per million and 4 written at $15 per million: $0.00015.
+          liveAgain: { agent: 1, tool: 0, remoteTool: 0, child: 0, inputTokens: 30, outputTokens: 4, usd: '0.000150', unpricedRequests: 0 },
         },
       ],
     })

@@ -74,7 +74,9 @@ async function projectWithWaitingRun(): Promise<string> {
   mkdirSync(workflows, { recursive: true })
   writeFileSync(join(workflows, 'refund.mts'), refundSource('Should we refund this order?'))
   writeFileSync(join(workflows, 'refund.fixtures.json'), JSON.stringify({ rules: [{ steps: [{ text: 'Refund it.', usage: { inputTokens: 420, outputTokens: 12 } }] }] }))
-  const child = startLocus(['run', join(workflows, 'refund.mts'), '--host', 'scripted', '--input', '{"order":"A-1"}', '--json'], { cwd: project })
+  // Priced as the guide says: $3 and $15 per million tokens for the scripted host's model.
+  writeFileSync(join(project, 'prices.json'), JSON.stringify({ models: { scripted: { input: '3', output: '15' } } }))
+  const child = startLocus(['run', join(workflows, 'refund.mts'), '--host', 'scripted', '--input', '{"order":"A-1"}', '--prices', 'prices.json', '--json'], { cwd: project })
   onJsonLine(child, (line) => {
     if (line.type === 'deferred_open') child.kill('SIGINT')
   })

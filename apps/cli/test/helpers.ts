@@ -26,7 +26,7 @@ export function tempDir(prefix = 'locus-cli-'): Promise<string> {
 
 /** The environment a test run gets: no colours, no model or database settings leaking in from the machine. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const leaking = new Set(['LOCUS_MODEL_BASE_URL', 'LOCUS_MODEL', 'LOCUS_API_KEY', 'LOCUS_DATABASE_URL', 'LOCUS_RUNS_DIR'])
+  const leaking = new Set(['LOCUS_MODEL_BASE_URL', 'LOCUS_MODEL', 'LOCUS_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'LOCUS_DATABASE_URL', 'LOCUS_RUNS_DIR'])
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !leaking.has(key)))
   return { ...env, NO_COLOR: '1', ...extra }
 }

@@ -276,6 +276,8 @@ const LiveAgainSchema = z.object({
   child: z.number().int(),
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
+  usd: z.string().nullable().describe('Dollars those calls cost when recorded (every recorded attempt, child runs included), as an exact decimal string; null when none of them was priced.'),
+  unpricedRequests: z.number().int().describe('Of their recorded requests, those to a model with no price: not in usd.'),
 })
 
 /** The report of `checkDeploy` (@locus/runtime), as the endpoint answers it. */
@@ -291,7 +293,7 @@ export const DeployCheckReportSchema = z.object({
       owner: z.string().optional().describe('The worker holding its lease (PostgreSQL store).'),
       verdict: z.enum(DEPLOY_CHECK_VERDICTS),
       divergence: z.object({ ordinal: z.string(), fields: z.array(z.string()) }).optional().describe('The first call whose request changed, and which of its fields.'),
-      liveAgain: LiveAgainSchema.describe('Recorded calls after the divergence that would run live again on resume, by kind, with their recorded token usage.'),
+      liveAgain: LiveAgainSchema.describe('Recorded calls after the divergence that would run live again on resume, by kind, with their recorded token usage and, for a priced run, dollars.'),
       issues: z.array(z.string()).optional(),
     }),
   ),

@@ -46,7 +46,7 @@ describe('POST /v1/deploy-check', () => {
     expect(report.status).toBe(200)
     expect(report.body).toMatchObject({
       ok: false,
-      runs: [{ runId, verdict: 'diverged', divergence: { ordinal: '1', fields: ['prompt'] }, liveAgain: { agent: 2, tool: 0, remoteTool: 0, child: 0, inputTokens: 12, outputTokens: 3 } }],
+      runs: [{ runId, verdict: 'diverged', divergence: { ordinal: '1', fields: ['prompt'] }, liveAgain: { agent: 2, tool: 0, remoteTool: 0, child: 0, inputTokens: 12, outputTokens: 3, usd: null, unpricedRequests: 0 } }],
     })
     // Both recorded calls would be asked again (the cancelled one too); only the first had answered with usage.
     // Checking wrote nothing to the run: it still has its one execution and stays cancelled.

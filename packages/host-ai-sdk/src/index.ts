@@ -1,4 +1,4 @@
-export { createAiSdkHost } from './create-ai-sdk-host.js'
+export { PROVIDER_KEY_VARIABLES, createAiSdkHost } from './create-ai-sdk-host.js'
 export type { AiSdkAgentSession, AiSdkHost } from './create-ai-sdk-host.js'
 export { AI_SDK_ATTEMPT_LOG_MODES, AI_SDK_HOST_APIS, parseAiSdkHostOptions } from './ai-sdk-host-options.js'
 export type { AiSdkAgentOverride, AiSdkAttemptLog, AiSdkHostApi, AiSdkHostOptions, AiSdkLanguageModel } from './ai-sdk-host-options.js'

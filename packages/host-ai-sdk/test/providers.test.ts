@@ -1,11 +1,14 @@
 // The same host contract for every provider the host speaks: an OpenAI-compatible
 // server, Anthropic's Messages API and Google's Gemini API, each through the AI
 // SDK's own provider package against a loopback server that speaks its wire format.
+import { join } from 'node:path'
 import { createManualClock } from '@locus/retry'
+import { type HostTool, runWorkflowScript } from '@locus/runtime'
 import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { AiSdkHostOptionsError, type LlmAttempt, createAiSdkHost } from '../src/index.js'
-import { sessionRequest, startServer, turnSignal, waitUntil } from './helpers.js'
-import { type WireReply, type WireServer, createWireServer } from './provider-wire-servers.js'
+import { readJsonLines, sessionRequest, startServer, tempDir, turnSignal, waitUntil } from './helpers.js'
+import { type WireReply, type WireServer, createWireServer } from '../src/testing.js'
 
 const noTurnBudget = { totalMs: null, idleMs: null }
 const policy = { timeout_secs: null, max_retries: 3, backoff_base_secs: 1, backoff_max_secs: 60 }
@@ -13,6 +16,8 @@ const policy = { timeout_secs: null, max_retries: 3, backoff_base_secs: 1, backo
 interface Endpoint {
   readonly baseURL: string
   readonly requestCount: () => number
+  /** The JSON body of each request received, in order. */
+  readonly bodies: () => readonly unknown[]
 }
 
 interface ProviderCase {
@@ -33,7 +38,7 @@ afterEach(async () => {
 async function wire(format: 'anthropic' | 'google', replies: readonly WireReply[], now: () => number): Promise<Endpoint> {
   const server = await createWireServer(format, { replies, now })
   wireServers.push(server)
-  return { baseURL: server.baseURL, requestCount: () => server.requests.length }
+  return { baseURL: server.baseURL, requestCount: () => server.requests.length, bodies: () => server.requests.map((request) => request.body) }
 }
 
 const cases: readonly ProviderCase[] = [
@@ -46,18 +51,34 @@ const cases: readonly ProviderCase[] = [
     async start(replies, now) {
       const server = await startServer({
         now,
-        replies: replies.map((reply) =>
-          reply.kind === 'status'
-            ? { kind: 'status' as const, status: reply.status, message: reply.message, ...(reply.headers === undefined ? {} : { headers: reply.headers }) }
-            : { kind: 'text' as const, text: reply.text, finishReason: reply.stop === 'length' ? ('length' as const) : ('stop' as const), usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } },
-        ),
+        replies: replies.map((reply) => {
+          switch (reply.kind) {
+            case 'hang':
+              return { kind: 'hang' as const }
+            case 'status':
+              return { kind: 'status' as const, status: reply.status, message: reply.message, ...(reply.headers === undefined ? {} : { headers: reply.headers }) }
+            case 'text':
+              return { kind: 'text' as const, text: reply.text, finishReason: reply.stop === 'length' ? ('length' as const) : ('stop' as const), usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } }
+            case 'tool-call':
+              return { kind: 'tool-calls' as const, calls: [{ name: reply.tool, args: reply.args, ...(reply.id === undefined ? {} : { id: reply.id }) }], usage: { promptTokens: reply.usage.plainInputTokens, completionTokens: reply.usage.outputTokens } }
+            case 'recorded':
+              throw new Error('the OpenAI-compatible test server plays no recorded bodies')
+          }
+        }),
       })
-      return { baseURL: server.baseURL, requestCount: () => server.requests.length }
+      return { baseURL: server.baseURL, requestCount: () => server.requests.length, bodies: () => server.requests.map((request) => request.body) }
     },
   },
   { name: 'anthropic', model: 'claude-3-5-haiku-latest', reportsCacheReads: true, reportsCacheWrites: true, reportsReasoning: false, start: (replies, now) => wire('anthropic', replies, now) },
   { name: 'google', model: 'gemini-2.5-flash', reportsCacheReads: true, reportsCacheWrites: false, reportsReasoning: true, start: (replies, now) => wire('google', replies, now) },
 ]
+
+/** Every string a request body holds under a `text` or `content` key, in order: the conversation, in any provider's shape. */
+function textsOf(body: unknown): string[] {
+  if (Array.isArray(body)) return body.flatMap(textsOf)
+  if (typeof body !== 'object' || body === null) return []
+  return Object.entries(body).flatMap(([key, value]) => ((key === 'text' || key === 'content') && typeof value === 'string' ? [value] : textsOf(value)))
+}
 
 const usage = { plainInputTokens: 40, cacheReadTokens: 100, cacheWriteTokens: 10, outputTokens: 30, reasoningTokens: 12 }
 
@@ -119,6 +140,68 @@ describe.each(cases)('the $name provider', (provider) => {
     const endpoint = await provider.start([{ kind: 'text', text: 'half an ans', usage, stop: 'length' }], Date.now)
     const result = await (await host(endpoint).openSession(sessionRequest())).prompt('hi', turnSignal())
     expect(result.stopReason).toBe('length')
+  })
+
+  it.each([true, false])('runs a tool the model asks for through HostTool.invoke and sends its result back (streaming %s)', async (streaming) => {
+    const endpoint = await provider.start(
+      [
+        { kind: 'tool-call', tool: 'weather', args: { city: 'Oslo' }, id: 'call_w1', usage },
+        { kind: 'text', text: 'It is 21 degrees in Oslo.', usage },
+      ],
+      Date.now,
+    )
+    const invoked: unknown[] = []
+    const weather: HostTool = {
+      name: 'weather',
+      description: 'Current weather of a city',
+      input: z.object({ city: z.string() }),
+      invoke: async (args) => {
+        invoked.push(args)
+        return { city: (args as { city: string }).city, celsius: 21 }
+      },
+    }
+    const session = await host(endpoint, { streaming }).openSession(sessionRequest({ tools: [weather] }))
+    expect(await session.prompt('Weather in Oslo?', turnSignal())).toMatchObject({ text: 'It is 21 degrees in Oslo.', stopReason: 'end' })
+    expect(invoked).toEqual([{ city: 'Oslo' }])
+    expect(endpoint.requestCount()).toBe(2)
+    // The tool is offered with its description and schema, and its result goes back to the model.
+    expect(JSON.stringify(endpoint.bodies()[0])).toContain('Current weather of a city')
+    expect(JSON.stringify(endpoint.bodies()[1])).toMatch(/celsius[^,]*21/)
+    expect(session.transcript().map((entry) => entry.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
+  })
+
+  it('continues a session: the second turn sends the first question and its answer back', async () => {
+    const endpoint = await provider.start([{ kind: 'text', text: 'first answer', usage }, { kind: 'text', text: 'second answer', usage }], Date.now)
+    const session = await host(endpoint).openSession(sessionRequest())
+    expect(await session.prompt('first question', turnSignal())).toMatchObject({ text: 'first answer' })
+    expect(await session.prompt('second question', turnSignal())).toMatchObject({ text: 'second answer' })
+    const conversation = (body: unknown) => textsOf(body).filter((text) => / (question|answer)$/.test(text))
+    expect(conversation(endpoint.bodies()[0])).toEqual(['first question'])
+    expect(conversation(endpoint.bodies()[1])).toEqual(['first question', 'first answer', 'second question'])
+  })
+
+  it('a cancelled run journals the request in flight as an llm_attempt, outcome cancelled', async () => {
+    const endpoint = await provider.start([{ kind: 'hang' }], Date.now)
+    const controller = new AbortController()
+    const running = runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('hi')).answer }), { host: host(endpoint), runsDir: tempDir(), signal: controller.signal })
+    await waitUntil(() => endpoint.requestCount() === 1, 'the request on the wire')
+    controller.abort('interrupted from the terminal (Ctrl-C)')
+    const run = await running
+    expect(run.disposition).toBe('cancelled')
+    const llm = readJsonLines(join(run.runDir, 'journal.jsonl')).filter((line) => line.type === 'llm_attempt')
+    expect(llm).toMatchObject([{ outcome: 'cancelled', model: provider.model }])
+  })
+
+  it('a request that goes quiet past the turn budget times out and the retry answers, each request a journal line', async () => {
+    const endpoint = await provider.start([{ kind: 'hang' }, { kind: 'text', text: 'answered', usage }], Date.now)
+    const run = await runWorkflowScript(async ({ agent }) => ({ ok: true, answer: (await agent('hi', { attempts: 2 })).answer }), {
+      host: host(endpoint, { turnBudget: { idleMs: 150 } }),
+      runsDir: tempDir(),
+    })
+    expect(run.disposition).toBe('completed')
+    expect(endpoint.requestCount()).toBe(2)
+    const llm = readJsonLines(join(run.runDir, 'journal.jsonl')).filter((line) => line.type === 'llm_attempt')
+    expect(llm.map((line) => line.outcome)).toEqual(['timed-out', 'succeeded'])
   })
 })
 

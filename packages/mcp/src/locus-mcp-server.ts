@@ -63,8 +63,15 @@ const ResolveArgs = z
 const FEED_GRACE_MS = 2_000
 const RUN_TOOLS = ['locus_run_status', 'locus_run_result', 'locus_resolve_deferred'] as const
 
-/** What every tool result of a run carries as structured content. */
-function structuredOf(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> {
+/** What a tool result tells of a run: its summary's fields, `cost` among them when the run was priced. */
+type RunFields = Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'> & { readonly cost?: RunSummary['cost'] }
+
+/**
+ * What every tool result of a run carries as structured content. `cost` is
+ * the run's cost as `GET /v1/runs/{id}` gives it (`usd`, `retryOverheadUsd`,
+ * `unpricedRequests`, `table`), or null when the run was not priced.
+ */
+function structuredOf(summary: RunFields): Record<string, unknown> {
   return {
     runId: summary.runId,
     disposition: summary.standing,
@@ -72,6 +79,7 @@ function structuredOf(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOu
     gaps: summary.gaps,
     caveats: summary.caveats,
     result: summary.result,
+    cost: summary.cost === undefined ? null : { ...summary.cost },
     ...(summary.error === undefined ? {} : { error: summary.error }),
   }
 }
@@ -81,16 +89,20 @@ function isFailure(summary: Pick<RunSummary, 'standing' | 'answerOutcome'>): boo
   return summary.standing !== 'completed' || (summary.answerOutcome !== undefined && summary.answerOutcome !== 'complete')
 }
 
-function render(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): string {
+function render(summary: RunFields): string {
   const lines = [`Run ${summary.runId}: ${summary.standing}${summary.answerOutcome === undefined ? '' : `, answer ${summary.answerOutcome}`}.`]
   if (summary.error !== undefined) lines.push(`Error: ${summary.error}`)
   for (const gap of summary.gaps) lines.push(`Gap: ${gap.tool} (${gap.criticality})${gap.reason === undefined ? '' : `: ${gap.reason}`}`)
   for (const caveat of summary.caveats) lines.push(`Caveat: ${caveat}`)
+  if (summary.cost !== undefined) {
+    const unpriced = summary.cost.unpricedRequests
+    lines.push(`Cost: $${summary.cost.usd} for LLM requests${unpriced === 0 ? '' : ` (${unpriced} ${unpriced === 1 ? 'request' : 'requests'} to unpriced models not counted)`}`)
+  }
   lines.push(`Result: ${JSON.stringify(summary.result)}`)
   return lines.join('\n')
 }
 
-function summaryResult(summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): CallToolResult {
+function summaryResult(summary: RunFields): CallToolResult {
   return { content: [{ type: 'text', text: render(summary) }], structuredContent: structuredOf(summary), isError: isFailure(summary) }
 }
 
@@ -140,9 +152,9 @@ function progressOf(line: JournalLine): string | undefined {
 export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
   const redact = options.redactMessage ?? ((message: string) => message)
   const errorResult = (message: string): CallToolResult => plainErrorResult(redact(message))
-  const toolResult = (summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): CallToolResult =>
+  const toolResult = (summary: RunFields): CallToolResult =>
     summaryResult(summary.error === undefined ? summary : { ...summary, error: redact(summary.error) })
-  const structured = (summary: Pick<RunSummary, 'runId' | 'standing' | 'answerOutcome' | 'gaps' | 'caveats' | 'result' | 'error'>): Record<string, unknown> =>
+  const structured = (summary: RunFields): Record<string, unknown> =>
     structuredOf(summary.error === undefined ? summary : { ...summary, error: redact(summary.error) })
   /** The store's message names its directory and a CLI command; a client gets the run id. */
   const notFound = (error: RunNotFoundError): CallToolResult => plainErrorResult(`No run "${error.runId}".`)
@@ -284,7 +296,10 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     }
     // The run_end line holds what locus_run_status reads later: disposition, answer outcome, gaps and caveats.
     if (end === undefined) return toolResult((await runtime.get(handle.runId)).summary)
+    // What the run cost is added up over its journal (children and retries included), which run_end does not carry.
+    const { cost } = (await runtime.get(handle.runId)).summary
     return toolResult({
+      ...(cost === undefined ? {} : { cost }),
       runId: run.runId,
       standing: end.disposition,
       ...(end.answerOutcome === undefined ? {} : { answerOutcome: end.answerOutcome }),

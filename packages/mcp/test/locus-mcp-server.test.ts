@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { createPriceTable, parsePriceFile } from '@locus/cost'
 import { createScriptedHost, defineDeferredTool, defineWorkflow, readStoredRun } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -221,5 +222,43 @@ describe('createLocusMcpServer, called by the SDK’s own Client', () => {
     expect((refused as McpError).code).toBe(-32602)
     expect((refused as McpError).message).toContain('No tool "no_such_tool"')
     await close()
+  })
+})
+
+describe('what a run cost, in its tool results', () => {
+  async function pricedClient(priced: boolean) {
+    const dir = mkdtempSync(join(tmpdir(), 'locus-mcp-cost-'))
+    dirs.push(dir)
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'the answer', usage: { inputTokens: 500, outputTokens: 50 } }] }] })
+    const prices = createPriceTable({ prices: parsePriceFile({ models: { scripted: { input: '2', output: '8' } } }) })
+    const server = createLocusMcpServer({ workflows: [complete], runOptions: { host, runsDir: join(dir, 'runs'), ...(priced ? { prices } : {}) } })
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    await server.connect(serverTransport)
+    const client = new Client({ name: 'test-client', version: '1.0.0' })
+    await client.connect(clientTransport)
+    return { client, table: prices.version }
+  }
+
+  it('carries the priced run’s cost as structured content and text, in the run’s own result, its status and its result', async () => {
+    const { client, table } = await pricedClient(true)
+    const result = await client.callTool({ name: 'summarise', arguments: { ticket: 'T-1' } })
+    // 500 prompt tokens at $2 per million and 50 written at $8 per million: $0.0014.
+    const cost = { usd: '0.001400', retryOverheadUsd: '0.000000', unpricedRequests: 0, table }
+    expect(result.structuredContent).toMatchObject({ disposition: 'completed', cost })
+    expect(textOf(result)).toContain('Cost: $0.001400 for LLM requests')
+    const runId = (result.structuredContent as { runId: string }).runId
+    expect((await client.callTool({ name: 'locus_run_status', arguments: { runId } })).structuredContent).toMatchObject({ cost })
+    expect((await client.callTool({ name: 'locus_run_result', arguments: { runId } })).structuredContent).toMatchObject({ cost })
+    await client.close()
+  })
+
+  it('is null for a run that was not priced', async () => {
+    const { client } = await pricedClient(false)
+    const result = await client.callTool({ name: 'summarise', arguments: { ticket: 'T-1' } })
+    expect(result.structuredContent).toMatchObject({ disposition: 'completed', cost: null })
+    expect(textOf(result)).not.toContain('Cost:')
+    const runId = (result.structuredContent as { runId: string }).runId
+    expect((await client.callTool({ name: 'locus_run_status', arguments: { runId } })).structuredContent).toMatchObject({ cost: null })
+    await client.close()
   })
 })

@@ -1,3 +1,5 @@
+import { Usd, type UsdAmount, formatUsd } from '@locus/cost'
+import type { AttemptCost } from '@locus/journal'
 import type { RecordedCall, ReplayReport } from '@locus/replay'
 import { ARTIFACT_KEYS, type RunInfo, type RunStore, RunNotFoundError, createMemoryRunStore } from '@locus/store'
 import { type RunHistory, readRunHistory } from './run-history.js'
@@ -29,7 +31,8 @@ export interface DeployCheckOptions {
 /**
  * Recorded calls that would run live again on resume, by kind, with what
  * they cost when recorded: the agent calls' own token usage plus the usage
- * recorded in the journals of the child runs that would run again.
+ * recorded in the journals of the child runs that would run again, and the
+ * dollars all their recorded attempts cost.
  */
 export interface LiveAgainCounts {
   readonly agent: number
@@ -41,6 +44,17 @@ export interface LiveAgainCounts {
   readonly child: number
   readonly inputTokens: number
   readonly outputTokens: number
+  /**
+   * Dollars those calls cost when they were recorded, as an exact decimal
+   * string (`"0.004210"`): every recorded attempt of each agent call, retries
+   * included, and every agent attempt of each child run that would run again,
+   * as their `agent_end` lines priced them. `null` when none of them carries
+   * a cost (the run was not priced, or nothing would run again). Requests to
+   * a model with no price are not in it: `unpricedRequests` counts them.
+   */
+  readonly usd: string | null
+  /** Of those calls' recorded requests, how many went to a model with no price (not in `usd`). */
+  readonly unpricedRequests: number
 }
 
 /** Verdicts of {@link DeployCheckRun.verdict}. */
@@ -102,7 +116,7 @@ function leaseReaderOf(store: RunStore): LeaseReader | undefined {
   return typeof (store as Partial<LeaseReader>).readLease === 'function' ? (store as unknown as LeaseReader) : undefined
 }
 
-const NO_COST: LiveAgainCounts = Object.freeze({ agent: 0, tool: 0, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0 })
+const NO_COST: LiveAgainCounts = Object.freeze({ agent: 0, tool: 0, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0, usd: null, unpricedRequests: 0 })
 const CHILD_DEPTH_LIMIT = 16
 
 /** How a stored run stands, from the history's last execution: its run_end, or the result.json an execution whose run_end was lost still wrote. */
@@ -128,28 +142,70 @@ async function historyOrNothing(store: RunStore, runId: string): Promise<RunHist
   }
 }
 
-/** The token usage a child execution (and its own children) recorded on its agent attempts. */
-async function childUsage(store: RunStore, runId: string, executionId: string, depth: number): Promise<{ inputTokens: number; outputTokens: number }> {
-  let inputTokens = 0
-  let outputTokens = 0
+/** Recorded dollars added up: `usd` stays undefined until some recorded cost is added. */
+interface RecordedCost {
+  usd: UsdAmount | undefined
+  unpriced: number
+}
+
+function addCost(sum: RecordedCost, cost: AttemptCost | RecordedCost | undefined): void {
+  if (cost === undefined) return
+  sum.unpriced += cost.unpriced ?? 0
+  if (cost.usd === undefined) return
+  sum.usd = (sum.usd ?? new Usd(0)).add(typeof cost.usd === 'string' ? new Usd(cost.usd) : cost.usd)
+}
+
+interface RecordedUsage extends RecordedCost {
+  inputTokens: number
+  outputTokens: number
+}
+
+/** The token usage and cost a child execution (and its own children) recorded on its agent attempts. */
+async function childUsage(store: RunStore, runId: string, executionId: string, depth: number): Promise<RecordedUsage> {
+  const usage: RecordedUsage = { inputTokens: 0, outputTokens: 0, usd: undefined, unpriced: 0 }
   const grandchildren: string[] = []
   try {
     for await (const line of store.readLines({ runId, executionId })) {
       if (line.type === 'agent_end') {
-        inputTokens += line.usage?.inputTokens ?? 0
-        outputTokens += line.usage?.outputTokens ?? 0
+        usage.inputTokens += line.usage?.inputTokens ?? 0
+        usage.outputTokens += line.usage?.outputTokens ?? 0
+        addCost(usage, line.cost)
       } else if (line.type === 'child_start' && depth < CHILD_DEPTH_LIMIT) grandchildren.push(line.childExecutionId)
     }
   } catch {
     // A child execution the store no longer holds costs what it is known to cost: nothing recorded.
-    return { inputTokens, outputTokens }
+    return usage
   }
   for (const child of new Set(grandchildren)) {
-    const usage = await childUsage(store, runId, child, depth + 1)
-    inputTokens += usage.inputTokens
-    outputTokens += usage.outputTokens
+    const more = await childUsage(store, runId, child, depth + 1)
+    usage.inputTokens += more.inputTokens
+    usage.outputTokens += more.outputTokens
+    addCost(usage, more)
   }
-  return { inputTokens, outputTokens }
+  return usage
+}
+
+/**
+ * What each agent call of the run (by ordinal) cost over all its recorded
+ * attempts, retries included, from the `agent_end` lines of the root and its
+ * resumes (a replayed answer's line carries no cost; children have their own ordinals).
+ */
+async function agentCostsByOrdinal(store: RunStore, runId: string): Promise<Map<string, RecordedCost>> {
+  const costs = new Map<string, RecordedCost>()
+  for (const execution of await store.listExecutions(runId)) {
+    if (execution.kind !== 'root' && execution.kind !== 'resume') continue
+    try {
+      for await (const line of store.readLines({ runId, executionId: execution.executionId })) {
+        if (line.type !== 'agent_end' || line.cost === undefined) continue
+        const sum = costs.get(line.ordinal) ?? { usd: undefined, unpriced: 0 }
+        addCost(sum, line.cost)
+        costs.set(line.ordinal, sum)
+      }
+    } catch {
+      // An execution the store no longer holds adds what is known of it: nothing.
+    }
+  }
+  return costs
 }
 
 async function costOf(store: RunStore, runId: string, workflow: WorkflowDefinition, calls: readonly RecordedCall[]): Promise<LiveAgainCounts> {
@@ -159,6 +215,8 @@ async function costOf(store: RunStore, runId: string, workflow: WorkflowDefiniti
   let child = 0
   let inputTokens = 0
   let outputTokens = 0
+  const cost: RecordedCost = { usd: undefined, unpriced: 0 }
+  const agentCosts = calls.some((call) => call.kind === 'agent') ? await agentCostsByOrdinal(store, runId) : new Map<string, RecordedCost>()
   for (const call of calls) {
     if (call.kind === 'tool') {
       if (workflow.tools?.[call.record.tool]?.remote === true) remoteTool += 1
@@ -168,13 +226,15 @@ async function costOf(store: RunStore, runId: string, workflow: WorkflowDefiniti
       const usage = await childUsage(store, runId, call.record.childExecutionId, 1)
       inputTokens += usage.inputTokens
       outputTokens += usage.outputTokens
+      addCost(cost, usage)
     } else {
       agent += 1
       inputTokens += call.envelope.usage?.inputTokens ?? 0
       outputTokens += call.envelope.usage?.outputTokens ?? 0
+      addCost(cost, agentCosts.get(call.ordinal))
     }
   }
-  return { agent, tool, remoteTool, child, inputTokens, outputTokens }
+  return { agent, tool, remoteTool, child, inputTokens, outputTokens, usd: cost.usd === undefined ? null : formatUsd(cost.usd), unpricedRequests: cost.unpriced }
 }
 
 function messageOf(error: unknown): string {
@@ -242,7 +302,8 @@ async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<stri
  * replays identically or where it first diverges, which fields of that
  * call's canonical request changed, and how many recorded calls would then
  * run live again on resume, by kind (agent, tool, remote tool, child), with
- * their recorded token usage.
+ * their recorded token usage and, for a priced run, the dollars they cost
+ * (`liveAgain.usd`).
  *
  * Runs are read through the store (any {@link RunStore}) and replayed a few
  * at a time (`concurrency`), each from its own journal lines, so memory

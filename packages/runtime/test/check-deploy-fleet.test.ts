@@ -83,7 +83,7 @@ describe('checkDeploy over twenty runs in every state', () => {
     })
     // killed-before-end recorded its reply and may continue: the one run that blocks the deploy.
     expect(report.ok).toBe(false)
-    expect(report.runs.find((run) => run.runId === 'killed-before-end')?.liveAgain).toEqual({ agent: 1, tool: 0, remoteTool: 0, child: 0, ...USAGE.reply })
+    expect(report.runs.find((run) => run.runId === 'killed-before-end')?.liveAgain).toEqual({ agent: 1, tool: 0, remoteTool: 0, child: 0, ...USAGE.reply, usd: null, unpricedRequests: 0 })
     expect((await checkDeploy({ store, workflows: [opsWorkflow('prompt')] })).runs.filter((run) => run.verdict === 'diverged').map((run) => run.runId)).toEqual(['killed-before-end'])
   })
 
@@ -95,9 +95,9 @@ describe('checkDeploy over twenty runs in every state', () => {
     const live = Object.fromEntries(report.runs.map((run) => [run.runId, run.liveAgain]))
     const other = USAGE.other
     // Plan, check, three branches and the reply; the lookup; the remote render; the child, whose own agent call is priced in.
-    expect(live['full-done-1']).toEqual({ agent: 6, tool: 1, remoteTool: 1, child: 1, inputTokens: 5 * other.inputTokens + USAGE.reply.inputTokens + other.inputTokens, outputTokens: 5 * other.outputTokens + USAGE.reply.outputTokens + other.outputTokens })
-    expect(live['killed-in-parallel']).toEqual({ agent: 3, tool: 1, remoteTool: 0, child: 0, inputTokens: 3 * other.inputTokens, outputTokens: 3 * other.outputTokens })
-    expect(live['killed-after-lookup']).toEqual({ agent: 0, tool: 1, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0 })
+    expect(live['full-done-1']).toEqual({ agent: 6, tool: 1, remoteTool: 1, child: 1, inputTokens: 5 * other.inputTokens + USAGE.reply.inputTokens + other.inputTokens, outputTokens: 5 * other.outputTokens + USAGE.reply.outputTokens + other.outputTokens, usd: null, unpricedRequests: 0 })
+    expect(live['killed-in-parallel']).toEqual({ agent: 3, tool: 1, remoteTool: 0, child: 0, inputTokens: 3 * other.inputTokens, outputTokens: 3 * other.outputTokens, usd: null, unpricedRequests: 0 })
+    expect(live['killed-after-lookup']).toEqual({ agent: 0, tool: 1, remoteTool: 0, child: 0, inputTokens: 0, outputTokens: 0, usd: null, unpricedRequests: 0 })
   })
 
   it('two sequential calls swapped: diverges at the first of them, in the runs that recorded it', async () => {

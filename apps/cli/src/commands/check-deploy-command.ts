@@ -1,3 +1,4 @@
+import { Usd, displayUsd } from '@locus/cost'
 import { type DeployCheckRun, type LiveAgainCounts, checkDeploy } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -23,11 +24,18 @@ function plural(count: number, one: string): string {
   return `${count} ${one}${count === 1 ? '' : 's'}`
 }
 
-/** `2 agent calls, 1 tool call, 1 remote tool call and 1 child run would run again (160 input, 50 output tokens recorded)`. */
+/**
+ * `2 agent calls, 1 tool call, 1 remote tool call and 1 child run would run
+ * again (160 input, 50 output tokens recorded, costing $0.0042)`; the
+ * dollars only for a priced run, with the requests no price covered counted
+ * apart (`costing $0 and 1 request with no price`).
+ */
 export function describeLiveAgain(live: LiveAgainCounts): string {
   const parts = [plural(live.agent, 'agent call'), plural(live.tool, 'tool call'), plural(live.remoteTool, 'remote tool call'), plural(live.child, 'child run')]
   const listed = `${parts.slice(0, -1).join(', ')} and ${parts.at(-1) ?? ''}`
-  return `${listed} would run again (${live.inputTokens} input, ${live.outputTokens} output tokens recorded)`
+  const unpriced = live.unpricedRequests > 0 ? ` and ${plural(live.unpricedRequests, 'request')} with no price` : ''
+  const dollars = live.usd === null ? '' : `, costing ${displayUsd(new Usd(live.usd))}${unpriced}`
+  return `${listed} would run again (${live.inputTokens} input, ${live.outputTokens} output tokens recorded${dollars})`
 }
 
 /** One line per run: `<runId>  <workflow>  <standing>  <verdict and cost>`. */

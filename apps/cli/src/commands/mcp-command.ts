@@ -5,6 +5,7 @@ import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { plural } from '../format-summary.js'
+import { loadPrices } from '../load-prices.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { loadWorkflows } from './load-workflows.js'
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './serve-command.js'
@@ -15,6 +16,8 @@ export interface McpFlags extends HostFlags {
   readonly runsDir?: string | undefined
   /** `--shutdown-grace`: how long working runs may go on when the server ends, in ms. @default 10_000 */
   readonly shutdownGrace?: number | undefined
+  /** `--prices <file>`: prices per model over the shipped catalogue, as `locus run` takes them. */
+  readonly prices?: string | undefined
 }
 
 /**
@@ -32,7 +35,9 @@ export async function mcpCommand(flags: McpFlags, io: CliIo): Promise<ExitCode> 
   const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
   const runsDir = resolveRunsDir(flags.runsDir, io)
   const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
-  const runtime = createRuntime({ workflows, runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+  // Priced like `locus run`: the shipped catalogue, with --prices over it; each tool result carries its run's cost.
+  const prices = await loadPrices(flags.prices, io.cwd)
+  const runtime = createRuntime({ workflows, runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }), defaults: { prices } })
   const runs = new Set<RunHandle>()
   const track = (handle: RunHandle): void => {
     runs.add(handle)

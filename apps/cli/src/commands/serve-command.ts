@@ -17,7 +17,7 @@ export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   readonly port?: number | undefined
   /** The address to listen on (the issue's `--host`). */
   readonly host?: string | undefined
-  /** Where agent() calls run, as `locus run --host` says it: scripted, openai-compatible, openai, none. */
+  /** Where agent() calls run, as `locus run --host` says it: scripted, openai-compatible, openai, anthropic, google, none. */
   readonly modelHost?: string | undefined
   readonly workflows?: readonly string[] | undefined
   readonly runsDir?: string | undefined
