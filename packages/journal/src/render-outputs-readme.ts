@@ -314,11 +314,13 @@ const REFUSER_NAMES: Readonly<Record<RetryRefuser, string>> = {
   'invocation-cap': 'the invocation cap',
   'run-deadline': 'the run deadline',
   cancelled: 'the cancellation',
+  'cost-budget': 'the cost budget',
 }
 
 function describeRefusal(refused: RetryRefused): string {
   const waited = refused.delayMs === undefined ? '' : ` (it would have waited ${formatDuration(refused.delayMs)} first)`
-  return `its retry was refused by ${REFUSER_NAMES[refused.by]}${waited}`
+  const budget = refused.costBudget === undefined ? '' : ` (${refused.costBudget.scope === 'run' ? "the run's" : "the call's"} $${refused.costBudget.limitUsd}: $${refused.costBudget.remainingUsd} left, the retry could cost $${refused.costBudget.neededUsd})`
+  return `its retry was refused by ${REFUSER_NAMES[refused.by]}${budget}${waited}`
 }
 
 function renderRefusedRetries(facts: RunView): string[] {
