@@ -35,7 +35,7 @@ export function asCliInputError(error: unknown): unknown {
 /** Checks a run's money budget (`--max-cost`) against its prices before anything is written, in the CLI's words. */
 export function checkBudgetPrices(workflow: unknown, options: RunOptions): void {
   try {
-    checkMoneyBudget(typeof workflow === 'object' && workflow !== null ? (workflow) : {}, options)
+    checkMoneyBudget(typeof workflow === 'object' && workflow !== null ? workflow : {}, options)
   } catch (error) {
     if (RuntimeInputError.isInstance(error)) throw new CliError('CLI_USAGE', inCliWords(error.message), { cause: error })
     throw error
