@@ -75,8 +75,9 @@ export function createCostLedger(options: CostLedgerOptions = {}): CostLedger {
 
   const ownRefusal = (amount: UsdAmount): CostRefusal | undefined => {
     if (limit === undefined) return undefined
+    // The common case (it fits) costs two additions and a comparison; the refusal is built only when needed.
+    if (spent.add(reserved).add(amount).lte(limit)) return undefined
     const remaining = Usd.max(zeroUsd(), limit.sub(spent).sub(reserved))
-    if (amount.lte(remaining)) return undefined
     return { limit, remaining, needed: amount, scope, reason: refusalSentence(scope, limit) }
   }
 
