@@ -16,6 +16,7 @@ export { keepDeferredAnswer } from './deferrals.js'
 export type { DeferredAnswer, DeferredAnswerOutcome } from './deferrals.js'
 export type {
   AgentAnswer,
+  AgentCallBudgets,
   AgentCallOptions,
   DeclaredTool,
   SpawnFunction,

@@ -111,10 +111,8 @@ const callBudgetsSchema = z
   })
   .strict()
 
-export const CallBudgetsSchema = callBudgetsSchema
-
 /** A money budget: a positive decimal number of dollars, as a string (`"2.50"`) or a finite number. */
-export function costBudgetSchema(field: string) {
+function costBudgetSchema(field: string) {
   return z.union([z.string(), z.number()], { error: `${field} must be a positive decimal number of dollars, as "2.50"` }).superRefine((value, context) => {
     try {
       parseUsd(value, field, { positive: true })
