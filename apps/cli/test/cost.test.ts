@@ -75,6 +75,7 @@ describe('locus run --max-cost', () => {
     expect(journal.filter((line) => line.type === 'error').map((line) => line.failureCause)).toEqual(['cost-budget'])
     const shown = await runLocus(['show', 'capped', '--runs-dir', 'runs'], { cwd: dir })
     expect(shown.stdout).toMatch(/budget: +\$0\.118 left of \$0\.121 \(--max-cost\)\n/)
+    expect(readFileSync(join(dir, 'runs', 'capped', 'outputs', 'README.md'), 'utf8')).toContain('- Budget: $0.121000 for the run (`maxCostUsd`); 1 call not run because it could not be afforded\n')
   })
 
   it('refuses a budget that is not a positive decimal with exit 2, and writes nothing', async () => {

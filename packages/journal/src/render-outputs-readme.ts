@@ -1,4 +1,4 @@
-import { classifyOutcome } from '@locus/outcome'
+import { type JsonValue, classifyOutcome } from '@locus/outcome'
 import type { JournalLine, RetryLine, RetryRefused, RetryRefuser, RunEndLine } from './journal-line-schema.js'
 import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type ChildCallView, type RunView, callOutcome, createRunView } from './run-view.js'
 
@@ -82,12 +82,22 @@ function agentCalls(calls: readonly CallView[]): AgentCallView[] {
 }
 
 /** What the run's LLM requests cost, when the run was priced: exact dollars, what retries threw away, what had no price. */
+/** A field of a JSON object, or undefined when the value is not an object. */
+function jsonField(value: JsonValue | undefined, key: string): JsonValue | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value[key] : undefined
+}
+
 function renderCost(facts: RunView): string[] {
   const cost = facts.cost
   if (cost === undefined) return []
   const out = ['## Cost', '', `- LLM requests: $${cost.usd} (price table ${code(cost.table)})`]
   if (/[1-9]/.test(cost.retryOverheadUsd)) out.push(`- Retry overhead: $${cost.retryOverheadUsd}, spent on requests that failed and on agent attempts that were retried`)
   if (cost.unpricedRequests > 0) out.push(`- Not priced: ${plural(cost.unpricedRequests, 'request', 'requests')} to a model with no price (give its price with \`--prices\`)`)
+  const limit = jsonField(jsonField(facts.runStart?.options, 'budgets'), 'maxCostUsd')
+  if (typeof limit === 'string') {
+    const refused = facts.looseErrors.filter((line) => line.failureCause === 'cost-budget').length
+    out.push(`- Budget: $${limit} for the run (\`maxCostUsd\`)${refused === 0 ? '' : `; ${plural(refused, 'call', 'calls')} not run because it could not be afforded`}`)
+  }
   out.push('')
   return out
 }

@@ -10,7 +10,7 @@ import type { RetryRefusal, RunState } from '../run-state.js'
 import { type RetryDecision, failedCallError, journalAttemptEnd } from './attempt-journal.js'
 import { describeCall, parseAgentCall } from './options.js'
 import { type CallMoney, journalRefusal, openCallMoney, reserveAttempt } from './call-money.js'
-import { type CostRefusal, formatUsd } from '@locus/cost'
+import { type CostRefusal, displayUsd } from '@locus/cost'
 import type { StepCriticality } from '@locus/outcome'
 import { type AttemptReport, type LiveCall, performAttempt } from './perform-attempt.js'
 import { type CallPlace, replayRecordedCall } from './replayed-call.js'
@@ -67,7 +67,7 @@ function refuseForMoney(run: RunState, call: { readonly where: CallPlace & { rea
   const { where, logicalCallId, attempts } = call
   const reason = `not run: ${refusal.reason}`
   const error = new AgentCallError(
-    `${describeCall(where.agent, where.label)} was not dispatched: ${refusal.reason} (${formatUsd(refusal.remaining)} left, its worst case is ${formatUsd(refusal.needed)})`,
+    `${describeCall(where.agent, where.label)} was not dispatched: ${refusal.reason} (${displayUsd(refusal.remaining)} left, its worst case is ${displayUsd(refusal.needed)})`,
     { failureCause: 'cost-budget', callId: `${logicalCallId}-a1`, logicalCallId, attempt: 1, attempts, agent: where.agent, label: where.label, phase: where.phase },
   )
   Object.defineProperty(error, 'notDispatchedReason', { value: reason, enumerable: false })
