@@ -219,8 +219,8 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   parseRunOptions(given)
   const definition = normaliseWorkflow(workflow)
   const input = parseWorkflowInput(definition, given.input)
-  // Before anything is written: a money budget needs prices for every model the run may call.
-  if (internals.parent === undefined) checkMoneyBudget(definition, given)
+  // Before anything is written: a money budget needs prices for every model the run may call. A replay calls no host and spends nothing.
+  if (internals.parent === undefined && internals.kind !== 'replay') checkMoneyBudget(definition, given)
   // One suspend signal for the handle's suspend() and the caller's suspendSignal.
   const suspender = new AbortController()
   const stopForwarding = forwardAbort(given.suspendSignal, suspender)
@@ -437,7 +437,7 @@ function startExecution<TInput>(
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
   run.prices = parent === undefined ? options.prices : parent.prices
   // One ledger for the run tree: a child spends from its root's, and a resume starts from what earlier executions spent.
-  run.costLedger = parent === undefined ? openRunLedger(checkMoneyBudget(definition, options), internals.spentBefore) : parent.costLedger
+  run.costLedger = parent !== undefined ? parent.costLedger : internals.kind === 'replay' ? undefined : openRunLedger(checkMoneyBudget(definition, options), internals.spentBefore)
   run.moneyRefusals = parent?.moneyRefusals ?? []
   run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
   run.workflows = parent?.workflows ?? workflowMap(options.workflows)

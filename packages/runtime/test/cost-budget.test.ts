@@ -213,3 +213,16 @@ describe('a money budget (budgets.maxCostUsd)', () => {
     expect(await store.listRuns()).toEqual([])
   })
 })
+
+describe('a money budget and replay', () => {
+  it('replays a budgeted run with no host: nothing is spent, so the budget is not checked', async () => {
+    const store = createMemoryRunStore()
+    const workflow = defineWorkflow({ name: 'replayed', run: async ({ agent }) => (await agent('go', { budgets: { maxOutputTokens: 100 } })).answer })
+    const host = createScriptedHost({ rules: [{ steps: [{ text: 'ok', usage: USAGE }] }] })
+    const runtime = createRuntime({ workflows: [workflow], store, host, defaults: { prices, budgets: { maxCostUsd: '1' } } })
+    const started = await runtime.start(workflow)
+    expect((await started.done).disposition).toBe('completed')
+    const replayed = await runtime.replay(started.runId)
+    expect(await replayed.done).toMatchObject({ disposition: 'completed', result: 'ok' })
+  })
+})
