@@ -183,7 +183,11 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
   const money = openCallMoney(run, { prompt, options, agent, budgets })
   if (money !== undefined) {
     const refusal = reserveAttempt(money)
-    if (refusal !== undefined) throw refuseForMoney(run, { where, logicalCallId, attempts, criticality: options.criticality ?? 'required' }, refusal)
+    if (refusal !== undefined) {
+      // A cancellation or the passed deadline ends the call as it always has; only a run that could go on is told it cannot afford it.
+      run.checkDispatch()
+      throw refuseForMoney(run, { where, logicalCallId, attempts, criticality: options.criticality ?? 'required' }, refusal)
+    }
   }
   return runLiveCall(run, { prompt, options, attempts, where, ordinal, logicalCallId, key, budgets, money })
 }
