@@ -1,6 +1,6 @@
 import { type UsdAmount, Usd, boundPromptTokens, createPriceTable, parsePriceFile, zeroUsd } from '@locus/cost'
 import type { JournalLine } from '@locus/journal'
-import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
+import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow, readRunHistory } from '@locus/runtime'
 import { createMemoryRunStore } from '@locus/store'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -224,5 +224,40 @@ describe('a money budget and replay', () => {
     expect((await started.done).disposition).toBe('completed')
     const replayed = await runtime.replay(started.runId)
     expect(await replayed.done).toMatchObject({ disposition: 'completed', result: 'ok' })
+  })
+})
+
+describe('what a killed run spent', () => {
+  it('counts the journaled requests of an attempt that was killed before its end, beside every ended attempt', async () => {
+    // Each session makes one priced request of 10 in and 500 out ($0.00402), reported as an llm_attempt.
+    const host: AgentHost = {
+      name: 'reporting',
+      openSession: () => ({
+        prompt: async () => ({
+          text: 'ok',
+          stopReason: 'end',
+          llmAttempts: [{ model: 'reporting', turn: 1, step: 1, attempt: 1, maxAttempts: 1, outcome: 'succeeded', durationMs: 1, streamed: false, usage: { inputTokens: 10, outputTokens: 500 } }],
+        }),
+        transcript: () => [],
+      }),
+    }
+    const finished = createMemoryRunStore()
+    const workflow = defineWorkflow({ name: 'two', run: async ({ agent }) => [(await agent('first')).answer, (await agent('second')).answer] })
+    const handle = await createRuntime({ workflows: [workflow], store: finished, host, defaults: { prices, budgets: { maxCostUsd: '1' } } }).start(workflow)
+    expect((await handle.done).disposition).toBe('completed')
+    const lines = await linesOf(finished, handle.runId)
+    const lastEnd = lines.findLastIndex((line) => line.type === 'agent_end')
+
+    // The same journal cut where a kill -9 would leave it: the second attempt's request is journaled, its end is not.
+    const killed = createMemoryRunStore()
+    const writer = await killed.createExecution({ runId: handle.runId, kind: 'root' })
+    for (const line of lines.slice(0, lastEnd)) {
+      const { v: _v, seq: _seq, ts: _ts, runId: _runId, executionId: _executionId, ...input } = line
+      writer.append(input as never)
+    }
+    await writer.close()
+    const history = await readRunHistory(killed, handle.runId)
+    expect(linesOfType(lines.slice(0, lastEnd), 'agent_end')).toHaveLength(1)
+    expect(history.spentUsd.eq(costOf({ inputTokens: 10, outputTokens: 500 }).mul(2))).toBe(true)
   })
 })
