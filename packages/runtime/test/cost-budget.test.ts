@@ -253,7 +253,7 @@ describe('what a killed run spent', () => {
     const writer = await killed.createExecution({ runId: handle.runId, kind: 'root' })
     for (const line of lines.slice(0, lastEnd)) {
       const { v: _v, seq: _seq, ts: _ts, runId: _runId, executionId: _executionId, ...input } = line
-      writer.append(input as never)
+      writer.append(input)
     }
     await writer.close()
     const history = await readRunHistory(killed, handle.runId)
