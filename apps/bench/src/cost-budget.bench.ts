@@ -80,7 +80,7 @@ const plain = fastest(without)
 const budgeted = fastest(withBudget)
 
 console.log(`pricing one LLM attempt (cost + journal form): ${pricingMicros.toFixed(2)} µs`)
-console.log(`money budget per attempt (prompt bound + worst case + reserve + settle): ${ledgerMicros.toFixed(2)} µs`)
+console.log(`pricing and money budget together per attempt (prompt bound, worst case, reserve, price the usage, settle): ${ledgerMicros.toFixed(2)} µs`)
 console.log(`1,000-call fan-out, priced, no budget: ${plain.toFixed(1)} ms fastest, ${median(without).toFixed(1)} ms median (${ROUNDS} rounds, alternated)`)
 console.log(`1,000-call fan-out, priced, maxCostUsd: ${budgeted.toFixed(1)} ms fastest, ${median(withBudget).toFixed(1)} ms median`)
 console.log(`ratio with budget / without: ${(budgeted / plain).toFixed(3)} fastest, ${(median(withBudget) / median(without)).toFixed(3)} median`)
