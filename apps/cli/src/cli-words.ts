@@ -3,6 +3,7 @@ const OPTION_FLAGS: readonly (readonly [RegExp, string])[] = [
   [/\bmaxTotalAgentInvocations\b/g, '--max-agents'],
   [/\bdeadlineMs\b/g, '--deadline'],
   [/\bretryBudget\b/g, '--retry-budget'],
+  [/\bbudgets\.maxCostUsd\b/g, '--max-cost'],
 ]
 
 /** A runtime message in the words of the command line: run options become the flags that set them. */

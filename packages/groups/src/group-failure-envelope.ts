@@ -35,8 +35,11 @@ export interface WorkflowGroupFailureEnvelope {
   readonly total: number
   readonly completed: number
   readonly failed: number
+  /** Positions that were not dispatched (absent when none, as in envelopes written before it existed). */
+  readonly notDispatched?: number
   readonly stageIndex?: number
-  readonly slots: ReadonlyArray<{ readonly index: number; readonly status: 'completed' | 'failed' }>
+  /** Each position's status; a `not-dispatched` one says why in `reason`. */
+  readonly slots: ReadonlyArray<{ readonly index: number; readonly status: 'completed' | 'failed' | 'not-dispatched'; readonly reason?: string }>
   readonly failures: readonly GroupFailureEnvelopeFailure[]
 }
 
@@ -82,8 +85,9 @@ export function toGroupFailureEnvelope(error: WorkflowGroupFailureError): Workfl
     total: error.total,
     completed: error.completed,
     failed: error.failed,
+    ...(error.notDispatched > 0 ? { notDispatched: error.notDispatched } : {}),
     ...(error.stageIndex === undefined ? {} : { stageIndex: error.stageIndex }),
-    slots: error.slots.map((slot) => ({ index: slot.index, status: slot.status })),
+    slots: error.slots.map((slot) => (slot.status === 'not-dispatched' ? { index: slot.index, status: slot.status, reason: slot.reason } : { index: slot.index, status: slot.status })),
     failures: error.failures.map(envelopeFailure),
   }
 }

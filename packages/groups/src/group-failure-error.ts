@@ -51,8 +51,20 @@ export interface FailedGroupSlot {
   readonly value?: unknown
 }
 
+/**
+ * A position whose branch never dispatched its work: it ended on a call its
+ * budget could not afford (see `NotDispatchedMark`). `reason` says why;
+ * `failure` keeps what was thrown, as evidence.
+ */
+export interface NotDispatchedGroupSlot {
+  readonly index: number
+  readonly status: 'not-dispatched'
+  readonly reason: string
+  readonly failure: SlotFailure
+}
+
 /** One position of a failed group, in input order. */
-export type GroupSlot = CompletedGroupSlot | FailedGroupSlot
+export type GroupSlot = CompletedGroupSlot | FailedGroupSlot | NotDispatchedGroupSlot
 
 /** Everything a {@link WorkflowGroupFailureError} carries. */
 export interface WorkflowGroupFailureDetails {
@@ -106,6 +118,8 @@ export class WorkflowGroupFailureError extends LocusError {
   readonly total: number
   readonly completed: number
   readonly failed: number
+  /** Positions whose branch never dispatched its work (`not-dispatched` slots), not counted in `failed`. */
+  readonly notDispatched: number
   readonly slots: readonly GroupSlot[]
   readonly partialResults: readonly unknown[]
   readonly failures: readonly SlotFailure[]
@@ -115,21 +129,32 @@ export class WorkflowGroupFailureError extends LocusError {
   constructor(details: WorkflowGroupFailureDetails) {
     const failures: SlotFailure[] = []
     const partialResults: unknown[] = []
+    const reasons: string[] = []
+    let completed = 0
     for (const slot of details.slots) {
       if (slot.status === 'completed') {
+        completed += 1
         partialResults.push(slot.value)
+      } else if (slot.status === 'not-dispatched') {
+        reasons.push(`#${slot.index}`)
+        partialResults.push(null)
       } else {
         failures.push(slot.failure)
         partialResults.push(slot.failure.kind === 'returned' ? slot.value : null)
       }
     }
+    const notDispatched = reasons.length
+    const firstReason = details.slots.find((slot): slot is NotDispatchedGroupSlot => slot.status === 'not-dispatched')?.reason
     const total = details.slots.length
     // The cause is the first thing thrown (or the first boundary error), for diagnosis.
-    const firstError = failures.find((failure) => failure.kind !== 'returned')
+    const firstError = failures.find((failure) => failure.kind !== 'returned') ?? details.slots.find((slot): slot is NotDispatchedGroupSlot => slot.status === 'not-dispatched')?.failure
     const shown = failures.slice(0, 3).map(describeFailure).join('; ')
     const more = failures.length > 3 ? `; and ${failures.length - 3} more` : ''
+    const failedPart = failures.length === 0 ? '' : `${failures.length} of ${total} position(s) failed (${shown}${more})`
+    const refusedPart =
+      notDispatched === 0 ? '' : `${notDispatched} of ${total} position(s) not dispatched (${reasons.slice(0, 5).join(', ')}${notDispatched > 5 ? ', ...' : ''}: ${firstReason ?? ''})`
     super(
-      `${details.groupKind}() group ${details.groupId} failed: ${failures.length} of ${total} position(s) failed (${shown}${more}). ` +
+      `${details.groupKind}() group ${details.groupId} failed: ${[failedPart, refusedPart].filter((part) => part !== '').join('; ')}. ` +
         'Inspect error.slots or error.failures; to continue with partial results, catch code WORKFLOW_GROUP_FAILURE and return partial: true.',
       { code: WORKFLOW_GROUP_FAILURE, cause: firstError?.error },
     )
@@ -138,7 +163,8 @@ export class WorkflowGroupFailureError extends LocusError {
     this.groupId = details.groupId
     this.total = total
     this.failed = failures.length
-    this.completed = total - failures.length
+    this.notDispatched = notDispatched
+    this.completed = completed
     this.slots = details.slots
     this.partialResults = partialResults
     this.failures = failures

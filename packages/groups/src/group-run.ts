@@ -3,6 +3,7 @@ import { type GroupSlot, type SlotFailure, WorkflowGroupFailureError } from './g
 import { GroupObserverError } from './group-observer-error.js'
 import type { GroupSettings } from './group-options.js'
 import { isHardStopError } from './hard-stop.js'
+import { notDispatchedReasonOf } from './not-dispatched.js'
 import type { ReturnedValueFailure } from './judge-value.js'
 import type { ScopeState } from './run-scope.js'
 import { Frame, scopeForNewGroup } from './slot-context.js'
@@ -16,6 +17,8 @@ const COMPLETED = 2
 const FAILED = 3
 /** A pipeline item whose next stage was not dispatched because of a stop. */
 const STOPPED = 4
+/** A position whose branch ended on work it never dispatched (a call its money budget could not afford). */
+const REFUSED = 5
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
@@ -39,10 +42,13 @@ export abstract class GroupRun implements GroupIdentity {
   private finished = false
   private completed = 0
   private failed = 0
+  private refused = 0
   /** Completed values, or the raw value returned by a failed position (evidence). */
   protected readonly values: unknown[]
   private readonly states: Uint8Array
   private failures: (SlotFailure | undefined)[] | undefined
+  /** Why each `not-dispatched` position was not dispatched, by index. */
+  private refusals: Map<number, string> | undefined
   private resolve: ((values: unknown[]) => void) | undefined
   private reject: ((reason: unknown) => void) | undefined
 
@@ -107,6 +113,12 @@ export abstract class GroupRun implements GroupIdentity {
   protected settleThrown(index: number, error: unknown, slot: Slot, stageIndex: number | undefined): void {
     if (isHardStopError(error)) this.scope.latchHardStop(error as Error)
     const failure: Mutable<SlotFailure> = { index, kind: 'thrown', error }
+    const reason = notDispatchedReasonOf(error)
+    if (reason !== undefined) {
+      this.refusals ??= new Map()
+      this.refusals.set(index, reason)
+      this.refused += 1
+    }
     this.recordFailure(index, failure, slot, stageIndex)
   }
 
@@ -132,8 +144,12 @@ export abstract class GroupRun implements GroupIdentity {
     if (slot.phase !== undefined) failure.phase = slot.phase
     this.failures ??= new Array<SlotFailure | undefined>(this.total)
     this.failures[index] = failure
-    this.states[index] = FAILED
-    this.failed += 1
+    if (this.refusals?.has(index) === true) {
+      this.states[index] = REFUSED
+    } else {
+      this.states[index] = FAILED
+      this.failed += 1
+    }
     this.release()
   }
 
@@ -181,7 +197,7 @@ export abstract class GroupRun implements GroupIdentity {
     const reject = this.reject
     if (resolve === undefined || reject === undefined) return
     const stopCause = this.scope.stopCause
-    const outcome = stopCause === 'hard-stop' ? 'hard-stopped' : stopCause ?? (this.failed > 0 ? 'failed' : 'completed')
+    const outcome = stopCause === 'hard-stop' ? 'hard-stopped' : stopCause ?? (this.failed > 0 || this.refused > 0 ? 'failed' : 'completed')
     const end: Mutable<GroupEndEvent> = {
       type: 'group_end',
       groupId: this.id,
@@ -221,7 +237,7 @@ export abstract class GroupRun implements GroupIdentity {
     const notDispatched: number[] = []
     for (let index = 0; index < this.total; index += 1) {
       const state = this.states[index]
-      if (state === NOT_DISPATCHED || state === STOPPED) notDispatched.push(index)
+      if (state === NOT_DISPATCHED || state === STOPPED || state === REFUSED) notDispatched.push(index)
     }
     return new WorkflowCancelledError({ groupId: this.id, groupKind: this.kind, notDispatched, cause: this.scope.signal?.reason as unknown })
   }
@@ -230,7 +246,10 @@ export abstract class GroupRun implements GroupIdentity {
     const slots: GroupSlot[] = new Array<GroupSlot>(this.total)
     for (let index = 0; index < this.total; index += 1) {
       const failure = this.failures?.[index]
-      if (failure === undefined) {
+      const refusal = this.refusals?.get(index)
+      if (failure !== undefined && refusal !== undefined) {
+        slots[index] = { index, status: 'not-dispatched', reason: refusal, failure }
+      } else if (failure === undefined) {
         slots[index] = { index, status: 'completed', value: this.values[index] }
       } else if (failure.kind === 'thrown') {
         slots[index] = { index, status: 'failed', failure }

@@ -20,10 +20,13 @@ export type {
   CompletedGroupSlot,
   FailedGroupSlot,
   GroupSlot,
+  NotDispatchedGroupSlot,
   SlotFailure,
   SlotFailureKind,
   WorkflowGroupFailureDetails,
 } from './group-failure-error.js'
+export { notDispatchedReasonOf } from './not-dispatched.js'
+export type { NotDispatchedMark } from './not-dispatched.js'
 export { toGroupFailureEnvelope } from './group-failure-envelope.js'
 export type { GroupFailureEnvelopeFailure, WorkflowGroupFailureEnvelope } from './group-failure-envelope.js'
 export type { ErrorSummary } from './error-summary.js'

@@ -44,9 +44,11 @@ export const RETRY_MESSAGE_PREFIX = '[workflow:retry]'
 
 /**
  * What can refuse a retry that the call's own rule allowed: the run's shared
- * retry budget, its invocation cap, its deadline, or a cancellation.
+ * retry budget, its invocation cap, its deadline, a cancellation, or a money
+ * budget (`cost-budget`: the run's or the call's `maxCostUsd` left less than
+ * the retry's worst case).
  */
-export const RETRY_REFUSERS = ['retry-budget', 'invocation-cap', 'run-deadline', 'cancelled'] as const
+export const RETRY_REFUSERS = ['retry-budget', 'invocation-cap', 'run-deadline', 'cancelled', 'cost-budget'] as const
 export type RetryRefuser = (typeof RETRY_REFUSERS)[number]
 
 const nonEmpty = z.string().min(1)
@@ -87,8 +89,18 @@ const LOG_LEVELS = ['info', 'warn', 'error'] as const
  */
 export const RetryRefusedSchema = z
   .object({
-    by: z.enum(RETRY_REFUSERS).describe('What refused the retry: retry-budget, invocation-cap, run-deadline or cancelled.'),
+    by: z.enum(RETRY_REFUSERS).describe('What refused the retry: retry-budget, invocation-cap, run-deadline, cancelled or cost-budget.'),
     delayMs: duration.optional().describe('The backoff the refused retry would have waited first (tool retries).'),
+    costBudget: z
+      .object({
+        scope: z.enum(['run', 'call']).describe("Which budget: the run tree's maxCostUsd or the call's own."),
+        limitUsd: z.string().regex(/^\d+\.\d{6,}$/).describe('The budget, in dollars.'),
+        remainingUsd: z.string().regex(/^\d+\.\d{6,}$/).describe('What was left of it: the limit less what was spent and what is held for attempts in flight.'),
+        neededUsd: z.string().regex(/^\d+\.\d{6,}$/).describe("The retry's worst case, which did not fit."),
+      })
+      .strict()
+      .optional()
+      .describe('With by cost-budget: the money budget that refused the retry.'),
   })
   .meta({ id: 'RetryRefused' })
 

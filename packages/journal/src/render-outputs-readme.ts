@@ -1,4 +1,4 @@
-import { classifyOutcome } from '@locus/outcome'
+import { type JsonValue, classifyOutcome } from '@locus/outcome'
 import type { JournalLine, RetryLine, RetryRefused, RetryRefuser, RunEndLine } from './journal-line-schema.js'
 import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type ChildCallView, type RunView, callOutcome, createRunView } from './run-view.js'
 
@@ -82,12 +82,22 @@ function agentCalls(calls: readonly CallView[]): AgentCallView[] {
 }
 
 /** What the run's LLM requests cost, when the run was priced: exact dollars, what retries threw away, what had no price. */
+/** A field of a JSON object, or undefined when the value is not an object. */
+function jsonField(value: JsonValue | undefined, key: string): JsonValue | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value[key] : undefined
+}
+
 function renderCost(facts: RunView): string[] {
   const cost = facts.cost
   if (cost === undefined) return []
   const out = ['## Cost', '', `- LLM requests: $${cost.usd} (price table ${code(cost.table)})`]
   if (/[1-9]/.test(cost.retryOverheadUsd)) out.push(`- Retry overhead: $${cost.retryOverheadUsd}, spent on requests that failed and on agent attempts that were retried`)
   if (cost.unpricedRequests > 0) out.push(`- Not priced: ${plural(cost.unpricedRequests, 'request', 'requests')} to a model with no price (give its price with \`--prices\`)`)
+  const limit = jsonField(jsonField(facts.runStart?.options, 'budgets'), 'maxCostUsd')
+  if (typeof limit === 'string') {
+    const refused = facts.looseErrors.filter((line) => line.failureCause === 'cost-budget').length
+    out.push(`- Budget: $${limit} for the run (\`maxCostUsd\`)${refused === 0 ? '' : `; ${plural(refused, 'call', 'calls')} not run because it could not be afforded`}`)
+  }
   out.push('')
   return out
 }
@@ -314,11 +324,13 @@ const REFUSER_NAMES: Readonly<Record<RetryRefuser, string>> = {
   'invocation-cap': 'the invocation cap',
   'run-deadline': 'the run deadline',
   cancelled: 'the cancellation',
+  'cost-budget': 'the cost budget',
 }
 
 function describeRefusal(refused: RetryRefused): string {
   const waited = refused.delayMs === undefined ? '' : ` (it would have waited ${formatDuration(refused.delayMs)} first)`
-  return `its retry was refused by ${REFUSER_NAMES[refused.by]}${waited}`
+  const budget = refused.costBudget === undefined ? '' : ` (${refused.costBudget.scope === 'run' ? "the run's" : "the call's"} $${refused.costBudget.limitUsd}: $${refused.costBudget.remainingUsd} left, the retry could cost $${refused.costBudget.neededUsd})`
+  return `its retry was refused by ${REFUSER_NAMES[refused.by]}${budget}${waited}`
 }
 
 function renderRefusedRetries(facts: RunView): string[] {

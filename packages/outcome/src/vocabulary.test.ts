@@ -12,8 +12,8 @@ import {
 
 describe('failure vocabulary', () => {
   it('holds the fifteen agent failure causes', () => {
-    expect(FAILURE_CAUSES).toHaveLength(15)
-    expect(new Set(FAILURE_CAUSES).size).toBe(15)
+    expect(FAILURE_CAUSES).toHaveLength(16)
+    expect(new Set(FAILURE_CAUSES).size).toBe(16)
     for (const cause of ['host-turn-timeout', 'call-timeout', 'sdk-unavailable', 'unclassified', 'prompt-not-dispatched']) {
       expect(isFailureCause(cause)).toBe(true)
     }

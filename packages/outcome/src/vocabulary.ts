@@ -29,6 +29,7 @@ export const FAILURE_CAUSES = [
   'workspace-allocation',
   'run-policy-blocked',
   'prompt-not-dispatched',
+  'cost-budget',
   'unclassified',
 ] as const
 export type FailureCause = (typeof FAILURE_CAUSES)[number]

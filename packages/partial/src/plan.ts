@@ -16,6 +16,13 @@ export interface PlanStep {
    * @default the tool name
    */
   readonly description?: string
+  /**
+   * What running the step once may cost at most, as a decimal string of
+   * dollars (`"0.012"`): the estimate the money rule of
+   * {@link decideStepRetry} adds up for a retry and the steps after it.
+   * @default no estimate (counts as nothing)
+   */
+  readonly estimatedUsd?: string
 }
 
 /** The steps of a run, in the order they are meant to run. */
@@ -29,6 +36,7 @@ export const PlanStepSchema = z.object({
   tool: z.string().min(1, 'a tool name is required'),
   criticality: StepCriticalitySchema,
   description: z.string().min(1).optional(),
+  estimatedUsd: z.string().regex(/^\d+(\.\d+)?$/, 'estimatedUsd must be a decimal string of dollars, such as "0.012"').optional(),
 })
 
 /** zod schema of a {@link Plan}: step numbers must be unique. */

@@ -60,3 +60,39 @@ describe('shouldRetryStep', () => {
     )
   })
 })
+
+describe('shouldRetryStep: the money rule', () => {
+  // The retry of step 2 may cost $0.40; steps 3 and 4 after it $0.25 and $0.10: $0.75 in all.
+  const priced = {
+    steps: [
+      { n: 1, tool: 'get_contract', criticality: 'required', estimatedUsd: '0.30' },
+      { n: 2, tool: 'get_invoices', criticality: 'required', estimatedUsd: '0.40' },
+      { n: 3, tool: 'get_payment_history', criticality: 'enriching', estimatedUsd: '0.25' },
+      { n: 4, tool: 'check_limits', criticality: 'confirming', estimatedUsd: '0.10' },
+    ],
+  } as const
+  const retried = priced.steps[1]
+  const withMoney = (usd: string) => ({ remainingSteps: () => 10, remainingUsd: () => usd })
+
+  it('retries only when the money left covers the retry and the estimate of the rest of the plan, to the cent-fraction', () => {
+    expect(decideStepRetry(retried, correctable, withMoney('0.75'), priced)).toEqual({ retry: true })
+    expect(decideStepRetry(retried, correctable, withMoney('0.749999'), priced)).toEqual({ retry: false, reason: 'cost-budget' })
+    // Without a money budget the estimates are not read.
+    expect(decideStepRetry(retried, correctable, budget(10), priced)).toEqual({ retry: true })
+  })
+
+  it('holds for any estimates and money left (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 1_000_000 }), { minLength: 2, maxLength: 6 }), fc.integer({ min: 0, max: 6_000_000 }), (micros, leftMicros) => {
+        const plan = { steps: micros.map((cost, index) => ({ n: index + 1, tool: `t${index}`, criticality: 'required' as const, estimatedUsd: (cost / 1_000_000).toFixed(6) })) }
+        const needed = micros.slice(1).reduce((sum, cost) => sum + cost, 0)
+        const decision = decideStepRetry(plan.steps[1]!, correctable, withMoney((leftMicros / 1_000_000).toFixed(6)), plan)
+        expect(decision.retry).toBe(leftMicros >= needed)
+      }),
+    )
+  })
+
+  it('refuses money left that is not a decimal string, naming the budget', () => {
+    expect(() => decideStepRetry(retried, correctable, withMoney('lots'), priced)).toThrow(PartialInputError)
+  })
+})

@@ -22,6 +22,14 @@ export interface RunBudgets {
   readonly deadlineMs?: number
   /** Run-level per-call budgets; each overrides the launch mode's default. */
   readonly perCall?: CallBudgets
+  /**
+   * The most the whole run tree (children and every retry included) may spend,
+   * in dollars, as a positive decimal (`"2.50"`). Before each physical agent
+   * attempt the runtime reserves its worst case; an attempt whose reservation
+   * does not fit is not dispatched and its call fails as `cost-budget`. Needs
+   * `prices`; a model without a price refuses the run unless `allowUnpriced`.
+   */
+  readonly maxCostUsd?: string | number
 }
 
 /** One budget raised above the level it overrides; the runtime journals each as `budget_change`. */

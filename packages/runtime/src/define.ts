@@ -1,5 +1,5 @@
 import type { parallel, pipeline } from '@locus/groups'
-import type { JsonValue } from '@locus/outcome'
+import type { JsonValue, StepCriticality } from '@locus/outcome'
 import type { RetryPolicy } from '@locus/retry'
 import type { z } from 'zod'
 import type { AgentConfig, CallBudgets, Usage } from './host.js'
@@ -122,6 +122,17 @@ export function defineRemoteTool<TInput, TOutput = unknown, TArgs = TInput>(defi
   }
 }
 
+/** The budgets of one `agent()` call: the counted ones, and its own money budget. */
+export interface AgentCallBudgets extends CallBudgets {
+  /**
+   * The most this call may spend over all its attempts, in dollars, as a
+   * positive decimal (`"0.05"`); it is also bounded by the run's
+   * `budgets.maxCostUsd`. An attempt whose worst case does not fit is not
+   * dispatched (`cost-budget`).
+   */
+  readonly maxCostUsd?: string | number
+}
+
 /** Options of one `agent()` call. */
 export interface AgentCallOptions {
   /** Catalog role: prompt and model identity only; every call gets the full tool surface. @default 'default' */
@@ -137,7 +148,14 @@ export interface AgentCallOptions {
   /** Returned instead of throwing `SchemaValidationError` when the clarification also misses. */
   readonly choiceFallback?: string
   /** Per-call budgets; each overrides the run-level value, and an increase is journaled. */
-  readonly budgets?: CallBudgets
+  readonly budgets?: AgentCallBudgets
+  /**
+   * How much the answer depends on this call, for the gap it leaves when it
+   * could not be afforded (`budgets.maxCostUsd`): a `required` call refused
+   * for money makes the run `cannot_answer`, any other one `partial`.
+   * @default 'required'
+   */
+  readonly criticality?: StepCriticality
   /** The script's own acceptance check; a string return rejects the answer with that reason (`script-rejected`). */
   readonly accept?: (answer: string) => true | string
   /** Binds the call to a runtime worktree. Such calls may not declare `attempts > 1`. */

@@ -9,12 +9,14 @@ export { createRuntime } from './create-runtime.js'
 export type { PendingDeferral, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
+export { checkMoneyBudget } from './run-money.js'
 export type { RunProgress } from './run-state.js'
 export { defineDeferredTool, defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
 export { keepDeferredAnswer } from './deferrals.js'
 export type { DeferredAnswer, DeferredAnswerOutcome } from './deferrals.js'
 export type {
   AgentAnswer,
+  AgentCallBudgets,
   AgentCallOptions,
   DeclaredTool,
   SpawnFunction,

@@ -41,9 +41,13 @@ export const RecordedRunOptionsSchema = z
           })
           .optional()
           .catch(undefined),
+        /** The run tree's money budget, as a decimal string of dollars. */
+        maxCostUsd: z.string().regex(/^\d+(\.\d+)?$/).optional().catch(undefined),
       })
       .optional()
       .catch(undefined),
+    /** Whether the run was allowed to call models without a price under its money budget. */
+    allowUnpriced: z.boolean().optional().catch(undefined),
     /** The host's name (`scripted`, `ai-sdk`, ...). */
     host: text,
     /** What the host recorded to be built again: plain JSON, never a secret. */
@@ -62,7 +66,7 @@ export const RecordedRunOptionsSchema = z
   .meta({ id: 'RecordedRunOptions' })
 
 /** The scheduling options a resume starts with unless flags override them. */
-export type RecordedExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode' | 'retryBudget' | 'jitter'>
+export type RecordedExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode' | 'retryBudget' | 'jitter' | 'allowUnpriced'>
 
 /** What one `run_start` recorded about how its run was started. */
 export interface RecordedRunOptions {
@@ -78,7 +82,8 @@ export interface RecordedRunOptions {
 }
 
 /**
- * Reads back the options a `run_start` line recorded: budgets, concurrency,
+ * Reads back the options a `run_start` line recorded: budgets (the money
+ * budget among them), whether unpriced models were allowed, concurrency,
  * durability, launch mode, retry budget and jitter, the host and its
  * settings, and the workflow file. Unknown or malformed fields are dropped.
  *
@@ -102,6 +107,7 @@ export function recordedRunOptions(line: Pick<RunStartLine, 'options'> | undefin
     ...(parsed.budgets?.maxTotalAgentInvocations === undefined ? {} : { maxTotalAgentInvocations: parsed.budgets.maxTotalAgentInvocations }),
     ...(parsed.budgets?.deadlineMs === undefined ? {} : { deadlineMs: parsed.budgets.deadlineMs }),
     ...(Object.keys(perCallBudgets).length === 0 ? {} : { perCall: perCallBudgets }),
+    ...(parsed.budgets?.maxCostUsd === undefined ? {} : { maxCostUsd: parsed.budgets.maxCostUsd }),
   }
   return {
     source: parsed.source ?? undefined,
@@ -115,6 +121,7 @@ export function recordedRunOptions(line: Pick<RunStartLine, 'options'> | undefin
       ...(parsed.launchMode === undefined ? {} : { launchMode: parsed.launchMode }),
       ...(parsed.retryBudget === undefined ? {} : { retryBudget: parsed.retryBudget }),
       ...(parsed.jitter === undefined ? {} : { jitter: parsed.jitter }),
+      ...(parsed.allowUnpriced === undefined ? {} : { allowUnpriced: parsed.allowUnpriced }),
     },
   }
 }

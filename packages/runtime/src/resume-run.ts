@@ -112,6 +112,7 @@ export async function startResume<TInput>(
       recording: history.recording,
       openDeferrals: history.openDeferrals,
       priorChildAttempts: history.priorChildAttempts,
+      spentBefore: history.spentUsd,
       resumeOf: history.lastExecution.executionId,
       ownership,
     })

@@ -1,3 +1,4 @@
+import { type UsdAmount, Usd, zeroUsd } from '@locus/cost'
 import type { JournalLine, RunEndLine, RunStartLine } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { type LoadedRecording, type Recording, type SkippedCall, createRecordingBuilder, mergeRecordings } from '@locus/replay'
@@ -24,6 +25,35 @@ function carryOver(): { see: (line: JournalLine) => void; result: () => { openDe
   }
 }
 
+/**
+ * What earlier executions spent, seen a line at a time: each live agent
+ * attempt's `agent_end.cost`, or, for an attempt killed before its terminal
+ * line, the `llm_attempt` costs it journaled. Replayed lines carry no cost,
+ * so nothing is counted twice.
+ */
+function costTally(): { see: (line: JournalLine) => void; spent: () => UsdAmount } {
+  const requests = new Map<string, UsdAmount>()
+  const ended = new Map<string, UsdAmount>()
+  const usdOf = (cost: { readonly usd?: string } | undefined): UsdAmount | undefined => (cost?.usd === undefined ? undefined : new Usd(cost.usd))
+  return {
+    see: (line) => {
+      if (line.type === 'llm_attempt') {
+        const usd = usdOf(line.cost as { readonly usd?: string } | undefined)
+        if (usd !== undefined) requests.set(line.callId, (requests.get(line.callId) ?? zeroUsd()).add(usd))
+      } else if (line.type === 'agent_end' && line.replayed !== true) {
+        const usd = usdOf(line.cost)
+        if (usd !== undefined) ended.set(line.callId, usd)
+      }
+    },
+    spent: () => {
+      let total = zeroUsd()
+      for (const usd of ended.values()) total = total.add(usd)
+      for (const [callId, usd] of requests) if (!ended.has(callId)) total = total.add(usd)
+      return total
+    },
+  }
+}
+
 /** A stored run's history as resume, replay and the deploy check read it: its root and every resume, oldest first. */
 export interface RunHistory {
   readonly runId: string
@@ -45,6 +75,8 @@ export interface RunHistory {
   readonly priorChildAttempts: ReadonlyMap<string, number>
   /** Calls the journals hold that the recording left out, and why (they run live again). */
   readonly skipped: readonly SkippedCall[]
+  /** Dollars the run's executions (its root, every resume and their child runs) spent: a resume's cost budget counts them as spent. */
+  readonly spentUsd: UsdAmount
 }
 
 /**
@@ -63,6 +95,7 @@ export interface RunHistory {
 export async function readRunHistory(store: RunStore, runId: string): Promise<RunHistory> {
   const executions = await store.listExecutions(runId)
   const carried = carryOver()
+  const cost = costTally()
   const recordings: LoadedRecording[] = []
   let runStart: RunStartLine | undefined
   let lastExecution: ExecutionInfo | undefined
@@ -77,6 +110,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
       else if (line.type === 'run_end') runEnd = line
       builder.add(line)
       carried.see(line)
+      cost.see(line)
     }
     if (lines === 0) continue
     const envelopes = new Map<string, string>()
@@ -87,6 +121,10 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     recordings.push(builder.finish((callId) => envelopes.get(callId)))
     lastExecution = info
     lastRunEnd = runEnd
+  }
+  // Child runs spend from their root's budget: their journals count too.
+  for (const info of executions.filter((execution) => execution.kind === 'child')) {
+    for await (const line of store.readLines(info)) cost.see(line)
   }
   // A run whose journals hold nothing (killed before its first line) has an empty history: a resume runs it all live.
   lastExecution ??= executions.find((execution) => execution.kind === 'root')
@@ -101,6 +139,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     lastRunEnd,
     ...carried.result(),
     skipped: recordings.flatMap((recording) => recording.skipped),
+    spentUsd: cost.spent(),
   }
 }
 

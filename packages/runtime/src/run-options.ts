@@ -1,4 +1,4 @@
-import type { PriceTable } from '@locus/cost'
+import { type PriceTable, parseUsd } from '@locus/cost'
 import type { RunProgress } from './run-state.js'
 import { z } from 'zod'
 import type { JournalLine } from '@locus/journal'
@@ -64,6 +64,12 @@ export interface RunOptions {
    * @default no pricing
    */
   readonly prices?: PriceTable
+  /**
+   * Lets a run with a money budget (`budgets.maxCostUsd`) start although a
+   * model it may call has no price: that model's requests are counted as
+   * unpriced and reserve nothing. @default false (such a run is refused)
+   */
+  readonly allowUnpriced?: boolean
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
   readonly source?: string
   /**
@@ -105,7 +111,19 @@ const callBudgetsSchema = z
   })
   .strict()
 
-export const CallBudgetsSchema = callBudgetsSchema
+/** A money budget: a positive decimal number of dollars, as a string (`"2.50"`) or a finite number. */
+function costBudgetSchema(field: string) {
+  return z.union([z.string(), z.number()], { error: `${field} must be a positive decimal number of dollars, as "2.50"` }).superRefine((value, context) => {
+    try {
+      parseUsd(value, field, { positive: true })
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: error instanceof Error ? error.message.replace(/\.$/, '') : String(error) })
+    }
+  })
+}
+
+/** The call budgets `agent()` takes: the run-level ones and the call's own money budget. */
+export const AgentCallBudgetsSchema = callBudgetsSchema.extend({ maxCostUsd: costBudgetSchema('budgets.maxCostUsd').optional() }).strict()
 
 const runOptionsSchema = z
   .object({
@@ -132,9 +150,11 @@ const runOptionsSchema = z
         maxTotalAgentInvocations: positiveInteger('maxTotalAgentInvocations').optional(),
         deadlineMs: positiveInteger('deadlineMs').optional(),
         perCall: callBudgetsSchema.optional(),
+        maxCostUsd: costBudgetSchema('budgets.maxCostUsd').optional(),
       })
       .strict()
       .optional(),
+    allowUnpriced: z.boolean({ error: 'allowUnpriced must be true or false' }).optional(),
     launchMode: z.enum(LAUNCH_MODES).optional(),
     concurrency: positiveInteger('concurrency').optional(),
     durability: z.enum(['none', 'batch', 'line']).optional(),

@@ -1,6 +1,6 @@
-import type { PriceTable } from '@locus/cost'
-import type { JournalLine, JournalLineInput, RetryRefuser, SerializedError } from '@locus/journal'
-import type { JsonValue } from '@locus/outcome'
+import type { CostLedger, PriceTable } from '@locus/cost'
+import type { JournalLine, JournalLineInput, RetryRefused, RetryRefuser, SerializedError } from '@locus/journal'
+import type { JsonValue, StepCriticality } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
@@ -33,6 +33,18 @@ export interface RetryRefusal {
   readonly by: RetryRefuser
   /** The hard stop or cancellation to throw; absent for the retry budget, which ends only the call. */
   readonly error?: Error
+  /** For a `cost-budget` refusal: the money budget that did not cover the retry. */
+  readonly costBudget?: RetryRefused['costBudget']
+}
+
+/** A call the run could not afford: the gap it leaves in the answer. */
+export interface MoneyRefusal {
+  /** The step, as the gap names it: the call's label, else its agent role. */
+  readonly step: string
+  readonly logicalCallId: string
+  readonly criticality: StepCriticality
+  /** `not run: the run's cost budget of $2.50 was spent`. */
+  readonly reason: string
 }
 
 /** Progress of one agent attempt while its model streams: for live views and subscribers, never journaled token by token. */
@@ -92,6 +104,10 @@ export class RunState {
   onProgress: ((progress: RunProgress) => void) | undefined
   /** Prices LLM requests from their usage; undefined when the run is not priced. Shared with children. */
   prices: PriceTable | undefined
+  /** The money budget of the run tree (`budgets.maxCostUsd`); undefined without one. Shared with children. */
+  costLedger: CostLedger | undefined
+  /** Calls the run tree could not afford, in the order they were refused. Shared with children. */
+  moneyRefusals: MoneyRefusal[] = []
   /** Prefixes the ids of deferrals this run opens: a child shares its root's deferrals, under ids of its own. */
   deferredIdPrefix = ''
   /** The run whose script spawned this one; a hard stop here stops its queued work too. */
@@ -148,7 +164,7 @@ export class RunState {
   }
 
   /** Why new work may not be dispatched now (a cancellation or the passed deadline), without throwing. */
-  private dispatchRefusal(): Required<RetryRefusal> | undefined {
+  private dispatchRefusal(): RetryRefusal & { readonly error: Error } | undefined {
     if (this.signal.aborted) return { by: 'cancelled', error: new WorkflowCancelledError({ notDispatched: [] }) }
     if (this.deadlineMs !== undefined) {
       const elapsedMs = this.clock.now() - this.startedAt
@@ -158,7 +174,7 @@ export class RunState {
   }
 
   /** Why one more physical agent attempt may not start now: a cancellation, the deadline or the invocation cap. Charges nothing. */
-  private invocationRefusal(): Required<RetryRefusal> | undefined {
+  private invocationRefusal(): RetryRefusal & { readonly error: Error } | undefined {
     const refusal = this.dispatchRefusal()
     if (refusal !== undefined) return refusal
     if (this.maxInvocations !== undefined && this.invocations + 1 > this.maxInvocations) {

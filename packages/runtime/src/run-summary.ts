@@ -1,3 +1,4 @@
+import { Usd, formatUsd, zeroUsd } from '@locus/cost'
 import type { CallView, RunCost, RunView } from '@locus/journal'
 import { type AnswerOutcome, judgeRunAnswer } from '@locus/partial'
 import type { JsonValue } from '@locus/outcome'
@@ -85,6 +86,8 @@ export interface RunSummary {
   readonly llmRetries: number
   /** What the run's LLM requests cost (every execution, retries and children included), when it was priced. */
   readonly cost?: RunCost | undefined
+  /** The run's money budget (`budgets.maxCostUsd`) and what is left of it after `cost`, when it had one: decimal strings of dollars. */
+  readonly costBudget?: { readonly limitUsd: string; readonly leftUsd: string } | undefined
   /** Retries a call's own rule allowed but the run refused (retry budget, invocation cap, deadline, cancellation); never counted in `retries`. */
   readonly retriesRefused: number
   /** Child workflow spawns, and how many of them ended completed or not (failed, cancelled, partial, timed out). */
@@ -167,6 +170,14 @@ function retriedCallOf(call: CallView): RetriedCall {
   }
 }
 
+/** The money budget `run_start` recorded, and what is left of it after what the run spent. */
+function costBudgetOf(options: Readonly<Record<string, JsonValue>> | undefined, cost: RunCost | undefined): { costBudget?: { limitUsd: string; leftUsd: string } } {
+  const limit = record(options?.budgets)?.maxCostUsd
+  if (typeof limit !== 'string' || !/^\d+(\.\d+)?$/.test(limit)) return {}
+  const spent = cost === undefined ? zeroUsd() : new Usd(cost.usd)
+  return { costBudget: { limitUsd: formatUsd(new Usd(limit)), leftUsd: formatUsd(Usd.max(zeroUsd(), new Usd(limit).sub(spent))) } }
+}
+
 /**
  * Summarises one execution from its {@link RunView}: the same counts as the
  * outputs README (the view's), the answer outcome, gaps and caveats recorded
@@ -204,6 +215,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     llmAttempts: counts.llmAttempts,
     llmRetries: counts.llmRetries,
     ...(view.cost === undefined ? {} : { cost: { ...view.cost } }),
+    ...costBudgetOf(options, view.cost),
     retriesRefused: counts.retriesRefused,
     childCalls: counts.childCalls,
     childCompleted: counts.childCompleted,

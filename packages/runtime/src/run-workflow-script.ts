@@ -40,6 +40,8 @@ import { type CreateExecutionOptions, type ExecutionWriter, type Ownership, type
 import { recordRunOutcome } from './run-metrics.js'
 import { RUN_RESULT_SCHEMA, type RunResultFile } from './run-result-schema.js'
 import { judgeRunAnswer } from '@locus/partial'
+import { type UsdAmount, formatUsd } from '@locus/cost'
+import { checkMoneyBudget, endedOnMoneyRefusal, judgeWithMoneyRefusals, openRunLedger } from './run-money.js'
 import { callTool } from './tool-call.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
@@ -89,6 +91,8 @@ export interface LaunchInternals {
   readonly newRunId?: (now: Date) => string
   /** Spawn attempts earlier executions started, by ordinal: a resumed spawn numbers its next attempt after them. */
   readonly priorChildAttempts?: ReadonlyMap<string, number>
+  /** Money earlier executions of the run spent (a resume): its cost budget counts it as spent. */
+  readonly spentBefore?: UsdAmount
   /** Set on a child run: the run whose script spawned it, and the spawn's call id there. */
   readonly parent?: { readonly run: RunState; readonly childCallId: string }
 }
@@ -221,6 +225,8 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   parseRunOptions(given)
   const definition = normaliseWorkflow(workflow)
   const input = parseWorkflowInput(definition, given.input)
+  // Before anything is written: a money budget needs prices for every model the run may call. A replay calls no host and spends nothing.
+  if (internals.parent === undefined && internals.kind !== 'replay') checkMoneyBudget(definition, given)
   // One suspend signal for the handle's suspend() and the caller's suspendSignal.
   const suspender = new AbortController()
   const stopForwarding = forwardAbort(given.suspendSignal, suspender)
@@ -436,6 +442,9 @@ function startExecution<TInput>(
   run.worker = parent === undefined ? options.worker : parent.worker
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
   run.prices = parent === undefined ? options.prices : parent.prices
+  // One ledger for the run tree: a child spends from its root's, and a resume starts from what earlier executions spent.
+  run.costLedger = parent !== undefined ? parent.costLedger : internals.kind === 'replay' ? undefined : openRunLedger(checkMoneyBudget(definition, options), internals.spentBefore)
+  run.moneyRefusals = parent?.moneyRefusals ?? []
   run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
   run.workflows = parent?.workflows ?? workflowMap(options.workflows)
   run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
@@ -477,7 +486,7 @@ function startExecution<TInput>(
       launchMode,
       concurrency: options.concurrency ?? null,
       durability: options.durability ?? 'batch',
-      budgets: { ...options.budgets, perCall: callDefaults },
+      budgets: { ...options.budgets, perCall: callDefaults, ...(run.costLedger?.limit === undefined ? {} : { maxCostUsd: formatUsd(run.costLedger.limit) }) },
       host: options.host?.name ?? null,
       // What a resume needs to build the host again: plain JSON from the host, never a secret.
       ...(options.host?.settings === undefined ? {} : { hostSettings: safeJson(options.host.settings) }),
@@ -486,6 +495,7 @@ function startExecution<TInput>(
       ...(options.retryBudget === undefined ? {} : { retryBudget: options.retryBudget }),
       ...(options.jitter === undefined ? {} : { jitter: options.jitter }),
       ...(run.prices === undefined ? {} : { priceTable: run.prices.version }),
+      ...(options.allowUnpriced === true ? { allowUnpriced: true } : {}),
     }),
     ...(internals.resumeOf === undefined ? {} : { resumeOf: internals.resumeOf }),
     ...(definition.workspaceMode === undefined ? {} : { workspaceMode: definition.workspaceMode }),
@@ -600,7 +610,11 @@ function startExecution<TInput>(
       }
     }
     // Judged once, here: every surface reads these from run_end or result.json.
-    const judgement = judgeRunAnswer(settled.disposition, settled.result)
+    const judgement = judgeWithMoneyRefusals(
+      judgeRunAnswer(settled.disposition, settled.result),
+      parent === undefined ? run.moneyRefusals : [],
+      !outcome.returned && endedOnMoneyRefusal(outcome.error),
+    )
     const answer = { answerOutcome: judgement.answerOutcome, gaps: [...judgement.gaps], caveats: [...judgement.caveats] }
     run.emit({
       type: 'run_end',

@@ -15,7 +15,7 @@ import { createLiveSummary, finishRun } from './finish-run.js'
 import { checkJournalDamage, damagedJournals } from './journal-damage.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { loadRecordedWorkflow } from './recorded-workflow.js'
-import { asCliInputError, tryOpenMetrics } from './run-command.js'
+import { asCliInputError, checkBudgetPrices, tryOpenMetrics } from './run-command.js'
 import { type ExecutionFlags, type OutputFlags, executionOptions } from './run-flags.js'
 import { openStoredRun } from './stored-run.js'
 
@@ -65,6 +65,7 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
   const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
   const live = createLiveSummary(run.view)
   const prices = await loadPrices(flags.prices, io.cwd)
+  checkBudgetPrices(loaded.workflow, { ...options, prices, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
   const metrics = await tryOpenMetrics(io, runsDir)
   // The first Ctrl-C cancels; the second flushes the execution's buffered lines and exits.
   const interrupts = interruptExecution(io)

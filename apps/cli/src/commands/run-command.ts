@@ -3,7 +3,8 @@ import { loadPrices } from '../load-prices.js'
 import { join } from 'node:path'
 import { validateRunId } from '@locus/journal'
 import { type OutcomeStore } from '@locus/partial'
-import { RuntimeInputError, startWorkflowRun } from '@locus/runtime'
+import { type RunOptions, RuntimeInputError, checkMoneyBudget, startWorkflowRun } from '@locus/runtime'
+import { inCliWords } from '../cli-words.js'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { createHost } from '../create-host.js'
@@ -29,6 +30,16 @@ export function asCliInputError(error: unknown): unknown {
   const code = error.code === 'WORKFLOW_INPUT_INVALID' ? 'CLI_INPUT_INVALID' : 'CLI_USAGE'
   const hint = error.code === 'WORKFLOW_INPUT_INVALID' ? '\nPass the input with --input \'<json>\' or --input-file <file>.' : ''
   return new CliError(code, `${error.message}${hint}`, { cause: error })
+}
+
+/** Checks a run's money budget (`--max-cost`) against its prices before anything is written, in the CLI's words. */
+export function checkBudgetPrices(workflow: unknown, options: RunOptions): void {
+  try {
+    checkMoneyBudget(typeof workflow === 'object' && workflow !== null ? workflow : {}, options)
+  } catch (error) {
+    if (RuntimeInputError.isInstance(error)) throw new CliError('CLI_USAGE', inCliWords(error.message), { cause: error })
+    throw error
+  }
 }
 
 /** Opens the metrics store; a store that cannot open is reported and the run goes on without it. */
@@ -63,6 +74,8 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const worker = flags.worker === undefined ? undefined : shellWorkerTransport(flags.worker, io.cwd)
   // Checked before anything is written: a bad price file stops the run here.
   const prices = await loadPrices(flags.prices, io.cwd)
+  // A money budget needs a price for every model the run may call: refused before the metrics store is opened.
+  checkBudgetPrices(loaded.workflow, { ...executionOptions(flags), prices, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
   const metrics = await tryOpenMetrics(io, runsDir)
   const otel = flags.otel === true ? startOtelExport(io.env) : undefined
   const traceLine = otel?.tracerForExecution()

@@ -1,4 +1,5 @@
 import type { LaunchMode, RunBudgets, RunOptions } from '@locus/runtime'
+import { formatUsd, parseUsd } from '@locus/cost'
 import { CliError } from '../cli-error.js'
 import type { HostFlags } from '../create-host.js'
 import type { InputFlags } from '../read-workflow-input.js'
@@ -26,6 +27,10 @@ export interface ExecutionFlags {
   readonly jitter?: JitterMode | undefined
   /** `--prices <file>`: your prices per model, over the shipped catalogue. */
   readonly prices?: string | undefined
+  /** `--max-cost <usd>`: the most the run tree may spend, a decimal string of dollars (read by {@link parseMaxCost}). */
+  readonly maxCost?: string | undefined
+  /** `--allow-unpriced`: start under a money budget although a model has no price. */
+  readonly allowUnpriced?: boolean | undefined
 }
 
 type JitterMode = NonNullable<RunOptions['jitter']>
@@ -46,7 +51,21 @@ export function parseRetryBudget(text: string): number {
   return value
 }
 
-type ExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode' | 'retryBudget' | 'jitter'>
+/**
+ * Reads `--max-cost`: a positive decimal number of dollars (`2.50`), kept as
+ * the decimal string so no float ever holds it.
+ *
+ * @throws {CliError} `CLI_USAGE` naming the flag.
+ */
+export function parseMaxCost(text: string): string {
+  try {
+    return formatUsd(parseUsd(text, '--max-cost', { positive: true }))
+  } catch (error) {
+    throw new CliError('CLI_USAGE', `--max-cost must be a positive decimal number of dollars, such as 2.50; got ${JSON.stringify(text)}.`, { cause: error })
+  }
+}
+
+type ExecutionOptions = Pick<RunOptions, 'budgets' | 'concurrency' | 'durability' | 'launchMode' | 'retryBudget' | 'jitter' | 'allowUnpriced'>
 
 /** All flags of `locus run`. */
 export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputFlags {
@@ -69,6 +88,7 @@ export function budgetsFromFlags(flags: ExecutionFlags, base: RunBudgets = {}): 
   const budgets: Mutable<RunBudgets> = { ...base }
   if (flags.maxAgents !== undefined) budgets.maxTotalAgentInvocations = flags.maxAgents
   if (flags.deadline !== undefined) budgets.deadlineMs = flags.deadline
+  if (flags.maxCost !== undefined) budgets.maxCostUsd = flags.maxCost
   if (Object.keys(perCall).length > 0) budgets.perCall = perCall
   return Object.keys(budgets).length === 0 ? undefined : budgets
 }
@@ -81,6 +101,7 @@ export function executionOptions(flags: ExecutionFlags, base: ExecutionOptions =
   const launchMode = flags.launchMode ?? base.launchMode
   const retryBudget = flags.retryBudget ?? base.retryBudget
   const jitter = flags.jitter ?? base.jitter
+  const allowUnpriced = flags.allowUnpriced ?? base.allowUnpriced
   return {
     ...(budgets === undefined ? {} : { budgets }),
     ...(concurrency === undefined ? {} : { concurrency }),
@@ -88,5 +109,6 @@ export function executionOptions(flags: ExecutionFlags, base: ExecutionOptions =
     ...(launchMode === undefined ? {} : { launchMode }),
     ...(retryBudget === undefined ? {} : { retryBudget }),
     ...(jitter === undefined ? {} : { jitter }),
+    ...(allowUnpriced === undefined ? {} : { allowUnpriced }),
   }
 }

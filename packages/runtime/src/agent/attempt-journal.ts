@@ -2,7 +2,6 @@ import { serializeError } from '@locus/journal'
 import { AgentCallError, SchemaValidationError } from '../errors.js'
 import type { RetryRefusal, RunState } from '../run-state.js'
 import { messageOf } from './attempt-end.js'
-import { closeAttemptCost } from './attempt-cost.js'
 import { describeCall } from './options.js'
 import type { AttemptReport, LiveCall } from './perform-attempt.js'
 
@@ -21,8 +20,9 @@ export function journalAttemptEnd(run: RunState, call: LiveCall, report: Attempt
   const { attempt, callId, end } = report
   const { where, attempts, logicalCallId } = call
   const trio = { attempt, attempts, logicalCallId }
-  const retryRefused = decision.refusal === undefined ? {} : { retryRefused: { by: decision.refusal.by } }
-  const cost = closeAttemptCost(run, callId, run.workflow.agents?.[where.agent]?.model ?? run.host?.name ?? 'unknown', end.kind === 'threw' ? undefined : end.usage)
+  const refusal = decision.refusal
+  const retryRefused = refusal === undefined ? {} : { retryRefused: { by: refusal.by, ...(refusal.costBudget === undefined ? {} : { costBudget: refusal.costBudget }) } }
+  const cost = report.cost
   if (end.kind === 'threw') {
     run.emit({
       type: 'error',
@@ -80,7 +80,12 @@ export function failedCallError(run: RunState, call: LiveCall, report: AttemptRe
   }
   const reason = end.kind === 'threw' ? messageOf(end.error) : end.reason
   const exhausted = attempt > 1 ? ` after ${attempt} attempts` : ''
-  const refused = refusal === undefined ? '' : `; the run's retry budget refused attempt ${attempt + 1} of ${attempts}`
+  const refused =
+    refusal === undefined
+      ? ''
+      : refusal.by === 'cost-budget'
+        ? `; ${refusal.costBudget?.scope === 'call' ? "the call's" : "the run's"} cost budget could not cover attempt ${attempt + 1} of ${attempts}`
+        : `; the run's retry budget refused attempt ${attempt + 1} of ${attempts}`
   return new AgentCallError(`${describeCall(where.agent, where.label)} failed${exhausted} with ${end.failureCause}: ${reason}${refused}`, {
     failureCause: end.failureCause,
     callId,

@@ -6,9 +6,12 @@ import { overrideBudgets } from '../budgets.js'
 import type { AgentAnswer, AgentCallOptions } from '../define.js'
 import { AgentCallError } from '../errors.js'
 import { positionToken } from '../ids.js'
-import type { RunState } from '../run-state.js'
+import type { RetryRefusal, RunState } from '../run-state.js'
 import { type RetryDecision, failedCallError, journalAttemptEnd } from './attempt-journal.js'
-import { parseAgentCall } from './options.js'
+import { describeCall, parseAgentCall } from './options.js'
+import { type CallMoney, journalRefusal, openCallMoney, reserveAttempt } from './call-money.js'
+import { type CostRefusal, displayUsd } from '@locus/cost'
+import type { StepCriticality } from '@locus/outcome'
 import { type AttemptReport, type LiveCall, performAttempt } from './perform-attempt.js'
 import { type CallPlace, replayRecordedCall } from './replayed-call.js'
 
@@ -35,6 +38,46 @@ function reportOf(failure: CallFailure): AttemptReport {
 const NO_RETRY: RetryDecision = { wantsRetry: false, refusal: undefined }
 
 /**
+ * Asks for a retry the call's own rule allows: first the money (the retry's
+ * worst case must fit what is left of the run's and the call's budgets, and
+ * is reserved at once so no concurrent call takes it), then the run (the
+ * cancellation, the deadline, the invocation cap and the retry budget), which
+ * releases the money again when it refuses.
+ */
+function claimRetry(run: RunState, money: CallMoney | undefined): RetryRefusal | undefined {
+  if (money !== undefined) {
+    const refusal = reserveAttempt(money)
+    if (refusal !== undefined) return { by: 'cost-budget', costBudget: journalRefusal(refusal) }
+  }
+  const refusal = run.claimAgentRetry()
+  if (refusal !== undefined && money?.reservation !== undefined) {
+    money.ledger.release(money.reservation)
+    money.reservation = undefined
+  }
+  return refusal
+}
+
+/**
+ * Ends a call whose first attempt its money budget cannot cover: nothing is
+ * dispatched and nothing charged. An `error` line records it (`cost-budget`),
+ * the run keeps the gap it leaves for its answer, and the error thrown marks
+ * its `parallel()`/`pipeline()` slot `not-dispatched` with the reason.
+ */
+function refuseForMoney(run: RunState, call: { readonly where: CallPlace & { readonly agent: string }; readonly logicalCallId: string; readonly attempts: number; readonly criticality: StepCriticality }, refusal: CostRefusal): AgentCallError {
+  const { where, logicalCallId, attempts } = call
+  const reason = `not run: ${refusal.reason}`
+  const error = new AgentCallError(
+    `${describeCall(where.agent, where.label)} was not dispatched: ${refusal.reason} (${displayUsd(refusal.remaining)} left, its worst case is ${displayUsd(refusal.needed)})`,
+    { failureCause: 'cost-budget', callId: `${logicalCallId}-a1`, logicalCallId, attempt: 1, attempts, agent: where.agent, label: where.label, phase: where.phase },
+  )
+  Object.defineProperty(error, 'notDispatchedReason', { value: reason, enumerable: false })
+  // Shaped like the unknown-agent refusal: no attempt trio, since no attempt started.
+  run.emit({ type: 'error', message: error.message, error: serializeError(error), failureCause: 'cost-budget', ...where, callId: error.callId })
+  run.moneyRefusals.push({ step: where.label ?? where.agent, logicalCallId, criticality: call.criticality, reason })
+  return error
+}
+
+/**
  * Runs a live call's attempts through the transport retry: up to `attempts`
  * children in a row with no backoff, each bounded by the call's `timeoutMs`
  * (the loop's per-attempt deadline, awaited so the attempt can journal its
@@ -51,7 +94,13 @@ async function runLiveCall(run: RunState, call: LiveCall): Promise<AgentAnswer> 
   const outcome = await runWithRetry(
     async (context) => {
       decision = NO_RETRY
-      last = await performAttempt(run, call, context)
+      try {
+        last = await performAttempt(run, call, context)
+      } catch (error) {
+        // A hard stop or a journal that cannot write before the attempt settled: its money is not held any longer.
+        if (call.money?.reservation !== undefined) call.money.ledger.release(call.money.reservation)
+        throw error
+      }
       if (last.end.kind === 'answered') return last
       throw new AttemptFailed(last)
     },
@@ -63,7 +112,7 @@ async function runLiveCall(run: RunState, call: LiveCall): Promise<AgentAnswer> 
         const report = reportOf(failure)
         // Asked of the run only when the call's own rule allows another attempt: a claim charges it.
         const wantsRetry = report.end.kind !== 'answered' && report.attempt < call.attempts && isTransportRetryable(report.end.failureCause)
-        decision = { wantsRetry, refusal: wantsRetry ? run.claimAgentRetry() : undefined }
+        decision = { wantsRetry, refusal: wantsRetry ? claimRetry(run, call.money) : undefined }
         return wantsRetry && decision.refusal === undefined
       },
       onAttempt: () => {
@@ -75,6 +124,13 @@ async function runLiveCall(run: RunState, call: LiveCall): Promise<AgentAnswer> 
   const { end, callId, attempt } = outcome.value
   if (end.kind !== 'answered') throw new Error('runLiveCall: an attempt that did not answer was returned as an answer')
   return { answer: end.answer, usedFallback: end.usedFallback, callId, logicalCallId: call.logicalCallId, attempt, attempts: call.attempts, usage: end.usage }
+}
+
+/** The budgets that join a call's identity: all but its money budget, which never changes what is asked. */
+function keyedBudgets(budgets: AgentCallOptions['budgets']): AgentCallRequest['budgets'] {
+  if (budgets === undefined) return undefined
+  const { maxCostUsd, ...counted } = budgets
+  return maxCostUsd !== undefined && Object.keys(counted).length === 0 ? undefined : counted
 }
 
 /** The `agent()` of a workflow context. */
@@ -111,7 +167,7 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
     choice: options.choice,
     choiceFallback: options.choiceFallback,
     timeoutMs: options.timeoutMs,
-    budgets: options.budgets === undefined ? undefined : { ...options.budgets },
+    budgets: keyedBudgets(options.budgets),
     returnContractVersion: RETURN_CONTRACT_VERSION,
   }
   const key = requestKey(request)
@@ -124,5 +180,14 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'call', from: increase.from, to: increase.to, callId: logicalCallId, reason: 'per-call override' })
   }
-  return runLiveCall(run, { prompt, options, attempts, where, ordinal, logicalCallId, key, budgets })
+  const money = openCallMoney(run, { prompt, options, agent, budgets })
+  if (money !== undefined) {
+    const refusal = reserveAttempt(money)
+    if (refusal !== undefined) {
+      // A cancellation or the passed deadline ends the call as it always has; only a run that could go on is told it cannot afford it.
+      run.checkDispatch()
+      throw refuseForMoney(run, { where, logicalCallId, attempts, criticality: options.criticality ?? 'required' }, refusal)
+    }
+  }
+  return runLiveCall(run, { prompt, options, attempts, where, ordinal, logicalCallId, key, budgets, money })
 }

@@ -1,9 +1,10 @@
 import { parseAttempts } from '@locus/retry'
+import { STEP_CRITICALITIES } from '@locus/outcome'
 import { z } from 'zod'
 import type { AgentCallOptions } from '../define.js'
 import { RuntimeInputError, TransportRetryRefusedError } from '../errors.js'
 import type { CallBudgets } from '../host.js'
-import { CallBudgetsSchema } from '../run-options.js'
+import { AgentCallBudgetsSchema } from '../run-options.js'
 import { describeZodIssues } from '../zod-issues.js'
 
 const agentOptionsSchema = z
@@ -19,7 +20,8 @@ const agentOptionsSchema = z
       .refine((choices) => new Set(choices).size === choices.length, 'choice values must be unique')
       .optional(),
     choiceFallback: z.string().optional(),
-    budgets: CallBudgetsSchema.optional(),
+    budgets: AgentCallBudgetsSchema.optional(),
+    criticality: z.enum(STEP_CRITICALITIES, { error: `criticality must be one of ${STEP_CRITICALITIES.join(', ')}` }).optional(),
     accept: z.custom<(answer: string) => true | string>((value) => typeof value === 'function', { error: 'accept must be a function' }).optional(),
     worktree: z.string().min(1).optional(),
     workspaceHandle: z.string().min(1).optional(),

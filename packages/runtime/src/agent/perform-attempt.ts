@@ -8,6 +8,10 @@ import { type AttemptEnd, messageOf, throwsWhenUnavailable } from './attempt-end
 import { runAttempt } from './attempt.js'
 import { turnBudgetOf } from './options.js'
 import type { CallPlace } from './replayed-call.js'
+import type { AttemptCost } from '@locus/journal'
+import { closeAttemptCost } from './attempt-cost.js'
+import { type CallMoney, settleAttempt } from './call-money.js'
+import { modelOfRole } from '../run-money.js'
 
 /** One live `agent()` call, as every attempt of it sees it. */
 export interface LiveCall {
@@ -19,6 +23,8 @@ export interface LiveCall {
   readonly logicalCallId: string
   readonly key: string
   readonly budgets: CountedBudgets
+  /** The call's money budget, when the run or the call has one. */
+  readonly money: CallMoney | undefined
 }
 
 /** One attempt once it has run and its envelope is written. */
@@ -27,6 +33,8 @@ export interface AttemptReport {
   readonly callId: string
   readonly end: AttemptEnd
   readonly durationMs: number
+  /** What the attempt cost, as its terminal line records it; undefined when the run is not priced. */
+  readonly cost: AttemptCost | undefined
 }
 
 /**
@@ -85,6 +93,9 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
   const plan = { prompt: call.prompt, options, attempts: call.attempts, request, budgets: call.budgets }
   const end = throwsWhenUnavailable(await runAttempt(run, plan, context, sessionRef))
   const durationMs = run.clock.now() - startedAt
+  // Priced and settled as soon as the attempt ends, before a retry reserves its own worst case.
+  const cost = closeAttemptCost(run, callId, modelOfRole(run.workflow, run.host, where.agent), end.kind === 'threw' ? undefined : end.usage)
+  settleAttempt(call.money, cost?.usd)
   outputs.writeTranscript(JSON.stringify(sessionRef.session?.transcript() ?? [], null, 2) + '\n')
   try {
     await sessionRef.session?.close?.()
@@ -117,6 +128,6 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
   const envelope = fields as unknown as AgentResultEnvelope
   // Written once (exclusively); a crash mid-write leaves an envelope that replay reports as invalid and re-runs.
   outputs.writeEnvelope(JSON.stringify(envelope, null, 2) + '\n')
-  return { attempt, callId, end, durationMs }
+  return { attempt, callId, end, durationMs, cost }
 }
 
