@@ -384,6 +384,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   lease_acquired: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), leaseMs: isDuration }),
   lease_lost: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), reason: oneOf(['expired', 'taken', 'released']) }),
   worker_takeover: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), previousOwner: isNonEmpty, previousEpoch: intAtLeast(1) }),
+  timer_start: object({ ...common, timerId: isNonEmpty, logicalCallId: isNonEmpty, ordinal: isNonEmpty, dueAt: isTimestamp, ...callPlace, replayed: optional(isBoolean) }),
+  timer_fired: object({ ...common, timerId: isNonEmpty, firedAt: isTimestamp, lateMs: isDuration, replayed: optional(isBoolean) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

@@ -112,6 +112,7 @@ export async function startResume<TInput>(
       recording: history.recording,
       openDeferrals: history.openDeferrals,
       priorChildAttempts: history.priorChildAttempts,
+      timers: history.timers,
       resumeOf: history.lastExecution.executionId,
       ownership,
     })
@@ -164,6 +165,7 @@ export async function startReplay<TInput>(
     kind: 'replay',
     recording: history.recording,
     replayFailures: true,
+    timers: history.timers,
     resumeOf: history.lastExecution.executionId,
   })
   const done = handle.done.then((result): ReplayRunResult => {
