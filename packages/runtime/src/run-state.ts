@@ -110,6 +110,8 @@ export class RunState {
   workflows: ReadonlyMap<string, WorkflowDefinition> = new Map()
   /** Timers earlier executions of this run journaled, by timer id: a fired one is served from the journal, an unfired one waits for the rest. */
   recordedTimers: ReadonlyMap<string, RecordedTimer> = new Map()
+  /** A check-only replay (the deploy check): a sleep the recording did not see fire is refused, never waited out. */
+  refusesLiveWaits = false
   /** Spawn attempts earlier executions of this run started, by ordinal, so a resumed spawn numbers its next attempt after them. */
   priorChildAttempts: ReadonlyMap<string, number> = new Map()
   /** Runs a child workflow to its end in a nested execution of this run. Set by the runtime. */

@@ -437,6 +437,7 @@ function startExecution<TInput>(
   run.workflows = parent?.workflows ?? workflowMap(options.workflows)
   run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
   run.recordedTimers = internals.timers ?? new Map()
+  run.refusesLiveWaits = internals.refuseLiveCalls === true
   if (parent !== undefined) {
     run.parent = parent
     run.ledger = parent.ledger

@@ -1,4 +1,5 @@
 import { WorkflowCancelledError, WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/groups'
+import { LiveCallRefusedError } from './check-only-replay.js'
 import { DURATION_FORMS, durationMs } from './duration.js'
 import { RuntimeInputError } from './errors.js'
 import { positionToken } from './ids.js'
@@ -69,6 +70,8 @@ export async function callSleep(run: RunState, duration: SleepFor): Promise<void
     run.emit({ type: 'timer_fired', timerId, firedAt: iso(recorded.fired.firedAt), lateMs: recorded.fired.lateMs, replayed: true })
     return
   }
+  // The deploy check waits for nothing: a timer the run had not fired when it stopped ends the check's replay there.
+  if (run.refusesLiveWaits) throw new LiveCallRefusedError(ordinal, recorded === undefined ? 'a sleep past the end of the recording' : 'a sleep whose timer had not fired')
   run.checkDispatch()
   const dueAt = recorded?.dueAt ?? askedDueAt
   const deadlineAt = run.deadlineAt

@@ -3,6 +3,7 @@ import { type JournalLine, readJournal } from '@locus/journal'
 import { type ManualClock, createManualClock } from '@locus/retry'
 import {
   RuntimeInputError,
+  checkDeploy,
   type RunResult,
   type SleepFor,
   defineTool,
@@ -32,7 +33,7 @@ function journalOf(result: Pick<RunResult, 'executionDir'>): JournalLine[] {
 }
 
 /** Two tool calls 2 s apart; each counts its own runs. */
-function twoStepWorkflow(): { workflow: ReturnType<typeof defineWorkflow>; ran: { first: number; second: number } } {
+function twoStepWorkflow(nap = '2s'): { workflow: ReturnType<typeof defineWorkflow>; ran: { first: number; second: number } } {
   const ran = { first: 0, second: 0 }
   const workflow = defineWorkflow({
     name: 'two-steps',
@@ -42,7 +43,7 @@ function twoStepWorkflow(): { workflow: ReturnType<typeof defineWorkflow>; ran: 
     },
     async run({ tool, sleep }) {
       const one = await tool('first', {})
-      await sleep('2s')
+      await sleep(nap)
       const two = await tool('second', {})
       return { ok: true, first: one.n, second: two.n }
     },
@@ -142,6 +143,27 @@ describe('sleep()', () => {
     // What the journal recorded, not the clock's reading now (START + 2250).
     const fired = linesOfType(journalOf(replayed.run), 'timer_fired')
     expect(fired).toEqual([expect.objectContaining({ timerId: 'timer-2', firedAt: new Date(START + 2_000).toISOString(), lateMs: 0, replayed: true })])
+  })
+
+  it('the deploy check waits for no timer: it serves fired ones and stops at one still sleeping', async () => {
+    const clock = createManualClock(START)
+    const runsDir = tempRunsDir()
+    const { workflow, ran } = twoStepWorkflow('7d')
+    const stopped = await killedDuringSleep(clock, runsDir, workflow)
+    const done = startWorkflowRun(workflow, { runsDir, clock })
+    await untilSleeping(clock)
+    await clock.advance(7 * 86_400_000)
+    const finished = await done.done
+    // The check runs on the real clock: waiting out a sleep would hang it, and a run ahead would run the tools.
+    const report = await checkDeploy({ runsDir, workflows: [workflow], all: true })
+    expect(report.ok).toBe(true)
+    expect(new Map(report.runs.map((run) => [run.runId, run.verdict]))).toEqual(
+      new Map([
+        [stopped.runId, 'identical'],
+        [finished.runId, 'identical'],
+      ]),
+    )
+    expect(ran).toEqual({ first: 2, second: 1 })
   })
 
   it('a cancel ends a sleep at once: the run ends cancelled and the timer never fires', async () => {
