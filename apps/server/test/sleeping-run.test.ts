@@ -49,6 +49,9 @@ describe('a sleeping run over HTTP', () => {
     expect(asleep.body).toMatchObject({ status: 'waiting', sleepingUntil: dueAt, executions: [{ status: 'waiting' }] })
     const listed = await server.json<{ runs: { runId: string }[] }>('/v1/runs?status=waiting')
     expect(listed.body.runs.map((run) => run.runId)).toEqual([runId])
+    // The inspector says so too, in the run list and on the run's page.
+    expect(await (await server.request('/')).text()).toContain(`Sleeping until ${dueAt}`)
+    expect(await (await server.request(`/runs/${runId}`)).text()).toContain(`Sleeping until ${dueAt}`)
     clock.advance(7 * 86_400_000)
     await server.json(`/v1/runs/${runId}/result?wait=10`)
     expect((await server.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'completed', sleepingUntil: null })
