@@ -111,6 +111,29 @@ if (url !== undefined) {
       await until('its job to be done', async () => ((await jobsOf(runId)).length === 0 ? true : undefined), 5_000)
     })
 
+    it('twenty sleeping runs hold no lease and no locked job while parked, and a worker started after the first stopped wakes them all', async () => {
+      const runIds = Array.from({ length: 20 }, (_, index) => `fleet-${String(index)}`)
+      // Long enough for all of them to park (two at a time) before the first one is due.
+      for (const runId of runIds) await enqueueRun(client, { runId, workflow: 'napper', input: { ms: 5_000 } })
+      await until('every run to be parked', async () => {
+        const { rows } = await client.query<{ n: string }>(`select count(*) as n from locus_runs where status = 'waiting' and run_id like 'fleet-%'`)
+        return Number(rows[0]?.n) === runIds.length ? true : undefined
+      }, 15_000)
+      const leased = await client.query(`select 1 from locus_leases where owner is not null and run_id like 'fleet-%'`)
+      expect(leased.rowCount).toBe(0)
+      const jobs = await client.query<{ key: string; locked: boolean }>(`select key, locked_by is not null as locked from graphile_worker.jobs where key like 'fleet-%'`)
+      expect(jobs.rows.map((job) => job.key).sort()).toEqual(runIds.map((runId) => `${runId}:timer:timer-2`).sort())
+      expect(jobs.rows.some((job) => job.locked)).toBe(false)
+      // The worker that parked them goes away while they sleep; another one wakes them.
+      await worker?.stop()
+      worker = await startRunWorker({ connectionString: dbUrl, workflows: [napper, both], concurrency: 2, leaseMs: LEASE_MS, parkAfterMs: PARK_AFTER_MS })
+      for (const runId of runIds) expect(await ended(runId)).toBe('completed')
+      const fired = (await client.query<{ line: JournalLine }>(`select line from locus_journal where run_id like 'fleet-%' and line->>'type' = 'timer_fired'`)).rows.map((row) => row.line)
+      expect(fired).toHaveLength(runIds.length)
+      for (const line of fired) expect(line.type === 'timer_fired' ? line.lateMs : -1).toBeLessThan(2_000)
+      for (const runId of runIds) expect(charges.get(runId)).toBe(1)
+    })
+
     it('a run waiting on a timer and a deferral wakes on the answer when it comes first, and parks again on the rest of the timer', async () => {
       const runId = 'both-answer-first'
       await enqueueRun(client, { runId, workflow: 'both', input: { ms: 3_000 } })
