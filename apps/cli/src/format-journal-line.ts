@@ -91,6 +91,10 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       const status = line.status === 'completed' ? style.green(ended) : style.red(ended)
       return `child workflow ${line.workflow} ${line.childCallId} attempt ${line.attempt}/${line.maxAttempts} ${status} in ${formatDuration(line.durationMs)}${line.replayed === true ? ' [replayed]' : ''}`
     }
+    case 'timer_start':
+      return `waiting on timer ${line.timerId} (sleep${where(line)}) until ${line.dueAt}${line.replayed === true ? ', started by an earlier execution' : ''}`
+    case 'timer_fired':
+      return `timer ${line.timerId} fired${line.lateMs > 0 ? ` ${formatDuration(line.lateMs)} late` : ''}${line.replayed === true ? ' [replayed]' : ''}`
   }
 }
 

@@ -240,6 +240,11 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return hasEnded(stored.latest) ? [] : runtime.pendingDeferrals(stored.runId)
   }
 
+  /** What a run waits on from outside its calls: its open deferrals, and one more while it sleeps on a timer. */
+  async function waitingOnOf(stored: StoredRun): Promise<number> {
+    return (await pendingOf(stored)).length + (hasEnded(stored.latest) || stored.view.sleepingUntil === undefined ? 0 : 1)
+  }
+
   async function statusNow(runId: string, executionId: string): Promise<RunStatus> {
     const live = liveState(runId)
     if (live.liveExecutionId === executionId) return live.cancelling ? 'cancelling' : 'running'
@@ -247,7 +252,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const execution = [...stored.executions, ...stored.replays].find((candidate) => candidate.info.executionId === executionId)
     // An execution queued for a worker (a resume on a PostgreSQL dispatcher) exists once a worker takes it.
     if (execution === undefined) return 'queued'
-    return statusOfExecution(execution, liveState(runId), execution === stored.latest ? (await pendingOf(stored)).length : 0)
+    return statusOfExecution(execution, liveState(runId), execution === stored.latest ? await waitingOnOf(stored) : 0)
   }
 
   async function accepted(runId: string, executionId: string): Promise<{ runId: string; executionId: string; status: RunStatus; links: ReturnType<typeof linksOf> }> {
@@ -352,7 +357,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       } catch {
         continue // not a run (a stray directory), or removed meanwhile
       }
-      const item = runListItem(stored, liveState(info.runId), info.createdAt, (await pendingOf(stored)).length)
+      const item = runListItem(stored, liveState(info.runId), info.createdAt, await waitingOnOf(stored))
       if (query.workflow !== undefined && item.workflow !== query.workflow) continue
       if (query.status !== undefined && item.status !== query.status) continue
       runs.push(item)
@@ -379,7 +384,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       const left = deadline - Date.now()
       if (left <= 0 || signals.some((signal) => signal.aborted)) {
         return c.json(
-          { runId, executionId: stored.latest.info.executionId, status: statusOfExecution(stored.latest, liveState(runId), (await pendingOf(stored)).length), links: linksOf(runId) },
+          { runId, executionId: stored.latest.info.executionId, status: statusOfExecution(stored.latest, liveState(runId), await waitingOnOf(stored)), links: linksOf(runId) },
           202,
         )
       }

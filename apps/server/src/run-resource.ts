@@ -23,7 +23,7 @@ export function hasEnded(execution: StoredExecution): boolean {
 /**
  * The status of one execution: its disposition once it ended, `cancelling`
  * after a cancel this server asked for, `waiting` while it waits on an open
- * deferred tool (`waitingOn` deferrals of the run), `queued` before its
+ * deferred tool or a `sleep()` timer (`waitingOn` of them), `queued` before its
  * `run_start` line is readable. One that stopped without `run_end` reads as
  * the CLI says (`executionStanding` of @locus/runtime): `suspended`,
  * `taken-over`, or `unfinished` once a later execution (`next`) shows it
@@ -55,16 +55,19 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
   const latest = stored.latest
   const summary = stored.summary
   const waiting = hasEnded(latest) ? [] : pending
+  // A run asleep on a timer waits as one on a deferral does: on something that comes from outside its calls.
+  const sleepingUntil = hasEnded(latest) ? undefined : stored.view.sleepingUntil
+  const waitingOn = waiting.length + (sleepingUntil === undefined ? 0 : 1)
   return {
     runId: stored.runId,
     workflow: summary.workflow,
-    status: statusOfExecution(latest, live, waiting.length),
+    status: statusOfExecution(latest, live, waitingOn),
     live: live.liveExecutionId === latest.info.executionId,
     executionId: latest.info.executionId,
     executions: [...stored.executions, ...stored.replays].map((execution, index) => ({
       executionId: execution.info.executionId,
       kind: execution.info.kind,
-      status: statusOfExecution(execution, live, execution === latest ? waiting.length : 0, stored.executions[index + 1]),
+      status: statusOfExecution(execution, live, execution === latest ? waitingOn : 0, stored.executions[index + 1]),
       ...executionFigures(execution),
     })),
     disposition: latest.view.runEnd?.disposition ?? latest.resultFile?.disposition ?? null,
@@ -84,6 +87,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
       expiresAt: deferral.expiresAt,
       executionId: deferral.executionId,
     })),
+    sleepingUntil: sleepingUntil ?? null,
     links: linksOf(stored.runId),
   }
 }

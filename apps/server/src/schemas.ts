@@ -11,7 +11,7 @@ import { SERVER_ERROR_CODES } from './errors.js'
 /** The rule of `validateRunId` in @locus/journal, as a pattern a client can read. */
 export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `must be ${RUN_ID_RULE}`)
 
-/** Where a run is; `waiting` is a run that has not ended and waits on an open deferred tool. */
+/** Where a run is; `waiting` is a run that has not ended and waits on an open deferred tool or a `sleep()` timer. */
 /**
  * `unfinished`, `taken-over` and `suspended` are executions that stopped
  * without `run_end` (killed, taken over by another worker, suspended on
@@ -130,6 +130,10 @@ export const RunSchema = z.object({
     .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution; null when the run was not priced.'),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
   deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
+  sleepingUntil: z
+    .string()
+    .nullable()
+    .describe('While the run sleeps (`sleep()` in its script, status `waiting`): the earliest due time of its open timers, ISO 8601; null otherwise.'),
   links: LinksSchema,
 })
 

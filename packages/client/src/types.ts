@@ -4,7 +4,7 @@ import type { JournalLine } from '@locus/journal'
 // importing the private server app; test/api-shapes.test.ts holds them to the
 // server's own schemas.
 
-/** Where a run is: `waiting` has not ended and waits on an open deferred tool. */
+/** Where a run is: `waiting` has not ended and waits on an open deferred tool or a `sleep()` timer. */
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'cancelling', 'completed', 'failed', 'cancelled', 'unfinished', 'taken-over', 'suspended'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
@@ -90,6 +90,8 @@ export interface RunInfo {
   /** `seq` of the last journal line of the latest execution; -1 before any. */
   readonly lastSeq: number
   readonly deferred: readonly PendingDeferral[]
+  /** While the run sleeps (`sleep()`, status `waiting`): the earliest due time of its open timers, ISO 8601; null otherwise (absent from older servers). */
+  readonly sleepingUntil?: string | null
   readonly links: RunLinks
 }
 

@@ -30,6 +30,8 @@ export const JOURNAL_LINE_TYPES = [
   'lease_lost',
   'worker_takeover',
   'run_cancel_requested',
+  'timer_start',
+  'timer_fired',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -591,6 +593,39 @@ export const RunCancelRequestedLineSchema = z
   })
   .meta({ id: 'RunCancelRequestedLine' })
 
+const timerId = nonEmpty.describe('The timer: `timer-<position>`, the same in every execution of the run, so a resume finds it.')
+const isoDate = z.iso.datetime({ offset: true })
+
+/**
+ * `timer_start`: a `sleep()` of the script began. `dueAt` is absolute, so a
+ * resume waits only for what is left of it. It takes a position in the group
+ * tree like any call (`ordinal`, shared with agent and tool calls).
+ */
+export const TimerStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('timer_start'),
+    timerId,
+    logicalCallId: nonEmpty.describe('The logical sleep() call of the script, `sleep-<position>`.'),
+    ordinal: nonEmpty.describe('Position of the sleep in the group tree, shared with agent and tool calls.'),
+    dueAt: isoDate.describe('When the timer fires, ISO 8601 on the run clock.'),
+    ...callPlace,
+    replayed: z.boolean().optional().describe('True when the timer was started by an earlier execution and this one took its dueAt from the journal.'),
+  })
+  .meta({ id: 'TimerStartLine' })
+
+/** `timer_fired`: a timer's due time came (or had passed when a resume reached it); the sleep returned. */
+export const TimerFiredLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('timer_fired'),
+    timerId,
+    firedAt: isoDate.describe('When the sleep returned, ISO 8601 on the run clock.'),
+    lateMs: duration.describe('Milliseconds between dueAt and firedAt: how late the timer fired (a resume after the due time fires at once, late).'),
+    replayed: z.boolean().optional().describe('True when an earlier execution fired it and this one served it from the journal.'),
+  })
+  .meta({ id: 'TimerFiredLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -616,6 +651,8 @@ export const JournalLineSchema = z
     LeaseLostLineSchema,
     WorkerTakeoverLineSchema,
     RunCancelRequestedLineSchema,
+    TimerStartLineSchema,
+    TimerFiredLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -646,6 +683,8 @@ export type LeaseAcquiredLine = z.output<typeof LeaseAcquiredLineSchema>
 export type LeaseLostLine = z.output<typeof LeaseLostLineSchema>
 export type WorkerTakeoverLine = z.output<typeof WorkerTakeoverLineSchema>
 export type RunCancelRequestedLine = z.output<typeof RunCancelRequestedLineSchema>
+export type TimerStartLine = z.output<typeof TimerStartLineSchema>
+export type TimerFiredLine = z.output<typeof TimerFiredLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -671,6 +710,8 @@ export type JournalLine =
   | LeaseLostLine
   | WorkerTakeoverLine
   | RunCancelRequestedLine
+  | TimerStartLine
+  | TimerFiredLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

@@ -385,6 +385,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   lease_lost: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), reason: oneOf(['expired', 'taken', 'released']) }),
   worker_takeover: object({ ...common, owner: isNonEmpty, epoch: intAtLeast(1), previousOwner: isNonEmpty, previousEpoch: intAtLeast(1) }),
   run_cancel_requested: object({ ...common, reason: isString, by: isNonEmpty }),
+  timer_start: object({ ...common, timerId: isNonEmpty, logicalCallId: isNonEmpty, ordinal: isNonEmpty, dueAt: isTimestamp, ...callPlace, replayed: optional(isBoolean) }),
+  timer_fired: object({ ...common, timerId: isNonEmpty, firedAt: isTimestamp, lateMs: isDuration, replayed: optional(isBoolean) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

@@ -15,6 +15,7 @@ import type {
   RetryRefused,
   RunEndLine,
   RunStartLine,
+  TimerStartLine,
   ToolEndLine,
   ToolStartLine,
 } from './journal-line-schema.js'
@@ -292,6 +293,22 @@ export interface RunView {
   readonly looseErrors: readonly ErrorLine[]
   /** The final outcome of a call. */
   outcomeOf(call: CallView): CallOutcome
+  /** `sleep()` timers started and not fired (in any execution), earliest due first. A cancelled or ended run still lists the timers it never fired. */
+  openTimers(): OpenTimerView[]
+  /**
+   * While the run has not ended and a timer of it is open: the earliest
+   * `dueAt` (ISO 8601), the time the run sleeps until. `undefined` otherwise.
+   */
+  readonly sleepingUntil: string | undefined
+}
+
+/** A `sleep()` timer started and not yet fired, as the journal shows it. */
+export interface OpenTimerView {
+  readonly timerId: string
+  readonly logicalCallId: string
+  readonly ordinal: string
+  /** When it fires, ISO 8601. */
+  readonly dueAt: string
 }
 
 /** An `agent_end` that carries `repaired`. */
@@ -445,6 +462,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const refusedRetries: RefusedRetryLine[] = []
   const repairedChoices: RepairedChoiceLine[] = []
   const divergences: ReplayDivergedLine[] = []
+  // Timers started and not fired; a fired one leaves, so a long run of sleeps costs nothing here.
+  const openTimers = new Map<string, TimerStartLine>()
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
   const counted = new Map<string, CallOutcome>()
@@ -772,6 +791,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'replay_diverged':
         divergences.push(line)
         return
+      case 'timer_start':
+        openTimers.set(line.timerId, line)
+        return
+      case 'timer_fired':
+        openTimers.delete(line.timerId)
+        return
       default:
         return
     }
@@ -851,5 +876,15 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     divergences,
     looseErrors,
     outcomeOf: callOutcome,
+    openTimers: () =>
+      [...openTimers.values()]
+        .map(({ timerId, logicalCallId, ordinal, dueAt }) => ({ timerId, logicalCallId, ordinal, dueAt }))
+        .sort((left, right) => Date.parse(left.dueAt) - Date.parse(right.dueAt)),
+    get sleepingUntil() {
+      if (runEndOf() !== undefined) return undefined
+      let earliest: string | undefined
+      for (const timer of openTimers.values()) if (earliest === undefined || Date.parse(timer.dueAt) < Date.parse(earliest)) earliest = timer.dueAt
+      return earliest
+    },
   }
 }

@@ -229,6 +229,8 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   lease_lost: { type: 'lease_lost', owner: 'worker-a', epoch: 2, reason: 'taken' },
   worker_takeover: { type: 'worker_takeover', owner: 'worker-b', epoch: 3, previousOwner: 'worker-a', previousEpoch: 2 },
   run_cancel_requested: { type: 'run_cancel_requested', reason: 'the operator stopped it', by: 'key-1a2b3c4d' },
+  timer_start: { type: 'timer_start', timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: '2026-03-01T00:00:02.000Z', label: 'cool-off' },
+  timer_fired: { type: 'timer_fired', timerId: 'timer-2', firedAt: '2026-03-01T00:00:02.250Z', lateMs: 250 },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -349,6 +351,21 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
   fc.record({ type: fc.constant('worker_takeover' as const), owner: id, epoch: fc.integer({ min: 1, max: 1000 }), previousOwner: id, previousEpoch: fc.integer({ min: 1, max: 1000 }) }),
   fc.record({ type: fc.constant('run_cancel_requested' as const), reason: text, by: id }),
   fc.record({ type: fc.constant('log' as const), level: fc.constantFrom('info', 'warn', 'error' as const), message: text, data: fc.option(json, { nil: undefined }) }),
+  fc.record({
+    type: fc.constant('timer_start' as const),
+    timerId: id,
+    logicalCallId: id,
+    ordinal: id,
+    dueAt: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
+    replayed: fc.option(fc.boolean(), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('timer_fired' as const),
+    timerId: id,
+    firedAt: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
+    lateMs: duration,
+    replayed: fc.option(fc.boolean(), { nil: undefined }),
+  }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 
 function compactDeep(value: object): object {

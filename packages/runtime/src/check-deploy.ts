@@ -275,7 +275,13 @@ async function checkRun(store: RunStore, info: RunInfo, byName: ReadonlyMap<stri
     // that would run live is refused, so no host, tool, worker or child workflow is ever reached.
     const scratch = createMemoryRunStore()
     await (await scratch.createExecution({ runId: info.runId, kind: 'root' })).close()
-    const launched = launchRun(workflow, { store: scratch, runId: info.runId, input, durability: 'none' }, { kind: 'replay', recording, replayFailures: true, refuseLiveCalls: true })
+    const launched = launchRun(workflow, { store: scratch, runId: info.runId, input, durability: 'none' }, {
+      kind: 'replay',
+      recording,
+      replayFailures: true,
+      refuseLiveCalls: true,
+      timers: (history as RunHistory).timers,
+    })
     report = (await launched.done).replay
   } catch (error) {
     return { ...named, verdict: 'error', issues: [messageOf(error)], liveAgain: NO_COST }

@@ -245,6 +245,16 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
    * A completed spawn is served from the journal on resume.
    */
   readonly spawn: SpawnFunction
+  /**
+   * Waits durably: `sleep('30s')`, `sleep('7d')`, `sleep(500)` (milliseconds)
+   * or `sleep({ until: date })`. The timer is journaled (`timer_start`,
+   * `timer_fired`) and takes a position like any call, so a resumed run
+   * serves a fired timer from the journal and waits only for what is left of
+   * an unfired one. It spends no attempt, retry or invocation; a sleep that
+   * would end after the run's deadline is refused before it starts; a cancel
+   * ends it at once. A bad duration throws `SLEEP_DURATION_INVALID`.
+   */
+  readonly sleep: SleepFunction
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */
@@ -254,6 +264,12 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
   readonly runId: string
   readonly log: LogFunction
 }
+
+/** What `sleep()` takes: a duration (`'500ms'`, `'30s'`, `'10m'`, `'2h'`, `'7d'`, or milliseconds) or an absolute time. */
+export type SleepFor = string | number | { readonly until: Date }
+
+/** `sleep()` of a workflow context: waits durably, resuming where it left off after a crash. */
+export type SleepFunction = (duration: SleepFor) => Promise<void>
 
 /** A workflow as an author declares it. */
 export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = ToolSet> {

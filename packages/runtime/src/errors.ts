@@ -16,6 +16,7 @@ export const RUNTIME_ERROR_CODES = [
   'WORKFLOW_INPUT_INVALID',
   'WORKFLOW_DEFINITION_INVALID',
   'RUN_COMPLETED',
+  'SLEEP_DURATION_INVALID',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
 
@@ -218,7 +219,15 @@ export class ChildWorkflowError extends LocusError {
 }
 
 /** The codes {@link RuntimeInputError} owns; no other error class, here or in another package, uses them. */
-const RUNTIME_INPUT_ERROR_CODES = ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID'] as const
+const RUNTIME_INPUT_ERROR_CODES = [
+  'UNKNOWN_TOOL',
+  'UNKNOWN_WORKFLOW',
+  'TOOL_INPUT_INVALID',
+  'RUN_OPTIONS_INVALID',
+  'WORKFLOW_INPUT_INVALID',
+  'WORKFLOW_DEFINITION_INVALID',
+  'SLEEP_DURATION_INVALID',
+] as const
 
 /** Marks a {@link RuntimeInputError}; registered, so every installed copy of the package shares it. */
 const RUNTIME_INPUT_ERROR_BRAND = Symbol.for('@locus/runtime:RuntimeInputError')

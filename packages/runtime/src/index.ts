@@ -19,6 +19,8 @@ export type {
   AgentCallBudgets,
   AgentCallOptions,
   DeclaredTool,
+  SleepFor,
+  SleepFunction,
   SpawnFunction,
   SpawnOptions,
   RemoteToolDefinition,
@@ -85,6 +87,7 @@ export { RecordedRunOptionsSchema, recordedRunOptions, recordedStart } from './r
 export type { ExecutionStart, RecordedExecutionOptions, RecordedRunOptions, RecordedStart, RunStarts } from './recorded-options.js'
 export { DEPLOY_CHECK_VERDICTS, checkDeploy } from './check-deploy.js'
 export { DURATION_FORMS, durationMs } from './duration.js'
+export { sleepDueAt } from './sleep-call.js'
 export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, DeployCheckRun, DeployCheckVerdict, LiveAgainCounts } from './check-deploy.js'
 // What a tool throws to say whether it may be retried, and the policy's shape: lent with the runtime, so a workflow file needs no other package.
 export { CALL_FAILED, CallError, isCallError } from '@locus/retry'

@@ -113,6 +113,7 @@ export async function startResume<TInput>(
       openDeferrals: history.openDeferrals,
       priorChildAttempts: history.priorChildAttempts,
       spentBefore: history.spentUsd,
+      timers: history.timers,
       resumeOf: history.lastExecution.executionId,
       ownership,
     })
@@ -165,6 +166,7 @@ export async function startReplay<TInput>(
     kind: 'replay',
     recording: history.recording,
     replayFailures: true,
+    timers: history.timers,
     resumeOf: history.lastExecution.executionId,
   })
   const done = handle.done.then((result): ReplayRunResult => {

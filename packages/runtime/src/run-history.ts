@@ -4,6 +4,7 @@ import type { JsonValue } from '@locus/outcome'
 import { type LoadedRecording, type Recording, type SkippedCall, createRecordingBuilder, mergeRecordings } from '@locus/replay'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore, RunNotFoundError } from '@locus/store'
 import { type RecordedRunOptions, recordedRunOptions } from './recorded-options.js'
+import type { RecordedTimer } from './run-state.js'
 
 /**
  * What a resume carries over from the journals of earlier executions, seen a
@@ -12,16 +13,26 @@ import { type RecordedRunOptions, recordedRunOptions } from './recorded-options.
  * again numbers its next attempt, and names its next child execution, after
  * them).
  */
-function carryOver(): { see: (line: JournalLine) => void; result: () => { openDeferrals: string[]; priorChildAttempts: Map<string, number> } } {
+function carryOver(): {
+  see: (line: JournalLine) => void
+  result: () => { openDeferrals: string[]; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
+} {
   const open = new Set<string>()
   const priorChildAttempts = new Map<string, number>()
+  const timers = new Map<string, RecordedTimer>()
   return {
     see: (line) => {
       if (line.type === 'deferred_open') open.add(line.deferredId)
       else if (line.type === 'deferred_settled') open.delete(line.deferredId)
       else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
+      // The first start of a timer fixes its due time; a resume that started it again kept the same one.
+      else if (line.type === 'timer_start' && !timers.has(line.timerId)) timers.set(line.timerId, { dueAt: Date.parse(line.dueAt) })
+      else if (line.type === 'timer_fired') {
+        const started = timers.get(line.timerId)
+        if (started !== undefined) timers.set(line.timerId, { ...started, fired: { firedAt: Date.parse(line.firedAt), lateMs: line.lateMs } })
+      }
     },
-    result: () => ({ openDeferrals: [...open], priorChildAttempts }),
+    result: () => ({ openDeferrals: [...open], priorChildAttempts, timers }),
   }
 }
 
@@ -73,6 +84,8 @@ export interface RunHistory {
   readonly openDeferrals: readonly string[]
   /** Spawn attempts started per ordinal: a spawn run again numbers its next attempt after them. */
   readonly priorChildAttempts: ReadonlyMap<string, number>
+  /** The `sleep()` timers the journals hold, by timer id: a resume serves a fired one from the journal and waits out the rest of an unfired one. */
+  readonly timers: ReadonlyMap<string, RecordedTimer>
   /** Calls the journals hold that the recording left out, and why (they run live again). */
   readonly skipped: readonly SkippedCall[]
   /** Dollars the run's executions (its root, every resume and their child runs) spent: a resume's cost budget counts them as spent. */

@@ -71,6 +71,14 @@ interface InvocationLedger {
   invocations: number
 }
 
+/** A `sleep()` timer an earlier execution of the run journaled. */
+export interface RecordedTimer {
+  /** When it fires, clock milliseconds. */
+  readonly dueAt: number
+  /** Set once it fired: when, and how late. */
+  readonly fired?: { readonly firedAt: number; readonly lateMs: number }
+}
+
 /** A budget that refuses every retry: `retryBudget: 0`. */
 const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
 
@@ -116,6 +124,10 @@ export class RunState {
   hardStopError: Error | undefined
   /** Workflows a `spawn()` may name, by name. */
   workflows: ReadonlyMap<string, WorkflowDefinition> = new Map()
+  /** Timers earlier executions of this run journaled, by timer id: a fired one is served from the journal, an unfired one waits for the rest. */
+  recordedTimers: ReadonlyMap<string, RecordedTimer> = new Map()
+  /** A check-only replay (the deploy check): a sleep the recording did not see fire is refused, never waited out. */
+  refusesLiveWaits = false
   /** Spawn attempts earlier executions of this run started, by ordinal, so a resumed spawn numbers its next attempt after them. */
   priorChildAttempts: ReadonlyMap<string, number> = new Map()
   /** Runs a child workflow to its end in a nested execution of this run. Set by the runtime. */

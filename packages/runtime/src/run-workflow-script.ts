@@ -31,7 +31,7 @@ import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
-import { type ChildSpawnRequest, RunState, type RunResultOfChild } from './run-state.js'
+import { type ChildSpawnRequest, type RecordedTimer, RunState, type RunResultOfChild } from './run-state.js'
 import { callSpawn } from './child-call.js'
 import { type ExecutionMedium, storeMedium } from './execution-medium.js'
 import { type DeferredAnswerOutcome, Deferrals } from './deferrals.js'
@@ -43,6 +43,7 @@ import { judgeRunAnswer } from '@locus/partial'
 import { type UsdAmount, formatUsd } from '@locus/cost'
 import { checkMoneyBudget, endedOnMoneyRefusal, judgeWithMoneyRefusals, openRunLedger } from './run-money.js'
 import { callTool } from './tool-call.js'
+import { callSleep } from './sleep-call.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
@@ -93,6 +94,8 @@ export interface LaunchInternals {
   readonly priorChildAttempts?: ReadonlyMap<string, number>
   /** Money earlier executions of the run spent (a resume): its cost budget counts it as spent. */
   readonly spentBefore?: UsdAmount
+  /** Timers earlier executions journaled, by timer id (a resume's and a replay's). */
+  readonly timers?: ReadonlyMap<string, RecordedTimer>
   /** Set on a child run: the run whose script spawned it, and the spawn's call id there. */
   readonly parent?: { readonly run: RunState; readonly childCallId: string }
 }
@@ -125,7 +128,7 @@ export interface RunHandle {
    * script has settled or the run is cancelled.
    */
   suspend(reason?: string): void
-  /** True while at least one call is in flight and every one is a deferred tool waiting for its answer. */
+  /** True while at least one call is in flight and every one waits: a deferred tool for its answer, or a `sleep()` for its timer. */
   waitingOnly(): boolean
   readonly done: Promise<RunResult>
 }
@@ -448,6 +451,8 @@ function startExecution<TInput>(
   run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
   run.workflows = parent?.workflows ?? workflowMap(options.workflows)
   run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
+  run.recordedTimers = internals.timers ?? new Map()
+  run.refusesLiveWaits = internals.refuseLiveCalls === true
   if (parent !== undefined) {
     run.parent = parent
     run.ledger = parent.ledger
@@ -524,6 +529,7 @@ function startExecution<TInput>(
     agent: (prompt, callOptions) => run.activity.track(() => callAgent(run, prompt, callOptions)),
     tool: (name, args, callOptions) => run.activity.track(() => callTool(run, name, args, callOptions)),
     spawn: (workflow, childInput, spawnOptions) => callSpawn(run, workflow, childInput, spawnOptions),
+    sleep: (duration) => run.activity.track(() => callSleep(run, duration)),
     parallel,
     pipeline,
     signal: controller.signal,

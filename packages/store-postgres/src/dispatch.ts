@@ -1,12 +1,12 @@
 import type { AgentHost, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
 import { createRuntime, recordRunOutcome } from '@locus/runtime'
-import type { JournalLineInput } from '@locus/journal'
+import type { JournalLineInput, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
 import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
 import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
-import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
+import { REQUEUE_SQL, RUN_TASK, TIMER_JOB_SQL } from './run-task.js'
 import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
 import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
 import { patchGraphileWorker } from './graphile-patches.js'
@@ -18,6 +18,8 @@ interface RunJobPayload {
   readonly runId: string
   readonly workflow?: string
   readonly input?: unknown
+  /** Set on a job that wakes a parked run when this `sleep()` timer is due (see TIMER_JOB_SQL). */
+  readonly timerId?: string
 }
 
 /** Options of {@link enqueueRun}. */
@@ -231,6 +233,14 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   const task: Task = async (rawPayload, helpers) => {
     const payload = rawPayload as RunJobPayload
     const owner = helpers.job.locked_by ?? 'unknown-worker'
+    // A timer's job wakes a parked run: it goes from waiting to running here (a job run again after a crash
+    // finds it running already, and goes on). A run that ended is left alone below, like any job's.
+    if (payload.timerId !== undefined) {
+      await withReconnect(
+        () => pool.query(`update "${schema}".locus_runs set status = 'running', updated_at = clock_timestamp() where run_id = $1 and status = 'waiting'`, [payload.runId]),
+        Number.POSITIVE_INFINITY,
+      )
+    }
     // A job fetched while this worker stops goes straight back to the queue, for another worker.
     if (stopping) {
       await pool.query(REQUEUE_SQL, [RUN_TASK, payload.runId])
@@ -246,6 +256,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     // ending its execution releases the lease without looking for a job that came meanwhile (a resume queued as
     // the run ended), so the job comes back when the lease would lapse, and whoever is free then takes the run.
     if (lease === undefined) {
+      // A live holder fires the run's timers itself (and if it dies, the sweeper queues the run): a timer's job is moot.
+      if (payload.timerId !== undefined) return
       await withReconnect(() => pool.query(requeueWhenLeaseLapsesSql(schema), [RUN_TASK, payload.runId]), Number.POSITIVE_INFINITY)
       return
     }
@@ -367,7 +379,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)
         const open = state.leaving === 'park' ? (await runtime.pendingDeferrals(payload.runId)).map((pending) => pending.deferredId) : []
-        await handOver(lease, state.leaving, open)
+        // Its sleep() timers still to fire: each gets a job at its dueAt, so the parked run wakes then.
+        const timers = state.leaving === 'park' ? (await runtime.get(payload.runId)).view.openTimers() : []
+        await handOver(lease, state.leaving, { open, timers })
       }
     } finally {
       clearInterval(beat)
@@ -385,7 +399,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
    * answer queues it (see putDeferredAnswer). The run row's lock orders this
    * against an answer being kept.
    */
-  async function handOver(lease: RunLease, why: 'park' | 'stop', open: readonly string[]): Promise<void> {
+  async function handOver(lease: RunLease, why: 'park' | 'stop', waitsOn: { readonly open: readonly string[]; readonly timers: readonly OpenTimerView[] }): Promise<void> {
+    const { open, timers } = waitsOn
     const client = await pool.connect()
     let broken: Error | undefined
     const onError = (error: Error): void => {
@@ -401,8 +416,12 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
           open.length > 0 &&
           (await client.query(`select 1 from "${schema}".locus_deferred_answers where run_id = $1 and deferred_id = any($2::text[]) limit 1`, [lease.runId, [...open]])).rowCount !== 0
         const cancelled = (await client.query(`select 1 from "${schema}".locus_runs where run_id = $1 and cancel_requested_at is not null`, [lease.runId])).rowCount !== 0
-        requeue = answered || cancelled || open.length === 0
-        if (!requeue) await client.query(`update "${schema}".locus_runs set status = 'waiting', updated_at = clock_timestamp() where run_id = $1 and status = 'running'`, [lease.runId])
+        // A run that waits on nothing from outside and on no timer has nothing to wake it: it goes straight back to the queue.
+        requeue = answered || cancelled || (open.length === 0 && timers.length === 0)
+        if (!requeue) {
+          await client.query(`update "${schema}".locus_runs set status = 'waiting', updated_at = clock_timestamp() where run_id = $1 and status = 'running'`, [lease.runId])
+          for (const timer of timers) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, timer.timerId, timer.dueAt])
+        }
       }
       const released = await client.query(
         `update "${schema}".locus_leases set owner = null, expires_at = '-infinity', updated_at = clock_timestamp() where run_id = $1 and epoch = $2 and owner = $3`,

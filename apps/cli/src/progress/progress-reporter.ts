@@ -35,6 +35,8 @@ const PLAIN_TYPES = new Set<JournalLine['type']>([
   'deferred_settled',
   'child_start',
   'child_end',
+  'timer_start',
+  'timer_fired',
 ])
 
 /** How often the tree is redrawn while calls run (its elapsed times move). */
@@ -83,8 +85,9 @@ function createTreeReporter(stream: OutputStream, style: Style, now: () => numbe
       dirty = true
       if (line.type === 'retry') boundaries.push(inCliWords(line.message))
       // A run waiting on a deferral says so, with the command that answers it from another shell; it stays above the tree.
-      if (line.type === 'deferred_open') boundaries.push(describeJournalLine(line, undefined, context))
-      if (line.type === 'retry' || line.type === 'deferred_open' || line.type === 'run_start' || line.type === 'run_end') draw()
+      // So does a run that sleeps: what it waits for, and until when.
+      if (line.type === 'deferred_open' || line.type === 'timer_start') boundaries.push(describeJournalLine(line, undefined, context))
+      if (line.type === 'retry' || line.type === 'deferred_open' || line.type === 'timer_start' || line.type === 'run_start' || line.type === 'run_end') draw()
       timer ??= setInterval(() => {
         if (dirty || view.runEnd === undefined) draw()
       }, REDRAW_MS)

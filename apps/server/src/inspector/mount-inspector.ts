@@ -162,7 +162,8 @@ export function mountInspector(routes: RouteContext): void {
       }
       const summary = stored.summary
       workflows.add(summary.workflow)
-      const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length
+      // Open deferrals, and one more while it sleeps on a timer: what it waits on from outside its calls.
+      const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length + (stored.view.sleepingUntil === undefined ? 0 : 1)
       const runStatus = statusOfExecution(stored.latest, routes.liveState(info.runId), pending)
       if (workflow !== undefined && summary.workflow !== workflow) continue
       if (status !== undefined && runStatus !== status) continue
@@ -216,7 +217,8 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
     const stored = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? await routes.load(runId) : undefined
     const shownAt = stored?.executions.findIndex((candidate) => candidate.info.executionId === info.executionId) ?? -1
-    const status = statusOfExecution(asStored(model), liveState, pending.length, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
+    const sleeping = !ended && info.executionId === latestId && model.view.sleepingUntil !== undefined ? 1 : 0
+    const status = statusOfExecution(asStored(model), liveState, pending.length + sleeping, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
     const run = stored?.summary
     const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
     const replays = await Promise.all(
@@ -323,7 +325,7 @@ function runRow(stored: StoredRun, status: string): SafeHtml {
   // The run's own figures: every execution added up.
   const summary = stored.summary
   const disposition = stored.latest.view.runEnd?.disposition ?? stored.latest.resultFile?.disposition
-  const d = dispositionWords(disposition, status)
+  const d = dispositionWords(disposition, status, stored.view.sleepingUntil)
   const a = answerWords(summary.answerOutcome)
   return html`<tr data-run-id="${stored.runId}"><td data-label="Run"><a href="/runs/${enc(stored.runId)}">${stored.runId}</a></td><td data-label="Workflow">${summary.workflow}</td><td data-label="Disposition">${badge(d.tone, d.words)}</td><td data-label="Answer">${summary.answerOutcome === undefined ? '—' : badge(a.tone, a.words)}</td><td data-label="Started">${when(summary.startedAt)}</td><td data-label="Duration">${duration(summary.durationMs)}</td><td data-label="Calls">${summary.agentCalls + summary.toolCalls}</td><td data-label="Retries">${summary.retries}</td><td data-label="Gaps">${summary.gaps.length === 0 ? '0' : summary.gaps.map((gap) => gap.tool).join(', ')}</td></tr>`
 }

@@ -62,7 +62,7 @@ function summary(input: RunPageInput): SafeHtml {
   const { model } = input
   const view = model.view
   const disposition = view.runEnd?.disposition ?? model.resultFile?.disposition
-  const d = dispositionWords(disposition, input.status)
+  const d = dispositionWords(disposition, input.status, view.sleepingUntil)
   const outcome = view.runEnd?.answerOutcome ?? model.resultFile?.answerOutcome
   const a = answerWords(outcome)
   const start = view.runStart

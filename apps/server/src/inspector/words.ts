@@ -11,10 +11,12 @@ export function badge(tone: Tone, words: string, extra = ''): SafeHtml {
   return html`<span class="badge tone-${tone}${extra === '' ? '' : ` ${extra}`}"><span aria-hidden="true">${GLYPH[tone]}</span> ${words}</span>`
 }
 
-export function dispositionWords(disposition: RunDisposition | undefined, status: string): { tone: Tone; words: string } {
+/** @param sleepingUntil - while the run sleeps on a `sleep()` timer, the earliest due time (ISO 8601) */
+export function dispositionWords(disposition: RunDisposition | undefined, status: string, sleepingUntil?: string): { tone: Tone; words: string } {
   if (disposition === 'completed') return { tone: 'ok', words: 'Completed' }
   if (disposition === 'failed') return { tone: 'bad', words: 'Failed' }
   if (disposition === 'cancelled') return { tone: 'bad', words: 'Cancelled' }
+  if (status === 'waiting' && sleepingUntil !== undefined) return { tone: 'live', words: `Sleeping until ${sleepingUntil}` }
   if (status === 'waiting') return { tone: 'live', words: 'Waiting on a deferred tool' }
   if (status === 'cancelling') return { tone: 'live', words: 'Cancelling' }
   if (status === 'queued') return { tone: 'muted', words: 'Queued' }
