@@ -8,14 +8,18 @@ import {
   type MigrationResult,
   type OutcomeStore,
   type ReportOptions,
+  type CostRow,
   type RunRecordInput,
   normalizeGaps,
   normalizeRun,
   normalizeRuns,
   resolveSince,
+  toCostReport,
+  toDailyReport,
   toGapsReport,
   toOutcomeReport,
 } from './outcome-store.js'
+import { UsdSum } from './usd-text.js'
 import { OutcomeStoreError, PartialInputError } from './partial-error.js'
 
 /** Options of {@link createSqliteOutcomeStore}. */
@@ -60,6 +64,17 @@ const SQLITE_MIGRATIONS: readonly { readonly version: number; readonly name: str
       create index run_gaps_run_id on run_gaps (run_id);
     `,
   },
+  {
+    // Money as exact decimal text (SQLite has no decimal type); sums are made as integers in TypeScript.
+    // Rows recorded before keep null: recorded without a cost.
+    version: 2,
+    name: 'runs cost',
+    sql: `
+      alter table runs add column cost_usd text;
+      alter table runs add column retry_overhead_usd text;
+      alter table runs add column unpriced_requests integer;
+    `,
+  },
 ]
 
 // The seed's outcome query in SQLite's dialect: the same columns and filters;
@@ -82,12 +97,35 @@ select tool, count(*) as gaps,
  where created_at > ?
  group by 1 order by blocking desc, gaps desc`
 
+// New queries, beside the seed's two: every priced run's amounts, added exactly by the caller.
+const COST_ROWS_SQL = `
+select outcome, cost_usd, retry_overhead_usd, unpriced_requests
+  from runs
+ where started_at > ?`
+
+// A cannot_answer run whose required gaps all name one tool: its money is that tool's loss.
+const TOOL_LOSS_ROWS_SQL = `
+select min(g.tool) as tool, r.cost_usd as cost_usd
+  from runs r
+  join run_gaps g on g.run_id = r.run_id and g.criticality = 'required'
+ where r.outcome = 'cannot_answer' and r.started_at > ?
+ group by r.run_id
+having count(distinct g.tool) = 1`
+
+const DAILY_ROWS_SQL = `
+select strftime('%Y-%m-%d', started_at / 1000, 'unixepoch') as day, outcome, cost_usd, retry_overhead_usd
+  from runs
+ where started_at > ?`
+
 const UPSERT_RUN_SQL = `
-insert into runs (run_id, outcome, correct, started_at, workflow, disposition)
-values (@runId, @outcome, @correct, @startedAt, @workflow, @disposition)
+insert into runs (run_id, outcome, correct, started_at, workflow, disposition, cost_usd, retry_overhead_usd, unpriced_requests)
+values (@runId, @outcome, @correct, @startedAt, @workflow, @disposition, @costUsd, @retryOverheadUsd, @unpricedRequests)
 on conflict (run_id) do update set
   outcome = excluded.outcome, correct = excluded.correct, started_at = excluded.started_at,
-  workflow = excluded.workflow, disposition = excluded.disposition`
+  workflow = excluded.workflow, disposition = excluded.disposition,
+  cost_usd = coalesce(excluded.cost_usd, runs.cost_usd),
+  retry_overhead_usd = coalesce(excluded.retry_overhead_usd, runs.retry_overhead_usd),
+  unpriced_requests = coalesce(excluded.unpriced_requests, runs.unpriced_requests)`
 
 const INSERT_GAP_SQL = `
 insert into run_gaps (run_id, step, tool, criticality, reason, created_at)
@@ -145,6 +183,9 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
     startedAt: run.startedAt.getTime(),
     workflow: run.workflow,
     disposition: run.disposition,
+    costUsd: run.costUsd,
+    retryOverheadUsd: run.retryOverheadUsd,
+    unpricedRequests: run.unpricedRequests,
   })
 
   return {
@@ -201,6 +242,49 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
       guarded('gapsReport', () => {
         const since = resolveSince(reportOptions, clock())
         return toGapsReport(database.prepare(GAPS_REPORT_SQL).all(since.getTime()) as Record<string, unknown>[])
+      }),
+    costReport: (reportOptions?: ReportOptions) =>
+      guarded('costReport', () => {
+        const since = resolveSince(reportOptions, clock()).getTime()
+        const sums = new Map<string, { runs: number; pricedRuns: number; usd: UsdSum; overhead: UsdSum; withUnpriced: number }>()
+        for (const row of database.prepare(COST_ROWS_SQL).iterate(since) as Iterable<{ outcome: string; cost_usd: string | null; retry_overhead_usd: string | null; unpriced_requests: number | null }>) {
+          let sum = sums.get(row.outcome)
+          if (sum === undefined) {
+            sum = { runs: 0, pricedRuns: 0, usd: new UsdSum(), overhead: new UsdSum(), withUnpriced: 0 }
+            sums.set(row.outcome, sum)
+          }
+          sum.runs += 1
+          if (row.cost_usd === null) continue
+          sum.pricedRuns += 1
+          sum.usd.add(row.cost_usd)
+          sum.overhead.add(row.retry_overhead_usd ?? '0')
+          if ((row.unpriced_requests ?? 0) > 0) sum.withUnpriced += 1
+        }
+        const rows: CostRow[] = [...sums.entries()].map(([outcome, sum]) => ({
+          outcome,
+          runs: sum.runs,
+          pricedRuns: sum.pricedRuns,
+          usd: sum.usd.toString(),
+          retryOverheadUsd: sum.overhead.toString(),
+          runsWithUnpricedRequests: sum.withUnpriced,
+        }))
+        const tools = new Map<string, { runs: number; usd: UsdSum }>()
+        for (const row of database.prepare(TOOL_LOSS_ROWS_SQL).iterate(since) as Iterable<{ tool: string; cost_usd: string | null }>) {
+          let tool = tools.get(row.tool)
+          if (tool === undefined) {
+            tool = { runs: 0, usd: new UsdSum() }
+            tools.set(row.tool, tool)
+          }
+          tool.runs += 1
+          if (row.cost_usd !== null) tool.usd.add(row.cost_usd)
+        }
+        return toCostReport(rows, [...tools.entries()].map(([tool, sum]) => ({ tool, runs: sum.runs, usd: sum.usd.toString() })))
+      }),
+    dailyReport: (reportOptions?: ReportOptions) =>
+      guarded('dailyReport', () => {
+        const since = resolveSince(reportOptions, clock()).getTime()
+        const rows = database.prepare(DAILY_ROWS_SQL).all(since) as { day: string; outcome: string; cost_usd: string | null; retry_overhead_usd: string | null }[]
+        return toDailyReport(rows.map((row) => ({ day: row.day, outcome: row.outcome, runs: 1, usd: row.cost_usd ?? '0', retryOverheadUsd: row.retry_overhead_usd ?? '0' })))
       }),
     close: () =>
       guarded('close', () => {
