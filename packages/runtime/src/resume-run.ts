@@ -113,6 +113,7 @@ export async function startResume<TInput>(
       openDeferrals: history.openDeferrals,
       priorChildAttempts: history.priorChildAttempts,
       resumeOf: history.lastExecution.executionId,
+      runView: history.view,
       ownership,
     })
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { JournalLine, RunEndLine, RunStartLine } from '@locus/journal'
+import { type JournalLine, type RunEndLine, type RunStartLine, type RunView, createRunView } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { type LoadedRecording, type Recording, type SkippedCall, createRecordingBuilder, mergeRecordings } from '@locus/replay'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore, RunNotFoundError } from '@locus/store'
@@ -45,6 +45,8 @@ export interface RunHistory {
   readonly priorChildAttempts: ReadonlyMap<string, number>
   /** Calls the journals hold that the recording left out, and why (they run live again). */
   readonly skipped: readonly SkippedCall[]
+  /** The root's and every resume's lines folded in order: what a resume goes on folding, so its cost is the run's. */
+  readonly view: RunView
 }
 
 /**
@@ -67,6 +69,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
   let runStart: RunStartLine | undefined
   let lastExecution: ExecutionInfo | undefined
   let lastRunEnd: RunEndLine | undefined
+  const view = createRunView()
   for (const info of executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume')) {
     const builder = createRecordingBuilder(info.location)
     let lines = 0
@@ -77,6 +80,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
       else if (line.type === 'run_end') runEnd = line
       builder.add(line)
       carried.see(line)
+      view.apply(line)
     }
     if (lines === 0) continue
     const envelopes = new Map<string, string>()
@@ -101,6 +105,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     lastRunEnd,
     ...carried.result(),
     skipped: recordings.flatMap((recording) => recording.skipped),
+    view,
   }
 }
 

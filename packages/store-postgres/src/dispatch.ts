@@ -428,7 +428,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     )
     const row = rows[0]
     if (row?.ended !== true || row.workflow === null || row.started === null) return
-    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result })
+    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result, cost: result.cost })
   }
 
   async function cancelRequested(runId: string): Promise<boolean> {
