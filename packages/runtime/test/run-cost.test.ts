@@ -139,4 +139,17 @@ describe('the cost in the outcome metrics', () => {
     ])
     await metrics.close()
   })
+
+  it('records a run none of whose requests had a price as unpriced, never $0, and a partly priced one with its count of unpriced requests', async () => {
+    const metrics = createSqliteOutcomeStore({ path: ':memory:' })
+    await metrics.migrate()
+    const workflow = defineWorkflow({ name: 'priced', run: async ({ agent }) => ({ ok: true, answer: (await agent('write', { attempts: 2 })).answer }) })
+    const onlyScripted = createPriceTable({ prices: parsePriceFile({ models: { scripted: { input: '2', output: '8' } } }) })
+    await (await createRuntime({ workflows: [workflow], store: createMemoryRunStore(), host: reportingHost(), defaults: { prices: onlyScripted, metrics } }).start(workflow)).done
+    expect(await metrics.costReport()).toMatchObject({ usd: '0.000000', unpricedRuns: 1 })
+    await (await createRuntime({ workflows: [workflow], store: createMemoryRunStore(), host: reportingHost(), defaults: { prices, metrics } }).start(workflow)).done
+    const report = await metrics.costReport()
+    expect(report.outcomes[0]).toEqual({ outcome: 'complete', runs: 2, pricedRuns: 1, usd: '0.002800', retryOverheadUsd: '0.001400', runsWithUnpricedRequests: 1 })
+    await metrics.close()
+  })
 })
