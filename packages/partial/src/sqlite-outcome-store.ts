@@ -97,25 +97,47 @@ select tool, count(*) as gaps,
  where created_at > ?
  group by 1 order by blocking desc, gaps desc`
 
-// New queries, beside the seed's two: every priced run's amounts, added exactly by the caller.
-const COST_ROWS_SQL = `
-select outcome, cost_usd, retry_overhead_usd, unpriced_requests
+// New queries, beside the seed's two. Amounts are canonical decimal text (digits, a point, six places or
+// more): with the point taken out, amounts of the same number of places add exactly as SQLite integers
+// (sum() raises on overflow, never rounds). Rows come grouped by places; UsdSum puts the groups together.
+const units = (column: string): string => `sum(cast(replace(${column}, '.', '') as integer))`
+const places = (column: string): string => `length(${column}) - instr(${column}, '.')`
+
+const COST_REPORT_SQL = `
+select outcome, ${places('cost_usd')} as usd_places, ${places('retry_overhead_usd')} as overhead_places,
+       count(*) as runs, count(cost_usd) as priced_runs,
+       ${units('cost_usd')} as usd_units, ${units('retry_overhead_usd')} as overhead_units,
+       count(*) filter (where cost_usd is not null and unpriced_requests > 0) as runs_with_unpriced_requests
   from runs
- where started_at > ?`
+ where started_at > ?
+ group by 1, 2, 3`
 
 // A cannot_answer run whose required gaps all name one tool: its money is that tool's loss.
-const TOOL_LOSS_ROWS_SQL = `
-select min(g.tool) as tool, r.cost_usd as cost_usd
-  from runs r
-  join run_gaps g on g.run_id = r.run_id and g.criticality = 'required'
- where r.outcome = 'cannot_answer' and r.started_at > ?
- group by r.run_id
-having count(distinct g.tool) = 1`
+const TOOL_LOSS_SQL = `
+select tool, ${places('cost_usd')} as usd_places, count(*) as runs, ${units('cost_usd')} as usd_units
+  from (select min(g.tool) as tool, r.cost_usd as cost_usd
+          from runs r
+          join run_gaps g on g.run_id = r.run_id and g.criticality = 'required'
+         where r.outcome = 'cannot_answer' and r.started_at > ?
+         group by r.run_id
+        having count(distinct g.tool) = 1)
+ group by 1, 2`
 
-const DAILY_ROWS_SQL = `
-select strftime('%Y-%m-%d', started_at / 1000, 'unixepoch') as day, outcome, cost_usd, retry_overhead_usd
+const DAILY_REPORT_SQL = `
+select strftime('%Y-%m-%d', started_at / 1000, 'unixepoch') as day, outcome,
+       ${places('cost_usd')} as usd_places, ${places('retry_overhead_usd')} as overhead_places,
+       count(*) as runs, ${units('cost_usd')} as usd_units, ${units('retry_overhead_usd')} as overhead_units
   from runs
- where started_at > ?`
+ where started_at > ?
+ group by 1, 2, 3, 4`
+
+/** The amount of `units` of 10^-places dollars, as decimal text (`0` for a group without amounts). */
+function usdOfUnits(unitCount: bigint | null, placeCount: bigint | null): string {
+  if (unitCount === null || placeCount === null) return '0'
+  const count = Number(placeCount)
+  const digits = unitCount.toString().padStart(count + 1, '0')
+  return `${digits.slice(0, -count)}.${digits.slice(-count)}`
+}
 
 const UPSERT_RUN_SQL = `
 insert into runs (run_id, outcome, correct, started_at, workflow, disposition, cost_usd, retry_overhead_usd, unpriced_requests)
@@ -247,20 +269,29 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
       guarded('costReport', () => {
         const since = resolveSince(reportOptions, clock()).getTime()
         const sums = new Map<string, { runs: number; pricedRuns: number; usd: UsdSum; overhead: UsdSum; withUnpriced: number }>()
-        for (const row of database.prepare(COST_ROWS_SQL).iterate(since) as Iterable<{ outcome: string; cost_usd: string | null; retry_overhead_usd: string | null; unpriced_requests: number | null }>) {
+        const rows = database.prepare(COST_REPORT_SQL).safeIntegers().all(since) as {
+          outcome: string
+          usd_places: bigint | null
+          overhead_places: bigint | null
+          runs: bigint
+          priced_runs: bigint
+          usd_units: bigint | null
+          overhead_units: bigint | null
+          runs_with_unpriced_requests: bigint
+        }[]
+        for (const row of rows) {
           let sum = sums.get(row.outcome)
           if (sum === undefined) {
             sum = { runs: 0, pricedRuns: 0, usd: new UsdSum(), overhead: new UsdSum(), withUnpriced: 0 }
             sums.set(row.outcome, sum)
           }
-          sum.runs += 1
-          if (row.cost_usd === null) continue
-          sum.pricedRuns += 1
-          sum.usd.add(row.cost_usd)
-          sum.overhead.add(row.retry_overhead_usd ?? '0')
-          if ((row.unpriced_requests ?? 0) > 0) sum.withUnpriced += 1
+          sum.runs += Number(row.runs)
+          sum.pricedRuns += Number(row.priced_runs)
+          sum.withUnpriced += Number(row.runs_with_unpriced_requests)
+          sum.usd.add(usdOfUnits(row.usd_units, row.usd_places))
+          sum.overhead.add(usdOfUnits(row.overhead_units, row.overhead_places))
         }
-        const rows: CostRow[] = [...sums.entries()].map(([outcome, sum]) => ({
+        const costRows: CostRow[] = [...sums.entries()].map(([outcome, sum]) => ({
           outcome,
           runs: sum.runs,
           pricedRuns: sum.pricedRuns,
@@ -269,22 +300,38 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
           runsWithUnpricedRequests: sum.withUnpriced,
         }))
         const tools = new Map<string, { runs: number; usd: UsdSum }>()
-        for (const row of database.prepare(TOOL_LOSS_ROWS_SQL).iterate(since) as Iterable<{ tool: string; cost_usd: string | null }>) {
+        for (const row of database.prepare(TOOL_LOSS_SQL).safeIntegers().all(since) as { tool: string; usd_places: bigint | null; runs: bigint; usd_units: bigint | null }[]) {
           let tool = tools.get(row.tool)
           if (tool === undefined) {
             tool = { runs: 0, usd: new UsdSum() }
             tools.set(row.tool, tool)
           }
-          tool.runs += 1
-          if (row.cost_usd !== null) tool.usd.add(row.cost_usd)
+          tool.runs += Number(row.runs)
+          tool.usd.add(usdOfUnits(row.usd_units, row.usd_places))
         }
-        return toCostReport(rows, [...tools.entries()].map(([tool, sum]) => ({ tool, runs: sum.runs, usd: sum.usd.toString() })))
+        return toCostReport(costRows, [...tools.entries()].map(([tool, sum]) => ({ tool, runs: sum.runs, usd: sum.usd.toString() })))
       }),
     dailyReport: (reportOptions?: ReportOptions) =>
       guarded('dailyReport', () => {
         const since = resolveSince(reportOptions, clock()).getTime()
-        const rows = database.prepare(DAILY_ROWS_SQL).all(since) as { day: string; outcome: string; cost_usd: string | null; retry_overhead_usd: string | null }[]
-        return toDailyReport(rows.map((row) => ({ day: row.day, outcome: row.outcome, runs: 1, usd: row.cost_usd ?? '0', retryOverheadUsd: row.retry_overhead_usd ?? '0' })))
+        const rows = database.prepare(DAILY_REPORT_SQL).safeIntegers().all(since) as {
+          day: string
+          outcome: string
+          usd_places: bigint | null
+          overhead_places: bigint | null
+          runs: bigint
+          usd_units: bigint | null
+          overhead_units: bigint | null
+        }[]
+        return toDailyReport(
+          rows.map((row) => ({
+            day: row.day,
+            outcome: row.outcome,
+            runs: Number(row.runs),
+            usd: usdOfUnits(row.usd_units, row.usd_places),
+            retryOverheadUsd: usdOfUnits(row.overhead_units, row.overhead_places),
+          })),
+        )
       }),
     close: () =>
       guarded('close', () => {
