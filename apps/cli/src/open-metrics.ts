@@ -46,6 +46,8 @@ export async function openMetricsForReading(runsDir: string, env: Readonly<Recor
       recordGaps: (runId, gaps) => store.recordGaps(runId, gaps),
       outcomeReport: (options) => store.outcomeReport(options),
       gapsReport: (options) => store.gapsReport(options),
+      costReport: (options) => store.costReport(options),
+      dailyReport: (options) => store.dailyReport(options),
       async close() {
         try {
           await store.close()

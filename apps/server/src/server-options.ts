@@ -2,6 +2,7 @@
 // the Hono environment of every route. A leaf module (it imports no module of
 // the server), so route modules and the server can all depend on it without
 // an import circle.
+import type { OutcomeStore } from '@locus/partial'
 import type { TriggerQueue } from '@locus/protocol'
 import type { RunHandle, Runtime } from '@locus/runtime'
 
@@ -102,8 +103,15 @@ export interface CreateServerOptions {
   readonly maxWorkerWaitSeconds?: number | undefined
   /** How long a token of POST /v1/runs/{id}/events-token is good for. @default 300_000 (5 minutes) */
   readonly eventsTokenTtlMs?: number | undefined
-  /** The clock events tokens are issued and checked by, and idempotency keys expire by. @default Date.now */
+  /** The clock events tokens are issued and checked by, idempotency keys expire by, and the inspector's report window ends at. @default Date.now */
   readonly now?: (() => number) | undefined
+  /**
+   * The outcome store runs record their outcomes in (SQLite or PostgreSQL,
+   * as `openOutcomeStore` of @locus/partial opens it): the inspector's
+   * `/report` page reads it. The server only reads; it does not close it.
+   * Without it `/report` says how to give one.
+   */
+  readonly outcomes?: OutcomeStore | undefined
 }
 
 /** What the server keeps between requests, shared with {@link startServer}'s shutdown. */

@@ -46,8 +46,13 @@ export { ANSWER_OUTCOMES, AnswerOutcomeSchema, deriveAnswerOutcome } from './ans
 export type { AnswerOutcome } from './answer-outcome.js'
 export { DEFAULT_REPORT_WINDOW_MS } from './outcome-store.js'
 export type {
+  CostReport,
+  DailyReport,
+  DayReport,
   GapRecordInput,
   GapsReport,
+  OutcomeCost,
+  ToolGapCost,
   MigrationResult,
   OutcomeReport,
   OutcomeStore,
@@ -61,7 +66,9 @@ export type {
 export { OUTCOME_STORE_FILE, openOutcomeStore } from './open-outcome-store.js'
 export type { OpenOutcomeStoreOptions } from './open-outcome-store.js'
 export { SEED_GAPS_REPORT_SQL, SEED_OUTCOME_REPORT_SQL } from './seed-report-sql.js'
-export { formatGapsReport, formatOutcomeReport } from './format-report.js'
+export { formatCostReport, formatGapsReport, formatOutcomeReport } from './format-report.js'
+export { readOutcomeReport } from './outcome-report.js'
+export type { FullOutcomeReport } from './outcome-report.js'
 export { OutcomeStoreError, PARTIAL_ERROR_CODES, PartialInputError } from './partial-error.js'
 export type { OutcomeStoreKind, PartialErrorCode } from './partial-error.js'
 export { answerOutcomeOf, caveatsOf, findAnswer, gapsOf, judgeRunAnswer } from './run-answer.js'

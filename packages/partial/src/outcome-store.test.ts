@@ -114,10 +114,10 @@ function atlasRuns(): RunRecordInput[] {
 describe.each(cases)('OutcomeStore on $name', (storeCase) => {
   it('migrations are versioned and idempotent: running migrate twice is a no-op', async () => {
     const store = await storeCase.open()
-    expect(await store.migrate()).toEqual({ applied: [1], version: 1 })
+    expect(await store.migrate()).toEqual({ applied: [1, 2], version: 2 })
     await store.recordRun({ runId: 'kept', outcome: 'complete', correct: true, startedAt: daysAgo(1) })
-    expect(await store.migrate()).toEqual({ applied: [], version: 1 })
-    expect(await storeCase.countMigrations()).toBe(1)
+    expect(await store.migrate()).toEqual({ applied: [], version: 2 })
+    expect(await storeCase.countMigrations()).toBe(2)
     expect((await store.outcomeReport()).complete).toBe(1)
   })
 
@@ -255,7 +255,7 @@ describe('openOutcomeStore', () => {
     const store = await openOutcomeStore({ runsDir: '/nonexistent', databaseUrl: postgresUrl!, schema })
     try {
       expect(store.kind).toBe('postgres')
-      expect(await store.migrate()).toEqual({ applied: [], version: 1 })
+      expect(await store.migrate()).toEqual({ applied: [], version: 2 })
     } finally {
       await store.close()
       await dropSchema(postgresUrl!, schema)

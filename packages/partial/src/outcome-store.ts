@@ -4,6 +4,8 @@ import { type AnswerOutcome, AnswerOutcomeSchema } from './answer-outcome.js'
 import type { OutcomeStoreKind } from './partial-error.js'
 import { PartialInputError, formatIssuePath } from './partial-error.js'
 import { type StepCriticality, StepCriticalitySchema } from './step-criticality.js'
+import { ANSWER_OUTCOMES } from './answer-outcome.js'
+import { UsdSum, canonicalUsd, isUsdText } from './usd-text.js'
 
 /** One run's row in the outcome metrics. */
 export interface RunRecordInput {
@@ -19,6 +21,16 @@ export interface RunRecordInput {
   readonly workflow?: string | null
   /** The run's durable disposition, the other axis, kept beside the outcome. */
   readonly disposition?: RunDisposition | null
+  /**
+   * What the run's LLM requests cost in dollars, as a decimal string
+   * (`RunView.cost.usd`); `null` or absent when the run was not priced.
+   * Recording the run again without it keeps the cost already recorded.
+   */
+  readonly costUsd?: string | null
+  /** Of `costUsd`, what went to attempts that were thrown away (`RunView.cost.retryOverheadUsd`). */
+  readonly retryOverheadUsd?: string | null
+  /** Requests of the run whose model had no price, so `costUsd` leaves them out (`RunView.cost.unpricedRequests`). */
+  readonly unpricedRequests?: number | null
 }
 
 /** One gap as recorded: a {@link Gap} works as it is. */
@@ -73,6 +85,63 @@ export interface GapsReport {
   readonly totalGaps: number
 }
 
+/** Dollars spent on the runs of one answer outcome. */
+export interface OutcomeCost {
+  readonly outcome: AnswerOutcome
+  /** Runs with this outcome in the window. */
+  readonly runs: number
+  /** Of them, runs recorded with a cost (priced runs). */
+  readonly pricedRuns: number
+  /** What the priced runs cost, an exact decimal string. */
+  readonly usd: string
+  /** Of `usd`, what went to attempts that were thrown away. */
+  readonly retryOverheadUsd: string
+  /** Priced runs that made requests to a model with no price: their `usd` leaves those requests out. */
+  readonly runsWithUnpricedRequests: number
+}
+
+/** Money spent on runs a tool's required gaps alone stopped from answering. */
+export interface ToolGapCost {
+  readonly tool: string
+  /** `cannot_answer` runs whose blocking gaps were all this tool's. */
+  readonly runs: number
+  /** What those runs cost: money that bought no answer because of this tool. */
+  readonly usd: string
+}
+
+/** Dollars per answer outcome, lost to each tool's gaps, and retry overhead. */
+export interface CostReport {
+  /** One row per answer outcome, in the order complete, partial, cannot_answer, failed. */
+  readonly outcomes: readonly OutcomeCost[]
+  /** Tools whose blocking gaps alone stopped priced runs, most money first. */
+  readonly tools: readonly ToolGapCost[]
+  /** Sum of `usd` over the outcomes. */
+  readonly usd: string
+  /** Sum of `retryOverheadUsd` over the outcomes. */
+  readonly retryOverheadUsd: string
+  /** `cannot_answer` runs stopped by more than one tool's (or by no recorded) gaps: their money is not put on a tool. */
+  readonly unattributedLostUsd: string
+  /** Runs in the window recorded without a cost: not priced, or recorded before costs were. */
+  readonly unpricedRuns: number
+}
+
+/** One UTC day of runs: how many ended with each answer outcome, and what they cost. */
+export interface DayReport {
+  /** `YYYY-MM-DD`, UTC, of the runs' start. */
+  readonly day: string
+  readonly complete: number
+  readonly partial: number
+  readonly cannotAnswer: number
+  readonly failed: number
+  readonly usd: string
+  readonly retryOverheadUsd: string
+}
+
+/** The runs of the window per day, oldest first; days without a run are left out. */
+export interface DailyReport {
+  readonly days: readonly DayReport[]
+}
+
 /** What `migrate()` did. */
 export interface MigrationResult {
   /** Versions applied by this call; empty when the schema was already current. */
@@ -100,6 +169,10 @@ export interface OutcomeStore {
   outcomeReport(options?: ReportOptions): Promise<OutcomeReport>
   /** Gaps per tool, worst first. */
   gapsReport(options?: ReportOptions): Promise<GapsReport>
+  /** Dollars per answer outcome, per tool's blocking gaps, and retry overhead. */
+  costReport(options?: ReportOptions): Promise<CostReport>
+  /** Outcomes and dollars per UTC day. */
+  dailyReport(options?: ReportOptions): Promise<DailyReport>
   /** Releases the database; the store cannot be used afterwards. */
   close(): Promise<void>
 }
@@ -116,6 +189,9 @@ const RunRecordSchema = z.object({
   startedAt: InstantSchema,
   workflow: z.string().nullable().optional(),
   disposition: RunDispositionSchema.nullable().optional(),
+  costUsd: z.string().refine(isUsdText, 'expected a non-negative decimal string of dollars, such as "0.004210"').nullable().optional(),
+  retryOverheadUsd: z.string().refine(isUsdText, 'expected a non-negative decimal string of dollars, such as "0.000100"').nullable().optional(),
+  unpricedRequests: z.number().int().nonnegative().nullable().optional(),
 })
 
 const GapRecordSchema = z.object({
@@ -134,6 +210,10 @@ export interface NormalizedRun {
   readonly startedAt: Date
   readonly workflow: string | null
   readonly disposition: RunDisposition | null
+  /** Canonical decimal strings; `null` when not given. */
+  readonly costUsd: string | null
+  readonly retryOverheadUsd: string | null
+  readonly unpricedRequests: number | null
 }
 
 /** A gap record checked and normalised for a store. */
@@ -154,9 +234,14 @@ function fail(root: string, error: z.ZodError, hint: string): never {
 export function normalizeRun(run: RunRecordInput, field = 'run'): NormalizedRun {
   const parsed = RunRecordSchema.safeParse(run)
   if (!parsed.success) {
-    fail(field, parsed.error, 'A run record is { runId, outcome: complete | partial | cannot_answer | failed, correct?, startedAt, workflow?, disposition? }.')
+    fail(field, parsed.error, 'A run record is { runId, outcome: complete | partial | cannot_answer | failed, correct?, startedAt, workflow?, disposition?, costUsd?, retryOverheadUsd?, unpricedRequests? }.')
   }
   const value = parsed.data
+  const costUsd = value.costUsd ?? null
+  const retryOverheadUsd = value.retryOverheadUsd ?? null
+  if (retryOverheadUsd !== null && costUsd === null) {
+    throw new PartialInputError(`${field}.retryOverheadUsd`, 'a retry overhead needs the run\'s costUsd too; give both (RunView.cost.usd and .retryOverheadUsd).')
+  }
   return {
     runId: value.runId,
     outcome: value.outcome,
@@ -164,6 +249,9 @@ export function normalizeRun(run: RunRecordInput, field = 'run'): NormalizedRun 
     startedAt: value.startedAt,
     workflow: value.workflow ?? null,
     disposition: value.disposition ?? null,
+    costUsd: costUsd === null ? null : canonicalUsd(costUsd),
+    retryOverheadUsd: costUsd === null ? null : canonicalUsd(retryOverheadUsd ?? '0'),
+    unpricedRequests: value.unpricedRequests ?? null,
   }
 }
 
@@ -236,4 +324,99 @@ export function toGapsReport(rows: readonly Readonly<Record<string, unknown>>[])
     .map((row) => ({ tool: String(row.tool), gaps: Number(row.gaps), blocking: Number(row.blocking) }))
     .sort((left, right) => right.blocking - left.blocking || right.gaps - left.gaps || (left.tool < right.tool ? -1 : left.tool > right.tool ? 1 : 0))
   return { tools, totalGaps: tools.reduce((sum, row) => sum + row.gaps, 0) }
+}
+
+/** One row of a store's cost query: an outcome with its run counts and each priced run's amounts (SQLite) or their sums (PostgreSQL). */
+export interface CostRow {
+  readonly outcome: string
+  readonly runs: number
+  readonly pricedRuns: number
+  readonly usd: string
+  readonly retryOverheadUsd: string
+  readonly runsWithUnpricedRequests: number
+}
+
+/** Builds the cost report from per-outcome rows and per-tool rows, adding amounts exactly. */
+export function toCostReport(
+  rows: readonly CostRow[],
+  tools: readonly { readonly tool: string; readonly runs: number; readonly usd: string }[],
+): CostReport {
+  const total = new UsdSum()
+  const overhead = new UsdSum()
+  let unpricedRuns = 0
+  const outcomes = ANSWER_OUTCOMES.map((outcome): OutcomeCost => {
+    const row = rows.find((candidate) => candidate.outcome === outcome)
+    total.add(row?.usd ?? '0')
+    overhead.add(row?.retryOverheadUsd ?? '0')
+    unpricedRuns += (row?.runs ?? 0) - (row?.pricedRuns ?? 0)
+    return {
+      outcome,
+      runs: row?.runs ?? 0,
+      pricedRuns: row?.pricedRuns ?? 0,
+      usd: canonicalUsd(row?.usd ?? '0'),
+      retryOverheadUsd: canonicalUsd(row?.retryOverheadUsd ?? '0'),
+      runsWithUnpricedRequests: row?.runsWithUnpricedRequests ?? 0,
+    }
+  })
+  const attributed = new UsdSum()
+  for (const tool of tools) attributed.add(tool.usd)
+  const lost = outcomes.find((row) => row.outcome === 'cannot_answer')?.usd ?? '0'
+  return {
+    outcomes,
+    tools: tools
+      .map((tool) => ({ tool: tool.tool, runs: tool.runs, usd: canonicalUsd(tool.usd) }))
+      .sort((left, right) => compareUsd(right.usd, left.usd) || (left.tool < right.tool ? -1 : left.tool > right.tool ? 1 : 0)),
+    usd: total.toString(),
+    retryOverheadUsd: overhead.toString(),
+    unattributedLostUsd: subtractUsd(lost, attributed.toString()),
+    unpricedRuns,
+  }
+}
+
+/** Compares two canonical amounts. */
+export function compareUsd(left: string, right: string): number {
+  const [a, b] = alignUsd(left, right)
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+function alignUsd(left: string, right: string): [bigint, bigint] {
+  const [lw = '0', lf = ''] = left.split('.')
+  const [rw = '0', rf = ''] = right.split('.')
+  const places = Math.max(lf.length, rf.length)
+  return [BigInt(lw + lf.padEnd(places, '0')), BigInt(rw + rf.padEnd(places, '0'))]
+}
+
+function subtractUsd(left: string, right: string): string {
+  const places = Math.max(left.split('.')[1]?.length ?? 0, right.split('.')[1]?.length ?? 0)
+  const [a, b] = alignUsd(left, right)
+  const digits = (a - b).toString().padStart(places + 1, '0')
+  return canonicalUsd(`${digits.slice(0, -places)}.${digits.slice(-places)}`)
+}
+
+/** Builds the daily report from per-day, per-outcome rows. */
+export function toDailyReport(rows: readonly { readonly day: string; readonly outcome: string; readonly runs: number; readonly usd: string; readonly retryOverheadUsd: string }[]): DailyReport {
+  const byDay = new Map<string, { counts: Record<AnswerOutcome, number>; usd: UsdSum; overhead: UsdSum }>()
+  for (const row of rows) {
+    let day = byDay.get(row.day)
+    if (day === undefined) {
+      day = { counts: { complete: 0, partial: 0, cannot_answer: 0, failed: 0 }, usd: new UsdSum(), overhead: new UsdSum() }
+      byDay.set(row.day, day)
+    }
+    if ((ANSWER_OUTCOMES as readonly string[]).includes(row.outcome)) day.counts[row.outcome as AnswerOutcome] += row.runs
+    day.usd.add(row.usd)
+    day.overhead.add(row.retryOverheadUsd)
+  }
+  return {
+    days: [...byDay.entries()]
+      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+      .map(([day, totals]) => ({
+        day,
+        complete: totals.counts.complete,
+        partial: totals.counts.partial,
+        cannotAnswer: totals.counts.cannot_answer,
+        failed: totals.counts.failed,
+        usd: totals.usd.toString(),
+        retryOverheadUsd: totals.overhead.toString(),
+      })),
+  }
 }

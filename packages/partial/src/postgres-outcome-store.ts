@@ -6,11 +6,14 @@ import {
   type NormalizedRun,
   type OutcomeStore,
   type ReportOptions,
+  type CostRow,
   type RunRecordInput,
   normalizeGaps,
   normalizeRun,
   normalizeRuns,
   resolveSince,
+  toCostReport,
+  toDailyReport,
   toGapsReport,
   toOutcomeReport,
 } from './outcome-store.js'
@@ -68,17 +71,59 @@ const POSTGRES_MIGRATIONS: readonly { readonly version: number; readonly name: s
       create index run_gaps_run_id on run_gaps (run_id);
     `,
   },
+  {
+    // Money as numeric, which sums exactly; rows recorded before keep null: recorded without a cost.
+    version: 2,
+    name: 'runs cost',
+    sql: `
+      alter table runs add column cost_usd numeric check (cost_usd >= 0),
+        add column retry_overhead_usd numeric check (retry_overhead_usd >= 0),
+        add column unpriced_requests integer;
+    `,
+  },
 ]
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 const BATCH_ROWS = 5_000
 
 const UPSERT_RUNS_SQL = `
-insert into runs (run_id, outcome, correct, started_at, workflow, disposition)
-select * from unnest($1::text[], $2::text[], $3::boolean[], $4::timestamptz[], $5::text[], $6::text[])
+insert into runs (run_id, outcome, correct, started_at, workflow, disposition, cost_usd, retry_overhead_usd, unpriced_requests)
+select * from unnest($1::text[], $2::text[], $3::boolean[], $4::timestamptz[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::integer[])
 on conflict (run_id) do update set
   outcome = excluded.outcome, correct = excluded.correct, started_at = excluded.started_at,
-  workflow = excluded.workflow, disposition = excluded.disposition`
+  workflow = excluded.workflow, disposition = excluded.disposition,
+  cost_usd = coalesce(excluded.cost_usd, runs.cost_usd),
+  retry_overhead_usd = coalesce(excluded.retry_overhead_usd, runs.retry_overhead_usd),
+  unpriced_requests = coalesce(excluded.unpriced_requests, runs.unpriced_requests)`
+
+// New queries, beside the seed's two. numeric sums exactly; ::text keeps every digit.
+const COST_REPORT_SQL = `
+select outcome, count(*) as runs, count(cost_usd) as priced_runs,
+       coalesce(sum(cost_usd), 0)::text as usd,
+       coalesce(sum(retry_overhead_usd), 0)::text as retry_overhead_usd,
+       count(*) filter (where cost_usd is not null and unpriced_requests > 0) as runs_with_unpriced_requests
+  from runs
+ where started_at > $1
+ group by outcome`
+
+// A cannot_answer run whose required gaps all name one tool: its money is that tool's loss.
+const TOOL_LOSS_SQL = `
+select tool, count(*) as runs, coalesce(sum(cost_usd), 0)::text as usd
+  from (select min(g.tool) as tool, r.cost_usd
+          from runs r
+          join run_gaps g on g.run_id = r.run_id and g.criticality = 'required'
+         where r.outcome = 'cannot_answer' and r.started_at > $1
+         group by r.run_id, r.cost_usd
+        having count(distinct g.tool) = 1) blocked
+ group by tool`
+
+const DAILY_REPORT_SQL = `
+select to_char(started_at at time zone 'UTC', 'YYYY-MM-DD') as day, outcome, count(*) as runs,
+       coalesce(sum(cost_usd), 0)::text as usd,
+       coalesce(sum(retry_overhead_usd), 0)::text as retry_overhead_usd
+  from runs
+ where started_at > $1
+ group by 1, 2`
 
 const INSERT_GAPS_SQL = `
 insert into run_gaps (run_id, step, tool, criticality, reason, created_at)
@@ -165,6 +210,9 @@ export function createPostgresOutcomeStore(options: PostgresOutcomeStoreOptions)
         batch.map((run) => run.startedAt),
         batch.map((run) => run.workflow),
         batch.map((run) => run.disposition),
+        batch.map((run) => run.costUsd),
+        batch.map((run) => run.retryOverheadUsd),
+        batch.map((run) => run.unpricedRequests),
       ])
     }
   }
@@ -231,6 +279,27 @@ export function createPostgresOutcomeStore(options: PostgresOutcomeStoreOptions)
             ? await pool.query(SEED_GAPS_REPORT_SQL)
             : await pool.query(GAPS_REPORT_SINCE_SQL, [resolveSince(reportOptions, nowOr())])
         return toGapsReport(result.rows as Record<string, unknown>[])
+      }),
+    costReport: (reportOptions?: ReportOptions) =>
+      guarded('costReport', async () => {
+        const since = resolveSince(reportOptions, nowOr())
+        const outcomes = await pool.query<{ outcome: string; runs: string; priced_runs: string; usd: string; retry_overhead_usd: string; runs_with_unpriced_requests: string }>(COST_REPORT_SQL, [since])
+        const tools = await pool.query<{ tool: string; runs: string; usd: string }>(TOOL_LOSS_SQL, [since])
+        const rows: CostRow[] = outcomes.rows.map((row) => ({
+          outcome: row.outcome,
+          runs: Number(row.runs),
+          pricedRuns: Number(row.priced_runs),
+          usd: row.usd,
+          retryOverheadUsd: row.retry_overhead_usd,
+          runsWithUnpricedRequests: Number(row.runs_with_unpriced_requests),
+        }))
+        return toCostReport(rows, tools.rows.map((row) => ({ tool: row.tool, runs: Number(row.runs), usd: row.usd })))
+      }),
+    dailyReport: (reportOptions?: ReportOptions) =>
+      guarded('dailyReport', async () => {
+        const since = resolveSince(reportOptions, nowOr())
+        const { rows } = await pool.query<{ day: string; outcome: string; runs: string; usd: string; retry_overhead_usd: string }>(DAILY_REPORT_SQL, [since])
+        return toDailyReport(rows.map((row) => ({ day: row.day, outcome: row.outcome, runs: Number(row.runs), usd: row.usd, retryOverheadUsd: row.retry_overhead_usd })))
       }),
     close: async () => {
       if (closed) return

@@ -8,14 +8,18 @@ import {
   type MigrationResult,
   type OutcomeStore,
   type ReportOptions,
+  type CostRow,
   type RunRecordInput,
   normalizeGaps,
   normalizeRun,
   normalizeRuns,
   resolveSince,
+  toCostReport,
+  toDailyReport,
   toGapsReport,
   toOutcomeReport,
 } from './outcome-store.js'
+import { UsdSum } from './usd-text.js'
 import { OutcomeStoreError, PartialInputError } from './partial-error.js'
 
 /** Options of {@link createSqliteOutcomeStore}. */
@@ -60,6 +64,17 @@ const SQLITE_MIGRATIONS: readonly { readonly version: number; readonly name: str
       create index run_gaps_run_id on run_gaps (run_id);
     `,
   },
+  {
+    // Money as exact decimal text (SQLite has no decimal type); sums are made as integers in TypeScript.
+    // Rows recorded before keep null: recorded without a cost.
+    version: 2,
+    name: 'runs cost',
+    sql: `
+      alter table runs add column cost_usd text;
+      alter table runs add column retry_overhead_usd text;
+      alter table runs add column unpriced_requests integer;
+    `,
+  },
 ]
 
 // The seed's outcome query in SQLite's dialect: the same columns and filters;
@@ -82,12 +97,57 @@ select tool, count(*) as gaps,
  where created_at > ?
  group by 1 order by blocking desc, gaps desc`
 
+// New queries, beside the seed's two. Amounts are canonical decimal text (digits, a point, six places or
+// more): with the point taken out, amounts of the same number of places add exactly as SQLite integers
+// (sum() raises on overflow, never rounds). Rows come grouped by places; UsdSum puts the groups together.
+const units = (column: string): string => `sum(cast(replace(${column}, '.', '') as integer))`
+const places = (column: string): string => `length(${column}) - instr(${column}, '.')`
+
+const COST_REPORT_SQL = `
+select outcome, ${places('cost_usd')} as usd_places, ${places('retry_overhead_usd')} as overhead_places,
+       count(*) as runs, count(cost_usd) as priced_runs,
+       ${units('cost_usd')} as usd_units, ${units('retry_overhead_usd')} as overhead_units,
+       count(*) filter (where cost_usd is not null and unpriced_requests > 0) as runs_with_unpriced_requests
+  from runs
+ where started_at > ?
+ group by 1, 2, 3`
+
+// A cannot_answer run whose required gaps all name one tool: its money is that tool's loss.
+const TOOL_LOSS_SQL = `
+select tool, ${places('cost_usd')} as usd_places, count(*) as runs, ${units('cost_usd')} as usd_units
+  from (select min(g.tool) as tool, r.cost_usd as cost_usd
+          from runs r
+          join run_gaps g on g.run_id = r.run_id and g.criticality = 'required'
+         where r.outcome = 'cannot_answer' and r.started_at > ?
+         group by r.run_id
+        having count(distinct g.tool) = 1)
+ group by 1, 2`
+
+const DAILY_REPORT_SQL = `
+select strftime('%Y-%m-%d', started_at / 1000, 'unixepoch') as day, outcome,
+       ${places('cost_usd')} as usd_places, ${places('retry_overhead_usd')} as overhead_places,
+       count(*) as runs, ${units('cost_usd')} as usd_units, ${units('retry_overhead_usd')} as overhead_units
+  from runs
+ where started_at > ?
+ group by 1, 2, 3, 4`
+
+/** The amount of `units` of 10^-places dollars, as decimal text (`0` for a group without amounts). */
+function usdOfUnits(unitCount: bigint | null, placeCount: bigint | null): string {
+  if (unitCount === null || placeCount === null) return '0'
+  const count = Number(placeCount)
+  const digits = unitCount.toString().padStart(count + 1, '0')
+  return `${digits.slice(0, -count)}.${digits.slice(-count)}`
+}
+
 const UPSERT_RUN_SQL = `
-insert into runs (run_id, outcome, correct, started_at, workflow, disposition)
-values (@runId, @outcome, @correct, @startedAt, @workflow, @disposition)
+insert into runs (run_id, outcome, correct, started_at, workflow, disposition, cost_usd, retry_overhead_usd, unpriced_requests)
+values (@runId, @outcome, @correct, @startedAt, @workflow, @disposition, @costUsd, @retryOverheadUsd, @unpricedRequests)
 on conflict (run_id) do update set
   outcome = excluded.outcome, correct = excluded.correct, started_at = excluded.started_at,
-  workflow = excluded.workflow, disposition = excluded.disposition`
+  workflow = excluded.workflow, disposition = excluded.disposition,
+  cost_usd = coalesce(excluded.cost_usd, runs.cost_usd),
+  retry_overhead_usd = coalesce(excluded.retry_overhead_usd, runs.retry_overhead_usd),
+  unpriced_requests = coalesce(excluded.unpriced_requests, runs.unpriced_requests)`
 
 const INSERT_GAP_SQL = `
 insert into run_gaps (run_id, step, tool, criticality, reason, created_at)
@@ -145,6 +205,9 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
     startedAt: run.startedAt.getTime(),
     workflow: run.workflow,
     disposition: run.disposition,
+    costUsd: run.costUsd,
+    retryOverheadUsd: run.retryOverheadUsd,
+    unpricedRequests: run.unpricedRequests,
   })
 
   return {
@@ -201,6 +264,74 @@ export function createSqliteOutcomeStore(options: SqliteOutcomeStoreOptions): Ou
       guarded('gapsReport', () => {
         const since = resolveSince(reportOptions, clock())
         return toGapsReport(database.prepare(GAPS_REPORT_SQL).all(since.getTime()) as Record<string, unknown>[])
+      }),
+    costReport: (reportOptions?: ReportOptions) =>
+      guarded('costReport', () => {
+        const since = resolveSince(reportOptions, clock()).getTime()
+        const sums = new Map<string, { runs: number; pricedRuns: number; usd: UsdSum; overhead: UsdSum; withUnpriced: number }>()
+        const rows = database.prepare(COST_REPORT_SQL).safeIntegers().all(since) as {
+          outcome: string
+          usd_places: bigint | null
+          overhead_places: bigint | null
+          runs: bigint
+          priced_runs: bigint
+          usd_units: bigint | null
+          overhead_units: bigint | null
+          runs_with_unpriced_requests: bigint
+        }[]
+        for (const row of rows) {
+          let sum = sums.get(row.outcome)
+          if (sum === undefined) {
+            sum = { runs: 0, pricedRuns: 0, usd: new UsdSum(), overhead: new UsdSum(), withUnpriced: 0 }
+            sums.set(row.outcome, sum)
+          }
+          sum.runs += Number(row.runs)
+          sum.pricedRuns += Number(row.priced_runs)
+          sum.withUnpriced += Number(row.runs_with_unpriced_requests)
+          sum.usd.add(usdOfUnits(row.usd_units, row.usd_places))
+          sum.overhead.add(usdOfUnits(row.overhead_units, row.overhead_places))
+        }
+        const costRows: CostRow[] = [...sums.entries()].map(([outcome, sum]) => ({
+          outcome,
+          runs: sum.runs,
+          pricedRuns: sum.pricedRuns,
+          usd: sum.usd.toString(),
+          retryOverheadUsd: sum.overhead.toString(),
+          runsWithUnpricedRequests: sum.withUnpriced,
+        }))
+        const tools = new Map<string, { runs: number; usd: UsdSum }>()
+        for (const row of database.prepare(TOOL_LOSS_SQL).safeIntegers().all(since) as { tool: string; usd_places: bigint | null; runs: bigint; usd_units: bigint | null }[]) {
+          let tool = tools.get(row.tool)
+          if (tool === undefined) {
+            tool = { runs: 0, usd: new UsdSum() }
+            tools.set(row.tool, tool)
+          }
+          tool.runs += Number(row.runs)
+          tool.usd.add(usdOfUnits(row.usd_units, row.usd_places))
+        }
+        return toCostReport(costRows, [...tools.entries()].map(([tool, sum]) => ({ tool, runs: sum.runs, usd: sum.usd.toString() })))
+      }),
+    dailyReport: (reportOptions?: ReportOptions) =>
+      guarded('dailyReport', () => {
+        const since = resolveSince(reportOptions, clock()).getTime()
+        const rows = database.prepare(DAILY_REPORT_SQL).safeIntegers().all(since) as {
+          day: string
+          outcome: string
+          usd_places: bigint | null
+          overhead_places: bigint | null
+          runs: bigint
+          usd_units: bigint | null
+          overhead_units: bigint | null
+        }[]
+        return toDailyReport(
+          rows.map((row) => ({
+            day: row.day,
+            outcome: row.outcome,
+            runs: Number(row.runs),
+            usd: usdOfUnits(row.usd_units, row.usd_places),
+            retryOverheadUsd: usdOfUnits(row.overhead_units, row.overhead_places),
+          })),
+        )
       }),
     close: () =>
       guarded('close', () => {

@@ -115,6 +115,7 @@ export async function startResume<TInput>(
       spentBefore: history.spentUsd,
       timers: history.timers,
       resumeOf: history.lastExecution.executionId,
+      runView: history.view,
       ownership,
     })
   } catch (error) {

@@ -1,5 +1,5 @@
 import { type UsdAmount, Usd, zeroUsd } from '@locus/cost'
-import type { JournalLine, RunEndLine, RunStartLine } from '@locus/journal'
+import { type JournalLine, type RunEndLine, type RunStartLine, type RunView, createRunView } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { type LoadedRecording, type Recording, type SkippedCall, createRecordingBuilder, mergeRecordings } from '@locus/replay'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore, RunNotFoundError } from '@locus/store'
@@ -90,6 +90,8 @@ export interface RunHistory {
   readonly skipped: readonly SkippedCall[]
   /** Dollars the run's executions (its root, every resume and their child runs) spent: a resume's cost budget counts them as spent. */
   readonly spentUsd: UsdAmount
+  /** The root's and every resume's lines folded in order: what a resume goes on folding, so its cost is the run's. */
+  readonly view: RunView
 }
 
 /**
@@ -113,6 +115,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
   let runStart: RunStartLine | undefined
   let lastExecution: ExecutionInfo | undefined
   let lastRunEnd: RunEndLine | undefined
+  const view = createRunView()
   for (const info of executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume')) {
     const builder = createRecordingBuilder(info.location)
     let lines = 0
@@ -124,6 +127,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
       builder.add(line)
       carried.see(line)
       cost.see(line)
+      view.apply(line)
     }
     if (lines === 0) continue
     const envelopes = new Map<string, string>()
@@ -153,6 +157,7 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     ...carried.result(),
     skipped: recordings.flatMap((recording) => recording.skipped),
     spentUsd: cost.spent(),
+    view,
   }
 }
 

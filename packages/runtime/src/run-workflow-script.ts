@@ -3,6 +3,8 @@ import { setMaxListeners } from 'node:events'
 import { join, resolve } from 'node:path'
 import {
   type JournalLine,
+  type RunCost,
+  type RunView,
   createRunView,
   renderOutputsReadme,
   serializeError,
@@ -73,6 +75,12 @@ export interface RunResult {
    * continues the run.
    */
   readonly suspended?: true
+  /**
+   * What the run's LLM requests cost, every execution of it included (its
+   * {@link RunView}'s `cost`, as `locus show` reads it); absent when the run
+   * was not priced. A child's requests are in its own execution.
+   */
+  readonly cost?: RunCost
 }
 
 /** What a resumed or replayed execution starts from. Internal to the runtime. */
@@ -84,6 +92,8 @@ export interface LaunchInternals {
   /** A check-only replay: a call the replay would run live throws instead, so nothing runs live (the deploy check). */
   readonly refuseLiveCalls?: boolean
   readonly resumeOf?: string
+  /** A resume: the fold of the executions before it, which its own lines go on into, so the run's cost counts every execution. */
+  readonly runView?: RunView
   /** Deferrals earlier executions opened that are still waiting. */
   readonly openDeferrals?: readonly string[]
   /** The run's ownership, claimed by the caller for this execution (a resume); released when the execution ends. */
@@ -408,11 +418,14 @@ function startExecution<TInput>(
   const { budgets: callDefaults, increases } = overrideBudgets(LAUNCH_MODE_BUDGETS[launchMode], parent?.perCallOverrides ?? options.budgets?.perCall)
   // The README is rendered from this fold at the end, so memory does not grow with the length of the run.
   const view = createRunView()
+  // A resume also folds into the run's earlier executions, for figures (its cost) that are the run's, not this execution's.
+  const runView = internals.runView
   // A child shares its root's suspension: once the root is suspended, nothing anywhere in the run is written.
   const suspension = parent?.suspension ?? { suspended: false }
   const medium = mutedOnSuspend(
     claimed.openMedium((line) => {
       view.apply(line)
+      runView?.apply(line)
       options.onEvent?.(line)
     }),
     suspension,
@@ -609,7 +622,7 @@ function startExecution<TInput>(
     // A child's outcome is its parent's business; only a root run is a row in the metrics.
     if (options.metrics !== undefined && parent === undefined) {
       try {
-        await recordRunOutcome(options.metrics, { runId, workflow: definition.name, startedAt: new Date(startedAt), disposition: settled.disposition, result: settled.result })
+        await recordRunOutcome(options.metrics, { runId, workflow: definition.name, startedAt: new Date(startedAt), disposition: settled.disposition, result: settled.result, cost: (runView ?? view).cost })
       } catch (error) {
         // Metrics are a report about the run, never a reason to change its outcome.
         run.emit({ type: 'log', level: 'error', message: `could not record the run's outcome metrics: ${error instanceof Error ? error.message : String(error)}` })
@@ -647,6 +660,7 @@ function startExecution<TInput>(
     } satisfies RunResultFile)
     medium.writeReadme(renderOutputsReadme(view))
     await medium.settled()
+    const runCost = (runView ?? view).cost
     return {
       runId,
       executionId,
@@ -657,6 +671,7 @@ function startExecution<TInput>(
       result: settled.result,
       ...(settled.error === undefined ? {} : { error: settled.error }),
       ...(run.replay === undefined ? {} : { replay: run.replay.report() }),
+      ...(runCost === undefined ? {} : { cost: { ...runCost } }),
     }
   }
 

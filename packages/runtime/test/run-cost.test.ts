@@ -1,6 +1,7 @@
 import { createPriceTable, parsePriceFile } from '@locus/cost'
 import type { JournalLine } from '@locus/journal'
-import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow, readStoredRun } from '@locus/runtime'
+import { createSqliteOutcomeStore } from '@locus/partial/sqlite'
+import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow, readStoredRun, resumeRun } from '@locus/runtime'
 import { createMemoryRunStore } from '@locus/store'
 import { describe, expect, it } from 'vitest'
 
@@ -93,5 +94,62 @@ describe('pricing a run', () => {
   it('refuses a prices option that is not a price table, naming it', async () => {
     const workflow = defineWorkflow({ name: 'bad', run: () => ({ ok: true }) })
     await expect(createRuntime({ workflows: [workflow], store: createMemoryRunStore(), defaults: { prices: { rates: 1 } as never } }).start(workflow)).rejects.toThrow(/prices must be a PriceTable/)
+  })
+})
+
+describe('the cost in the outcome metrics', () => {
+  it('records the run’s RunView cost when it ends, and after a resume the cost of every execution', async () => {
+    const store = createMemoryRunStore()
+    const metrics = createSqliteOutcomeStore({ path: ':memory:' })
+    await metrics.migrate()
+    let crash = true
+    const host: AgentHost = {
+      name: 'priced',
+      openSession(request) {
+        const llmAttempts = [{ model: 'small', turn: 1, step: 1, attempt: 1, maxAttempts: 1, outcome: 'succeeded' as const, durationMs: 1, streamed: false, usage: { inputTokens: 1_000, outputTokens: 100 } }]
+        return { prompt: async () => ({ text: `answer ${request.agent}`, stopReason: 'end', llmAttempts }), transcript: () => [] }
+      },
+    }
+    const workflow = defineWorkflow({
+      name: 'crashes-once',
+      run: async ({ agent }) => {
+        await agent('a')
+        await agent('b')
+        if (crash) throw new Error('the process went away')
+        return { ok: true, answer: (await agent('c')).answer }
+      },
+    })
+    const handle = await createRuntime({ workflows: [workflow], store, host, defaults: { prices, metrics } }).start(workflow)
+    expect((await handle.done).disposition).toBe('failed')
+    const first = await metrics.costReport()
+    expect(first.outcomes.find((row) => row.outcome === 'failed')).toMatchObject({ runs: 1, pricedRuns: 1, usd: (await readStoredRun(store, handle.runId)).view.cost?.usd })
+    crash = false
+    const result = await resumeRun(handle.runId, workflow, { store, host, prices, metrics })
+    expect([result.disposition, JSON.stringify(result.error ?? null)]).toEqual(['completed', 'null'])
+    const runCost = (await readStoredRun(store, handle.runId)).view.cost
+    // a and b in the root, c in the resume (a and b replayed, at nothing): $0.0014 each.
+    expect(runCost).toMatchObject({ usd: '0.004200', retryOverheadUsd: '0.000000' })
+    expect(result.cost).toEqual(runCost)
+    const report = await metrics.costReport()
+    expect(report.outcomes.map((row) => [row.outcome, row.runs, row.usd])).toEqual([
+      ['complete', 1, '0.004200'],
+      ['partial', 0, '0.000000'],
+      ['cannot_answer', 0, '0.000000'],
+      ['failed', 0, '0.000000'],
+    ])
+    await metrics.close()
+  })
+
+  it('records a run none of whose requests had a price as unpriced, never $0, and a partly priced one with its count of unpriced requests', async () => {
+    const metrics = createSqliteOutcomeStore({ path: ':memory:' })
+    await metrics.migrate()
+    const workflow = defineWorkflow({ name: 'priced', run: async ({ agent }) => ({ ok: true, answer: (await agent('write', { attempts: 2 })).answer }) })
+    const onlyScripted = createPriceTable({ prices: parsePriceFile({ models: { scripted: { input: '2', output: '8' } } }) })
+    await (await createRuntime({ workflows: [workflow], store: createMemoryRunStore(), host: reportingHost(), defaults: { prices: onlyScripted, metrics } }).start(workflow)).done
+    expect(await metrics.costReport()).toMatchObject({ usd: '0.000000', unpricedRuns: 1 })
+    await (await createRuntime({ workflows: [workflow], store: createMemoryRunStore(), host: reportingHost(), defaults: { prices, metrics } }).start(workflow)).done
+    const report = await metrics.costReport()
+    expect(report.outcomes[0]).toEqual({ outcome: 'complete', runs: 2, pricedRuns: 1, usd: '0.002800', retryOverheadUsd: '0.001400', runsWithUnpricedRequests: 1 })
+    await metrics.close()
   })
 })

@@ -458,7 +458,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     )
     const row = rows[0]
     if (row?.ended !== true || row.workflow === null || row.started === null) return
-    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result })
+    await recordRunOutcome(metrics, { runId: result.runId, workflow: row.workflow, startedAt: new Date(row.started), disposition: result.disposition, result: result.result, cost: result.cost })
   }
 
   /** The run's cancel request, if one was made: why, and who asked (`worker` when the request named nobody). */

@@ -1,4 +1,4 @@
-import { formatGapsReport, formatOutcomeReport } from '@locus/partial'
+import { formatCostReport, formatGapsReport, formatOutcomeReport, readOutcomeReport } from '@locus/partial'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { describeMetrics, openMetricsForReading } from '../open-metrics.js'
@@ -20,8 +20,10 @@ export const DEFAULT_REPORT_SINCE_MS = 30 * 24 * 60 * 60 * 1000
 
 /**
  * `locus report`: the outcome table (complete, partial, cannot_answer, failed,
- * with correctness where graded) and the gaps-per-tool table over a window,
- * from the outcome store runs are recorded in. It only reads: nothing is
+ * with correctness where graded), the gaps-per-tool table, and the money:
+ * dollars per answer outcome with their retry overhead, and the dollars each
+ * tool's blocking gaps alone lost, over a window, from the outcome store runs
+ * are recorded in. `--json` adds the same figures per day. It only reads: nothing is
  * created or written under the runs directory, so a read-only one (or one
  * without a store yet) works.
  */
@@ -36,12 +38,13 @@ export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<Exit
     throw new CliError('OUTCOME_STORE_UNREADABLE', `Cannot read the outcome store (${describeMetrics(runsDir, io.env)}): ${(error as Error).message}`, { cause: error })
   }
   try {
-    const outcomes = await store.outcomeReport({ since })
-    const gaps = await store.gapsReport({ since })
+    const report = await readOutcomeReport(store, since)
     if (flags.json === true) {
-      io.stdout.write(`${JSON.stringify({ type: 'report', since: since.toISOString(), store: store.kind, outcomes, gaps })}\n`)
+      io.stdout.write(`${JSON.stringify(report)}\n`)
       return EXIT_CODES.completed
     }
+    const { outcomes, gaps, cost } = report
+    const priced = cost.outcomes.some((row) => row.pricedRuns > 0)
     const style = styleFor(io.stdout, io.env)
     const out = [
       style.bold(`Outcomes since ${since.toISOString().slice(0, 16).replace('T', ' ')} UTC`) + style.dim(` (${describeMetrics(runsDir, io.env)})`),
@@ -49,6 +52,9 @@ export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<Exit
       '',
       style.bold('Gaps per tool'),
       gaps.tools.length === 0 ? style.dim('no gaps recorded in this window') : formatGapsReport(gaps),
+      '',
+      style.bold('Cost per answer outcome'),
+      priced ? formatCostReport(cost) : style.dim('no priced run in this window; runs record their cost when priced (locus run --prices prices.json)'),
     ]
     io.stdout.write(`${out.join('\n')}\n`)
     return EXIT_CODES.completed

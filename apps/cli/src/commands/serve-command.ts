@@ -1,4 +1,5 @@
 import { closeMcpToolSources } from '@locus/mcp'
+import { type OutcomeStore, openOutcomeStore } from '@locus/partial'
 import { createTriggerQueue } from '@locus/protocol'
 import { type Runtime, createRuntime } from '@locus/runtime'
 import { createDispatchRuntime } from '@locus/store-postgres'
@@ -9,6 +10,7 @@ import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { plural } from '../format-summary.js'
 import { resolveRunsDir } from '../runs-dir.js'
+import { describeMetrics } from '../open-metrics.js'
 import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
 
@@ -55,6 +57,15 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   let where: string
   let closeRuntime = (): Promise<void> => Promise.resolve()
   let executesRuns = true
+  // Where runs record their outcomes and the inspector's /report reads them; a store that cannot open is reported, and the server goes on without it.
+  let outcomes: OutcomeStore | undefined
+  const openOutcomes = async (runsDir: string, url: string | undefined, where: string): Promise<void> => {
+    try {
+      outcomes = await openOutcomeStore({ runsDir, databaseUrl: url })
+    } catch (error) {
+      io.stderr.write(`locus: warning: outcome metrics are off for this server: ${where} could not be opened (${(error as Error).message}).\n`)
+    }
+  }
   if (databaseUrl !== undefined && databaseUrl !== '') {
     if (flags.runsDir !== undefined) throw new CliError('CLI_USAGE', 'Pass --runs-dir or --database-url, not both: the server serves the runs of one store.')
     const hostFlags = [
@@ -66,6 +77,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     if (hostFlags.length > 0) throw new CliError('CLI_USAGE', `${hostFlags.join(', ')} ${hostFlags.length === 1 ? 'has' : 'have'} no effect with --database-url: runs execute on \`locus worker\` processes, so give the host to them.`)
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
     const dispatching = await createDispatchRuntime({ connectionString: databaseUrl, workflows })
+    // Workers record outcomes in the runs database; the server reads them there.
+    await openOutcomes(io.cwd, databaseUrl, 'the PostgreSQL outcome store')
     plain = dispatching
     executesRuns = false
     closeRuntime = () => dispatching.close()
@@ -73,7 +86,9 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   } else {
     const runsDir = resolveRunsDir(flags.runsDir, io)
     const chosen = await createHost({ ...flags, host: undefined }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
-    plain = createRuntime({ workflows, runsDir, defaults: { worker: workers }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+    // Where `locus run` records: <runs dir>/outcomes.sqlite, or PostgreSQL with LOCUS_DATABASE_URL.
+    await openOutcomes(runsDir, io.env.LOCUS_DATABASE_URL, describeMetrics(runsDir, io.env))
+    plain = createRuntime({ workflows, runsDir, defaults: { worker: workers, ...(outcomes === undefined ? {} : { metrics: outcomes }) }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
     where = `host: ${chosen.description}`
   }
   const runtime = otel === undefined ? plain : otel.traceRuntime(plain)
@@ -88,6 +103,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       allowedOrigins: flags.allowOrigin,
       allowedHosts: flags.allowHost,
       shutdownGraceMs: flags.shutdownGrace ?? DEFAULT_SHUTDOWN_GRACE_MS,
+      outcomes,
       // On PostgreSQL the workers execute runs and park the waiting ones themselves.
       resumeSuspended: executesRuns,
       onResumed: (report) => {
@@ -101,6 +117,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     })
   } catch (error) {
     await closeRuntime()
+    await outcomes?.close()
     // Bad keys, a bad --allow-origin or --allow-host, a public address without keys: SERVER_OPTIONS_INVALID, a
     // registered usage code, so the user's to fix (exit 2) from any copy of @locus/server.
     if (ServerOptionsError.isInstance(error) && error.code === SERVER_OPTIONS_INVALID && /API key/i.test(error.message)) {
@@ -124,6 +141,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   await workers.close()
   await closeMcpToolSources()
   await closeRuntime()
+  await outcomes?.close()
   await otel?.shutdown().catch((error: unknown) => {
     io.stderr.write(`locus: warning: traces could not be sent to ${otel.url}: ${error instanceof Error ? error.message : String(error)}\n`)
   })

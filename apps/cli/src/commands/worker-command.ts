@@ -49,6 +49,8 @@ function outcomesOn(connectionString: string, cwd: string): OutcomeStore {
     recordGaps: async (runId, gaps) => (await opened()).recordGaps(runId, gaps),
     outcomeReport: async (options) => (await opened()).outcomeReport(options),
     gapsReport: async (options) => (await opened()).gapsReport(options),
+    costReport: async (options) => (await opened()).costReport(options),
+    dailyReport: async (options) => (await opened()).dailyReport(options),
     async close() {
       const store = await opening?.catch(() => undefined)
       await store?.close()

@@ -41,6 +41,7 @@ button{font:inherit;padding:.3rem .8rem;border:1px solid var(--fg);background:va
 .toc{display:flex;flex-wrap:wrap;gap:.8rem}.pager{margin:.4rem 0}
 .runs td:first-child{word-break:break-all}
 #live-status{font-size:.85em;color:var(--muted)}
+.chart-pair{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1rem;align-items:start}.chart{margin:0}.legend{list-style:none;display:flex;flex-wrap:wrap;gap:.8rem;padding:0;font-size:.85em}@media (max-width:800px){.chart-pair{grid-template-columns:1fr}}
 @media (max-width:600px){main{padding:.5rem}.facts{grid-template-columns:1fr}.slots,.calls{padding-left:.4rem}.attempt{margin-left:.2rem}
 table.runs thead{display:none}table.runs tr{display:block;border-bottom:2px solid var(--line);padding:.3rem 0}table.runs td{display:block;border:0;padding:.05rem 0}table.runs td::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}}
 `
@@ -82,7 +83,7 @@ export function page(options: PageOptions, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · Locus inspector</title><style>${raw(CSS)}</style></head>
 <body><a class="visually-hidden" href="#main">Skip to content</a>
-<header class="top"><a href="/">Locus run inspector</a>${live ? html`<p id="live-status" role="status" aria-live="polite">Live: following the run</p>` : ''}${options.signedIn === undefined ? '' : html`<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${options.signedIn.csrf}"><span>${options.signedIn.principal}</span> <button type="submit">Sign out</button></form>`}</header>
+<header class="top"><a href="/">Locus run inspector</a><a href="/report">Outcome report</a>${live ? html`<p id="live-status" role="status" aria-live="polite">Live: following the run</p>` : ''}${options.signedIn === undefined ? '' : html`<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${options.signedIn.csrf}"><span>${options.signedIn.principal}</span> <button type="submit">Sign out</button></form>`}</header>
 <main id="main"${live ? html` data-events="${options.eventsUrl}"` : ''}>${body}</main>
 ${live ? html`<script src="/inspector.js" defer></script>` : ''}
 </body></html>`.value

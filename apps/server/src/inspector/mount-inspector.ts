@@ -1,4 +1,5 @@
 import { RUN_LAYOUT, validateRunId } from '@locus/journal'
+import { readOutcomeReport } from '@locus/partial'
 import type { StoredExecution, StoredRun } from '@locus/runtime'
 import type { ExecutionInfo, RunStore } from '@locus/store'
 import type { Context } from 'hono'
@@ -12,6 +13,7 @@ import { type SafeHtml, html } from './html.js'
 import { INSPECTOR_SCRIPT, page } from './layout.js'
 import { type ExecutionModel, readExecutionModel } from './run-model.js'
 import { type RunPageInput, renderRunBody } from './render-run.js'
+import { renderReportBody } from './render-report.js'
 import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, requireScope } from './session.js'
 import { answerWords, badge, dispositionWords, duration, when } from './words.js'
 
@@ -24,6 +26,9 @@ const NOTHING_RECORDED = {
 } as unknown as RunStore
 
 const RUNS_PER_PAGE = 50
+const DAY_MS = 24 * 60 * 60 * 1000
+/** The longest report window, in days. */
+const MAX_REPORT_DAYS = 3650
 /** Pages run only the inspector's own script, post forms only to this server, and are never framed. */
 const PAGE_HEADERS = {
   'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -185,6 +190,23 @@ export function mountInspector(routes: RouteContext): void {
 ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === undefined ? ' yet. Start one with <code>locus run</code> or POST /v1/workflows/{name}/runs' : ' match this filter'}.</p>` : html`<div class="scroll"><table class="runs" data-testid="runs"><thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Disposition</th><th scope="col">Answer</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Calls</th><th scope="col">Retries</th><th scope="col">Gaps</th></tr></thead><tbody>${rows}</tbody></table></div>`}
 <nav class="pager" aria-label="Run pages">${offset > 0 ? html`<a href="${query(Math.max(0, offset - RUNS_PER_PAGE))}">Newer runs</a> ` : ''}${more ? html`<a href="${query(offset + RUNS_PER_PAGE)}">Older runs</a>` : ''}</nav>`
     return respond(c, page({ title: 'Runs', signedIn: signedIn(viewer) }, body))
+  }))
+
+  app.get('/report', pageRoute(async (c, viewer) => {
+    const text = c.req.query('days') ?? '30'
+    const days = Number(text)
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(days) || days < 1 || days > MAX_REPORT_DAYS) {
+      throw new ApiError('invalid_request', `days must be a whole number of days from 1 to ${MAX_REPORT_DAYS}, such as /report?days=30; got "${text}".`)
+    }
+    const outcomes = routes.options.outcomes
+    if (outcomes === undefined) {
+      const body = html`<h1>Outcome report</h1><p>This server has no outcome store to read. <code>locus serve</code> gives it the one runs record in (<code>outcomes.sqlite</code> in the runs directory, or PostgreSQL with <code>LOCUS_DATABASE_URL</code>); a server built with <code>createServer</code> takes it as the <code>outcomes</code> option.</p>`
+      return respond(c, page({ title: 'Outcome report', signedIn: signedIn(viewer) }, body))
+    }
+    const now = routes.options.now?.() ?? Date.now()
+    const report = await readOutcomeReport(outcomes, new Date(now - days * DAY_MS))
+    const where = outcomes.kind === 'sqlite' ? 'the SQLite outcome store' : 'the PostgreSQL outcome store'
+    return respond(c, page({ title: 'Outcome report', signedIn: signedIn(viewer) }, renderReportBody(report, days, where)))
   }))
 
   async function executionModel(runId: string, execution: string | undefined): Promise<{ infos: ExecutionInfo[]; info: ExecutionInfo; model: ExecutionModel }> {

@@ -1,5 +1,5 @@
-import type { AgentAttemptView, AgentCallView, CallView, ChildCallView, JournalLine, ReplayDivergedLine, RetryLine, ToolCallView } from '@locus/journal'
-import { JOURNAL_LINE_TYPES } from '@locus/journal'
+import type { AgentAttemptView, AgentCallView, CallView, ChildCallView, JournalLine, LlmAttemptLine, ReplayDivergedLine, RetryLine, RunCost, ToolCallView } from '@locus/journal'
+import { JOURNAL_LINE_TYPES, addUsd } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import type { PendingDeferral, RunSummary } from '@locus/runtime'
 import { type SafeHtml, html } from './html.js'
@@ -58,6 +58,29 @@ function section(id: string, title: string, body: SafeHtml | SafeHtml[], live = 
   return html`<section id="${id}" aria-labelledby="${id}-h"${live ? html` data-live` : ''}><h2 id="${id}-h">${title}</h2>${body}</section>`
 }
 
+/** A run's cost as the view sums it: the exact total, the retry overhead, and requests with no price. */
+function costFacts(cost: RunCost | undefined, testId: string): SafeHtml | string {
+  if (cost === undefined) return ''
+  const unpriced = cost.unpricedRequests === 0 ? '' : html`; ${cost.unpricedRequests} request${cost.unpricedRequests === 1 ? '' : 's'} to a model with no price, not in it`
+  return html`<div><dt>Cost</dt><dd data-testid="${testId}">$<span data-usd>${cost.usd}</span> for LLM requests, $<span data-overhead>${cost.retryOverheadUsd}</span> of it retry overhead${unpriced}</dd></div>`
+}
+
+/** What an LLM request cost, as its line says: dollars, unpriced with its model, or nothing when the run was not priced. */
+function requestCost(line: LlmAttemptLine): SafeHtml | string {
+  if (line.cost === undefined) return '—'
+  return 'usd' in line.cost ? `$${line.cost.usd}` : html`<em>unpriced</em> (${line.cost.model})`
+}
+
+/** A logical agent call's cost: its attempts' `agent_end.cost` added up, when any was priced. */
+function callCost(call: AgentCallView): string | undefined {
+  let total: string | undefined
+  for (const attempt of call.attempts) {
+    const cost = attempt.end?.cost
+    if (cost !== undefined && attempt.end?.replayed !== true) total = addUsd(total ?? '0', cost.usd)
+  }
+  return total
+}
+
 function summary(input: RunPageInput): SafeHtml {
   const { model } = input
   const view = model.view
@@ -81,6 +104,7 @@ function summary(input: RunPageInput): SafeHtml {
 <div><dt>Calls</dt><dd>${counts.agentCalls} agent (${counts.agentAttempts} attempts), ${counts.toolCalls} tool (${counts.toolAttempts} attempts)</dd></div>
 <div><dt>Retries</dt><dd>${counts.agentRetries + counts.toolRetries} retried attempts, ${counts.retriesRefused} refused</dd></div>
 <div><dt>Last line</dt><dd data-testid="last-seq">${view.lastSeq}</dd></div>
+${costFacts(view.cost, 'cost')}
 </dl>
 ${input.run === undefined ? '' : runTotals(input.run, input.executions.filter((execution) => execution.kind === 'root' || execution.kind === 'resume').length)}
 <div class="workspace" data-testid="workspace-mode"><strong>Workspace mode:</strong> ${workspaceMode === undefined ? html`<em>not declared</em>` : html`<code>${workspaceMode}</code>`}<p class="note">${WORKSPACE_MODE_NOTE}</p></div>
@@ -97,6 +121,7 @@ function runTotals(run: RunSummary, executions: number): SafeHtml {
 <div><dt>Calls</dt><dd>${run.agentCalls} agent (${run.agentAttempts} attempts), ${run.toolCalls} tool (${run.toolAttempts} attempts)</dd></div>
 <div><dt>Retries</dt><dd data-testid="run-retries">${run.retries} retried attempts, ${run.retriesRefused} refused</dd></div>
 <div><dt>LLM requests</dt><dd data-testid="run-llm">${run.llmAttempts}</dd></div>
+${costFacts(run.cost, 'run-cost')}
 </dl>`
 }
 
@@ -170,13 +195,16 @@ function agentAttempt(input: RunPageInput, call: AgentCallView, attempt: AgentAt
   const llm = model.llm.get(attempt.callId) ?? []
   const tools = model.toolsOfAttempt.get(attempt.callId) ?? []
   const refused = attempt.end?.retryRefused ?? attempt.error?.retryRefused
+  const cost = attempt.end?.cost
+  // A Cost column only where the run prices requests.
+  const priced = llm.some((line) => line.cost !== undefined)
   return html`<li class="attempt${last ? '' : ' discarded'}" data-call-id="${attempt.callId}">
-<div class="attempt-head">${badge(attemptTone(attempt.status), statusWords, `attempt-${attempt.status}`)} attempt ${attempt.attempt} of ${attempt.attempts} · <code>${attempt.callId}</code> · ${duration(durationMs)}${last ? '' : html` · <strong>discarded</strong>`}${attempt.status === 'threw' ? html` · <span class="threw">threw: ${attempt.error?.message ?? ''}${cause === undefined ? '' : html` (cause ${cause})`}</span>` : ''}</div>
+<div class="attempt-head">${badge(attemptTone(attempt.status), statusWords, `attempt-${attempt.status}`)} attempt ${attempt.attempt} of ${attempt.attempts} · <code>${attempt.callId}</code> · ${duration(durationMs)}${cost === undefined || attempt.end?.replayed === true ? '' : html` · <span class="cost" data-testid="attempt-cost">$${cost.usd}</span>${cost.unpriced === undefined ? '' : html` (+${cost.unpriced} unpriced)`}`}${last ? '' : html` · <strong>discarded</strong>`}${attempt.status === 'threw' ? html` · <span class="threw">threw: ${attempt.error?.message ?? ''}${cause === undefined ? '' : html` (cause ${cause})`}</span>` : ''}</div>
 ${retry === undefined ? '' : html`<div class="retry">Discarded because <strong>${retry.cause}</strong>; waited ${duration(retry.delayMs ?? 0)} before attempt ${retry.toAttempt}.</div>`}
 ${refused === undefined ? '' : html`<div class="refused">Retry refused by <strong>${refused.by}</strong>.</div>`}
 ${attempt.end?.repaired === undefined ? '' : html`<div class="repaired" data-testid="choice-repaired">Choice repaired: the child first answered <code>${JSON.stringify(attempt.end.repaired.from)}</code>, none of the choices; ${attempt.end.repaired.via === 'fallback' ? html`it took the fallback <code>${attempt.end.repaired.to}</code>` : html`asked again, it answered <code>${attempt.end.repaired.to}</code>`}.</div>`}
 <div class="links">${artifactLinks(input, attempt.callId)}</div>
-${llm.length === 0 ? '' : html`<table class="llm"><caption>LLM attempts inside this agent attempt</caption><thead><tr><th scope="col">Turn.step</th><th scope="col">Try</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Delay before next</th></tr></thead><tbody>${llm.map((line) => html`<tr><td>${line.turn}.${line.step}</td><td>${line.llmAttempt} of ${line.llmMaxAttempts}</td><td>${line.model}</td><td>${badge(line.outcome === 'succeeded' ? 'ok' : 'bad', line.outcome)}${line.error === undefined ? '' : html` ${line.error}`}</td><td>${duration(line.durationMs)}</td><td>${line.delayBeforeNextMs === undefined ? '—' : duration(line.delayBeforeNextMs)}</td></tr>`)}</tbody></table>`}
+${llm.length === 0 ? '' : html`<table class="llm"><caption>LLM attempts inside this agent attempt</caption><thead><tr><th scope="col">Turn.step</th><th scope="col">Try</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col">Duration</th><th scope="col">Delay before next</th>${priced ? html`<th scope="col">Cost</th>` : ''}</tr></thead><tbody>${llm.map((line) => html`<tr><td>${line.turn}.${line.step}</td><td>${line.llmAttempt} of ${line.llmMaxAttempts}</td><td>${line.model}</td><td>${badge(line.outcome === 'succeeded' ? 'ok' : 'bad', line.outcome)}${line.error === undefined ? '' : html` ${line.error}`}</td><td>${duration(line.durationMs)}</td><td>${line.delayBeforeNextMs === undefined ? '—' : duration(line.delayBeforeNextMs)}</td>${priced ? html`<td data-testid="request-cost">${requestCost(line)}</td>` : ''}</tr>`)}</tbody></table>`}
 ${tools.length === 0 ? '' : html`<div class="child-tools"><h5>Tool calls of this attempt</h5><ul class="calls">${tools.map((tool) => callHtml(input, tool))}</ul></div>`}
 </li>`
 }
@@ -212,8 +240,9 @@ function callHtml(input: RunPageInput, call: CallView): SafeHtml {
   const attempts = call.kind === 'agent' ? call.attempts.map((attempt) => agentAttempt(input, call, attempt)) : toolAttempts(input, call)
   const ordinal = call.ordinal === undefined ? '' : html` <span class="ordinal">#${call.ordinal}</span>`
   const prompt = call.kind === 'agent' ? call.attempts[0]?.start?.prompt : undefined
+  const cost = call.kind === 'agent' ? callCost(call) : undefined
   return html`<li class="call call-${call.kind}" id="call-${call.id}" data-outcome="${outcome}"><details${outcome === 'completed' && call.attempts.length === 1 ? '' : ' open'}>
-<summary>${badge(tone, outcome)} <span class="kind">${call.kind}</span> <strong>${call.name}</strong>${ordinal} <code>${call.id}</code> · ${call.attempts.length} attempt${call.attempts.length === 1 ? '' : 's'}${call.label === undefined ? '' : html` · ${call.label}`}</summary>
+<summary>${badge(tone, outcome)} <span class="kind">${call.kind}</span> <strong>${call.name}</strong>${ordinal} <code>${call.id}</code> · ${call.attempts.length} attempt${call.attempts.length === 1 ? '' : 's'}${cost === undefined ? '' : html` · <span class="cost" data-testid="call-cost">$${cost}</span>`}${call.label === undefined ? '' : html` · ${call.label}`}</summary>
 ${prompt === undefined ? '' : html`<p class="prompt"><span class="visually-hidden">Prompt: </span>${prompt.length > 300 ? `${prompt.slice(0, 300)}…` : prompt}</p>`}
 <ol class="attempts">${attempts}</ol>
 </details></li>`
