@@ -20,7 +20,7 @@ export function crashAt(point: CrashPoint): CrashPoint {
   if (!valid) {
     throw new RuntimeInputError(
       'RUN_OPTIONS_INVALID',
-      `crashAt: ordinal must be a call position, a whole number from 1 (as 3) or the journal's text (as "g1[2].1"); got ${JSON.stringify(ordinal) ?? String(ordinal)}.`,
+      `crashAt: ordinal must be a call position, a whole number from 1 (as 3) or the journal's text (as "g1[2].1"); got ${typeof ordinal === 'string' ? JSON.stringify(ordinal) : String(ordinal)}.`,
       [`crashAt.ordinal: ${String(ordinal)}`],
     )
   }

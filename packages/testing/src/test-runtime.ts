@@ -112,7 +112,7 @@ function advanceMs(by: string | number): number {
   if (ms === undefined) {
     throw new RuntimeInputError(
       'RUN_OPTIONS_INVALID',
-      `clock.advance(${JSON.stringify(by) ?? String(by)}): not a duration; pass one such as ${DURATION_FORMS}, or a number of milliseconds (0 or more).`,
+      `clock.advance(${typeof by === 'string' ? JSON.stringify(by) : String(by)}): not a duration; pass one such as ${DURATION_FORMS}, or a number of milliseconds (0 or more).`,
       [`advance: ${String(by)}`],
     )
   }
