@@ -36,8 +36,11 @@ export interface TestClock extends RetryClock {
 export interface TestRuntimeOptions {
   /** The workflows this runtime runs, by their names. */
   readonly workflows: RuntimeOptions['workflows']
-  /** Where `agent()` calls run (the scripted host, for instance). */
-  readonly host?: AgentHost | undefined
+  /**
+   * Where `agent()` calls run. A function is given the runtime's clock, for a
+   * host that waits on one: `(clock) => createScriptedHost({ clock, rules })`.
+   */
+  readonly host?: AgentHost | ((clock: TestClock) => AgentHost) | undefined
   /** Where runs are kept. @default a fresh `createMemoryRunStore()` */
   readonly store?: RunStore | undefined
   /** The virtual clock's first reading. @default {@link TEST_CLOCK_START} (2026-01-01T00:00:00Z) */
@@ -139,12 +142,6 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
   const quietMs = options.quietMs ?? 50
   const manual = createManualClock(startAt)
   const crashing = crashingStore(options.store ?? createMemoryRunStore(), () => manual.now())
-  const inner = createRuntime({
-    workflows: options.workflows,
-    ...(options.host === undefined ? {} : { host: options.host }),
-    store: crashing.store,
-    defaults: { ...options.defaults, clock: manual },
-  })
   const tracked = new Map<string, Tracked>()
   let endedCount = 0
   let crashIds = 0
@@ -210,6 +207,14 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
       await settle()
     },
   }
+
+  const host = typeof options.host === 'function' ? options.host(clock) : options.host
+  const inner = createRuntime({
+    workflows: options.workflows,
+    ...(host === undefined ? {} : { host }),
+    store: crashing.store,
+    defaults: { ...options.defaults, clock: manual },
+  })
 
   /** Arms a crash for the next `kind` execution of the run; the id is chosen here when the test gave none. */
   async function armCrash(point: CrashPoint, kind: ExecutionKind, runId: string | undefined): Promise<string> {

@@ -1,6 +1,10 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import type { JournalLine } from '@locus/journal'
-import { CallError, type RunHandle, RuntimeInputError, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
+import { type JournalLine, readJournal } from '@locus/journal'
+import { createFileRunStore } from '@locus/store'
+import { CallError, type RunHandle, createScriptedHost, RuntimeInputError, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { TEST_CLOCK_START, type TestRuntime, crashAt, createTestRuntime } from '../src/index.js'
@@ -156,6 +160,27 @@ describe('createTestRuntime', () => {
     expect(idle.advancedMs).toBe(2 * 60_000 + 3_600_000)
   })
 
+  it("gives a host the same clock: an agent call's timeout and the host's delay take virtual time only", async () => {
+    const workflow = defineWorkflow({
+      name: 'slow-model',
+      async run({ agent }) {
+        const first = await agent('summarise', { timeoutMs: 60_000, attempts: 2 })
+        return { ok: true, answer: first.answer }
+      },
+    })
+    const runtime = createTestRuntime({
+      workflows: [workflow],
+      host: (clock) => createScriptedHost({ clock, rules: [{ steps: [{ hang: true }, { text: 'summary', delayMs: 30_000 }] }] }),
+    })
+    const wall = performance.now()
+    const handle = await runtime.start('slow-model')
+    const idle = await runtime.runUntilIdle()
+    expect(await handle.done).toMatchObject({ disposition: 'completed', result: { answer: 'summary' } })
+    // The first child hung until its 60 s fuse; the second answered after 30 s.
+    expect(idle.advancedMs).toBe(90_000)
+    expect(performance.now() - wall).toBeLessThan(1_000)
+  })
+
   it('refuses a duration it cannot read, naming it and the forms it takes', async () => {
     const runtime = createTestRuntime({ workflows: [] })
     await expect(runtime.clock.advance('a week')).rejects.toThrow(RuntimeInputError)
@@ -196,6 +221,32 @@ describe('crashAt', () => {
       expect(result.result, `ordinal ${ordinal}`).toEqual(expected.result)
       expect(ran, `ordinal ${ordinal}`).toEqual({ open: 1, close: 1 })
       expect(runtime.clock.now(), `ordinal ${ordinal}`).toBe(TEST_CLOCK_START + 30 * DAY)
+    }
+  })
+
+  it('on the real file store, leaves the journal file ending on the crash line, with no result, and resumes from it', async () => {
+    const runsDir = mkdtempSync(join(tmpdir(), 'locus-testing-'))
+    try {
+      const { workflow, ran } = monthLongWorkflow()
+      const runtime = createTestRuntime({ workflows: [workflow], store: createFileRunStore(runsDir) })
+      const killed = await runtime.start('month-long', { input: { invoice: 'INV-9' }, runId: 'inv-9', crashAt: crashAt({ ordinal: 7 }) })
+      await driveToEnd(runtime, killed)
+      expect((await killed.done).suspended).toBe(true)
+      const journal = readJournal(join(runsDir, 'inv-9', 'journal.jsonl'))
+      expect(journal.tornTail).toBeNull()
+      expect(journal.lines.at(-1)).toMatchObject({ type: 'tool_start', tool: 'close', ordinal: '7' })
+      expect(existsSync(join(runsDir, 'inv-9', 'result.json'))).toBe(false)
+      expect(ran).toEqual({ open: 1, close: 0 })
+
+      const resumed = await runtime.resume('inv-9')
+      await runtime.runUntilIdle()
+      const result = await resumed.done
+      expect(result).toMatchObject({ disposition: 'completed', result: { closed: 'ana+bo' } })
+      expect(ran).toEqual({ open: 1, close: 1 })
+      // The resume writes its own result, in its own execution.
+      expect(existsSync(join(result.executionDir, 'result.json'))).toBe(true)
+    } finally {
+      rmSync(runsDir, { recursive: true, force: true })
     }
   })
 
