@@ -181,6 +181,24 @@ describe('createTestRuntime', () => {
     expect(performance.now() - wall).toBeLessThan(1_000)
   })
 
+  it("reads the run deadline on the same clock: a sleep past it is refused at the virtual time it would start", async () => {
+    const workflow = defineWorkflow({
+      name: 'past-deadline',
+      async run({ sleep }) {
+        await sleep('20h')
+        await sleep('5h')
+        return { ok: true }
+      },
+    })
+    const runtime = createTestRuntime({ workflows: [workflow] })
+    const handle = await runtime.start('past-deadline', { budgets: { deadlineMs: DAY } })
+    const idle = await runtime.runUntilIdle()
+    const result = await handle.done
+    expect(result.disposition).toBe('failed')
+    expect(result.error?.code).toBe('WORKFLOW_RUN_DEADLINE')
+    expect(idle.advancedMs).toBe(20 * 3_600_000)
+  })
+
   it('refuses a duration it cannot read, naming it and the forms it takes', async () => {
     const runtime = createTestRuntime({ workflows: [] })
     await expect(runtime.clock.advance('a week')).rejects.toThrow(RuntimeInputError)
