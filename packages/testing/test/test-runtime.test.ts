@@ -94,6 +94,10 @@ describe('createTestRuntime', () => {
     // The journal's own stamps are on the virtual clock too.
     expect(lines.at(-1)?.ts).toBe(new Date(TEST_CLOCK_START + 30 * DAY).toISOString())
     expect(performance.now() - wall).toBeLessThan(1_000)
+    // A replay serves every timer and answer from the journal: it waits for nothing.
+    const replayed = await runtime.replay(handle.runId)
+    expect((await replayed.done).result).toEqual(result.result)
+    expect(runtime.clock.now()).toBe(TEST_CLOCK_START + 30 * DAY)
   })
 
   it('clock.advance fires only what is due by then, in order', async () => {
@@ -197,6 +201,33 @@ describe('createTestRuntime', () => {
     expect(result.disposition).toBe('failed')
     expect(result.error?.code).toBe('WORKFLOW_RUN_DEADLINE')
     expect(idle.advancedMs).toBe(20 * 3_600_000)
+  })
+
+  it("reports a child run's deferral as what its root waits on, and drives the child's sleep", async () => {
+    const child = defineWorkflow({
+      name: 'child-approval',
+      tools: { approve: defineDeferredTool({ input: z.object({}), output: z.object({ by: z.string() }) }) },
+      async run({ tool, sleep }) {
+        await sleep('2d')
+        return { ok: true, by: (await tool('approve', {})).by }
+      },
+    })
+    const parent = defineWorkflow({
+      name: 'parent',
+      async run({ spawn }) {
+        const spawned = await spawn(child, {})
+        return { ok: true, child: spawned }
+      },
+    })
+    const runtime = createTestRuntime({ workflows: [parent, child] })
+    const handle = await runtime.start('parent')
+    const idle = await runtime.runUntilIdle()
+    expect(idle.advancedMs).toBe(2 * DAY)
+    expect(idle.waiting).toEqual([{ runId: handle.runId, executionId: handle.executionId, deferrals: [expect.objectContaining({ tool: 'approve' })] }])
+    const [deferral] = idle.waiting[0]?.deferrals ?? []
+    expect((await runtime.answerDeferred(handle.runId, deferral?.deferredId ?? '', { kind: 'resolved', result: { by: 'cy' } })).ok).toBe(true)
+    await runtime.runUntilIdle()
+    expect(await handle.done).toMatchObject({ disposition: 'completed', result: { child: expect.objectContaining({ by: 'cy' }) } })
   })
 
   it('refuses a duration it cannot read, naming it and the forms it takes', async () => {
