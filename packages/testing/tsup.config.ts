@@ -1,0 +1,3 @@
+import { locusPackage } from '@locus/tsup-config'
+
+export default locusPackage()
