@@ -122,7 +122,7 @@ export const RunSchema = z.object({
   cost: z
     .object({
       usd: z.string().describe('Dollars the LLM requests cost, as an exact decimal string.'),
-      retryOverheadUsd: z.string().describe('Of usd, what went to failed requests and to agent attempts that were retried.'),
+      retryOverheadUsd: z.string().describe('Of usd, what went to failed requests and to agent attempts and child runs that were retried.'),
       unpricedRequests: z.number().int().describe('Requests to a model with no price: not in usd.'),
       table: z.string().describe('The price table version the costs were priced with.'),
     })

@@ -28,6 +28,7 @@ export {
   RetryLineSchema,
   RetryRefusedSchema,
   AttemptCostSchema,
+  ChildCostSchema,
   CostSchema,
   ChoiceRepairSchema,
   RunEndLineSchema,
@@ -39,6 +40,7 @@ export {
 export type {
   AgentEndLine,
   AttemptCost,
+  ChildCost,
   LineCost,
   AgentStartLine,
   BudgetChangeLine,
@@ -122,6 +124,7 @@ export type {
   CallOutcome,
   ChildAttemptView,
   ChildCallView,
+  ChildCallCost,
   CallView,
   ExecutionFoldView,
   GroupView,
