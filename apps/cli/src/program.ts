@@ -276,6 +276,9 @@ Examples:
     .option('--max-agents <n>', "default cap on physical agent attempts in a run, retries included; a run's own budgets win", integer('--max-agents'))
     .option('--deadline <duration>', "default run deadline such as 30s or 10m; a run's own budgets win", (value: string) => parseDuration(value, '--deadline'))
     .option('--retry-budget <n>', 'default retries a run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
+    .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus: the runs it executes are priced with them')
+    .option('--max-cost <usd>', "default money budget of a run, in dollars such as 2.50; a run's own budgets.maxCostUsd wins", parseMaxCost)
+    .option('--allow-unpriced', 'runs with a money budget start although a model has no price (its requests reserve nothing)')
   addHostFlags(worker)
   addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
     setExitCode(await workerCommand(flags, io))

@@ -91,3 +91,50 @@ describe('the cost of a run on every surface', () => {
     }
   })
 })
+
+describe('locus serve --prices --max-cost', () => {
+  it('prices the runs it starts over HTTP and gives each the default money budget unless its body gives one', async () => {
+    const dir = await tempDir()
+    await writeFile(
+      join(dir, 'fan-out.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'fan-out',",
+        '  run: async ({ agent, parallel }) => {',
+        "    const thunks = ['a', 'b', 'c'].map((name) => () => agent(`look up ${name}`, { label: `lookup-${name}`, budgets: { maxOutputTokens: 1000 }, criticality: 'enriching' }))",
+        '    return { ok: true, answers: (await parallel(thunks, { concurrency: 1 })).map((answer) => answer.answer) }',
+        '  },',
+        '})',
+      ].join('\n'),
+    )
+    // Each look-up reserves about $0.008 and spends $0.00722 ($2 in, $8 out per million).
+    await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ steps: [{ text: 'found', usage: { inputTokens: 10, outputTokens: 900 } }] }] }))
+    await writeFile(join(dir, 'prices.json'), JSON.stringify({ models: { scripted: { input: '2', output: '8' } } }))
+    const server = startLocus(
+      ['serve', '--workflows', join(dir, 'fan-out.mts'), '--runs-dir', 'runs', '--port', '0', '--model-host', 'scripted', '--fixtures', 'answers.json', '--prices', 'prices.json', '--max-cost', '0.009'],
+      { cwd: dir },
+    )
+    const ended = settle(server)
+    try {
+      const url = (await waitForOutput(server, /at (http:\/\/\S+)/))[1] ?? ''
+      const start = async (body: unknown): Promise<{ answerOutcome?: string; gaps?: unknown[] }> => {
+        const started = (await (await fetch(`${url}/v1/workflows/fan-out/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { runId: string }
+        return (await (await fetch(`${url}/v1/runs/${started.runId}/result?wait=30`)).json()) as { answerOutcome?: string; gaps?: unknown[] }
+      }
+      // The server's $0.009 affords one look-up; a body's own budget (with only a deadline beside it) is kept over it.
+      expect(await start({ budgets: { deadlineMs: 60_000 } })).toMatchObject({ answerOutcome: 'partial', gaps: [{ tool: 'lookup-b' }, { tool: 'lookup-c' }] })
+      expect(await start({ budgets: { maxCostUsd: '1' } })).toMatchObject({ answerOutcome: 'complete', gaps: [] })
+    } finally {
+      server.kill('SIGTERM')
+      await ended
+    }
+  })
+
+  it('refuses --max-cost with --database-url, where the workers price the runs', async () => {
+    const dir = await agreementProject()
+    const refused = await runLocus(['serve', '--workflows', join(dir, 'agree.mts'), '--database-url', 'postgres://nobody@127.0.0.1:1/none', '--max-cost', '1'], { cwd: dir })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('--max-cost has no effect with --database-url')
+  })
+})
