@@ -85,6 +85,8 @@ describe('the cost of a run on every surface', () => {
       const page = await (await fetch(`${url}/runs/agree`)).text()
       const shownOnPage = /data-testid="cost">\$<span data-usd>([\d.]+)<\/span> for LLM requests, \$<span data-overhead>([\d.]+)<\/span>/.exec(page)
       expect([shownOnPage?.[1], shownOnPage?.[2]]).toEqual([TOTAL, OVERHEAD])
+      // The spawn's own figure beside it.
+      expect(page).toMatch(/<code>child-2<\/code> <span class="cost" data-testid="child-cost">\$0\.006750<\/span>/)
     } finally {
       server.kill('SIGTERM')
       await ended
