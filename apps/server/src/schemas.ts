@@ -144,7 +144,7 @@ export const RunSchema = z.object({
       table: z.string().describe('The price table version the costs were priced with.'),
     })
     .nullable()
-    .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution; null when the run was not priced.'),
+    .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution and every child run (child_end.cost); null when the run was not priced.'),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
   deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
   sleepingUntil: z
