@@ -3,6 +3,7 @@ import type { JsonValue } from '@locus/outcome'
 import { type Answer, caveatsOf, findAnswer, renderAnswer } from '@locus/partial'
 import { Usd, displayUsd } from '@locus/cost'
 import type { ExecutionStanding, RunStanding, RunSummary } from '@locus/runtime'
+import type { CallCostEntry } from '@locus/journal'
 import { formatDuration } from './format-duration.js'
 import { formatJson } from './format-json.js'
 import { inCliWords } from './cli-words.js'
@@ -186,4 +187,23 @@ function describeCost(cost: NonNullable<RunSummary['cost']>): string {
   if (!new Usd(cost.retryOverheadUsd).isZero()) parts.push(`${displayUsd(new Usd(cost.retryOverheadUsd))} of it on attempts that were retried or failed`)
   if (cost.unpricedRequests > 0) parts.push(`${plural(cost.unpricedRequests, 'request')} not priced (a model with no price; pass --prices)`)
   return parts.join('; ')
+}
+
+/**
+ * `locus show`'s cost per call: each priced agent call and spawn with its
+ * dollars, and each attempt's when it was retried.
+ */
+export function formatCallCosts(costs: readonly CallCostEntry[], style: Style): string[] {
+  const out: string[] = []
+  for (const call of costs) {
+    const overhead = new Usd(call.retryOverheadUsd).isZero() ? '' : style.dim(` (${displayUsd(new Usd(call.retryOverheadUsd))} of it on retries)`)
+    const unpriced = call.unpricedRequests === 0 ? '' : style.dim(` + ${plural(call.unpricedRequests, 'request')} not priced`)
+    out.push(`  ${call.kind} ${call.name} (${call.id}): ${displayUsd(new Usd(call.usd))}${overhead}${unpriced}`)
+    if (call.attempts.length < 2) continue
+    for (const attempt of call.attempts) {
+      const usd = attempt.replayed ? 'replayed, $0 now' : attempt.usd === undefined ? 'not priced' : displayUsd(new Usd(attempt.usd))
+      out.push(`    attempt ${attempt.attempt} ${style.dim(attempt.id)} ${attempt.status}: ${usd}`)
+    }
+  }
+  return out
 }

@@ -206,6 +206,9 @@ Examples:
     .option('--otel', 'export every run as OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)')
     .option('--database-url <url>', 'serve the runs of this PostgreSQL database (or $LOCUS_DATABASE_URL): runs start as queued jobs that `locus worker` processes execute')
     .option('--shutdown-grace <duration>', 'on SIGTERM or Ctrl-C, how long working runs may go on before they are cancelled; runs waiting on deferrals are suspended at once (default: 10s)', (value: string) => parseDuration(value, '--shutdown-grace'))
+    .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus: runs started over HTTP are priced with them')
+    .option('--max-cost <usd>', 'the money budget of each run started over HTTP that gives no budgets.maxCostUsd of its own, in dollars (such as 2.50)', parseMaxCost)
+    .option('--allow-unpriced', 'with a money budget: start runs although a model has no price (its requests reserve nothing)')
   addHostFlags(serve, { hostAlias: false })
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {
@@ -273,6 +276,9 @@ Examples:
     .option('--max-agents <n>', "default cap on physical agent attempts in a run, retries included; a run's own budgets win", integer('--max-agents'))
     .option('--deadline <duration>', "default run deadline such as 30s or 10m; a run's own budgets win", (value: string) => parseDuration(value, '--deadline'))
     .option('--retry-budget <n>', 'default retries a run may make, tool and agent retries alike; 0 allows none', parseRetryBudget)
+    .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus: the runs it executes are priced with them')
+    .option('--max-cost <usd>', "default money budget of a run, in dollars such as 2.50; a run's own budgets.maxCostUsd wins", parseMaxCost)
+    .option('--allow-unpriced', 'runs with a money budget start although a model has no price (its requests reserve nothing)')
   addHostFlags(worker)
   addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
     setExitCode(await workerCommand(flags, io))

@@ -50,9 +50,27 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
         '})',
       ].join('\n'),
     )
-    await writeFile(join(dir, 'answers.json'), JSON.stringify({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }] }))
+    // Four enriching look-ups, one at a time: each reserves about $0.008 and spends $0.00722 ($2 in, $8 out per million).
+    await writeFile(
+      join(dir, 'fan-out.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'fan-out',",
+        '  run: async ({ agent, parallel }) => {',
+        "    const thunks = ['a', 'b', 'c', 'd'].map((name) => () => agent(`look up ${name}`, { label: `lookup-${name}`, budgets: { maxOutputTokens: 1000 }, criticality: 'enriching' }))",
+        '    return { ok: true, answers: (await parallel(thunks, { concurrency: 1 })).map((answer) => answer.answer) }',
+        '  },',
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(join(dir, 'prices.json'), JSON.stringify({ models: { scripted: { input: '2', output: '8' } } }))
+    await writeFile(
+      join(dir, 'answers.json'),
+      JSON.stringify({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }, { match: { prompt: 'look up' }, steps: [{ text: 'found', usage: { inputTokens: 10, outputTokens: 900 } }] }] }),
+    )
     // The worker is one machine and the server another: they share only the database.
-    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000'], { cwd: dir })
+    const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000', '--prices', join(dir, 'prices.json')], { cwd: dir })
     children.push(worker)
     await waitForOutput(worker, /worker running/)
     const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
@@ -74,6 +92,21 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     return { status: response.status, body: (await response.json()) as Record<string, unknown> }
   }
   const statusOf = async (runId: string): Promise<string> => (await api(`/v1/runs/${runId}`)).body.status as string
+
+  it.skipIf(url === undefined && !ci)('keeps the money budget a queued run was given: the worker runs what it affords and the answer is partial', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/fan-out/runs', { method: 'POST', body: { budgets: { maxCostUsd: '0.009' } } })
+    expect(started.status).toBe(202)
+    const runId = started.body.runId as string
+    const result = await until('the run to end', async () => {
+      const answered = await api(`/v1/runs/${runId}/result?wait=5`)
+      return answered.status === 200 ? answered.body : undefined
+    })
+    const reason = "not run: the run's cost budget of $0.009 was spent"
+    expect(result.answerOutcome).toBe('partial')
+    expect(result.gaps).toEqual(['b', 'c', 'd'].map((name) => ({ tool: `lookup-${name}`, criticality: 'enriching', reason })))
+    expect(((await api(`/v1/runs/${runId}`)).body.cost as { usd?: string } | null)?.usd).toBe('0.007220')
+  }, 60_000)
 
   it.skipIf(url === undefined && !ci)('queues a run, and a cancel through the server reaches the worker that holds it', async () => {
     if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')

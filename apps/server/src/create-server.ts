@@ -312,6 +312,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       ...(body.input === undefined ? {} : { input: body.input }),
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
+      ...(body.allowUnpriced === undefined ? {} : { allowUnpriced: body.allowUnpriced }),
     }
     const start = async (runId?: string): Promise<{ runId: string; executionId: string }> => {
       const handle = await runtime.start(name, runId === undefined ? runOptions : { ...runOptions, runId })

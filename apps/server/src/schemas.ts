@@ -1,3 +1,4 @@
+import { parseUsd } from '@locus/cost'
 import { JsonValueSchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
 import { AnswerOutcomeSchema, RunDispositionSchema } from '@locus/outcome'
 import { TriggerSchema, WorkerResponseSchema } from '@locus/protocol'
@@ -26,6 +27,15 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', '
 
 const positiveInteger = z.number().int().positive()
 
+/** A money budget: a positive decimal number of dollars, as a string or a number, read exactly (never as a float). */
+const usdBudget = z.union([z.string(), z.number()], { error: 'must be a positive decimal number of dollars, as "2.50"' }).superRefine((value, context) => {
+  try {
+    parseUsd(value, 'maxCostUsd', { positive: true })
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: error instanceof Error ? error.message.replace(/\.$/, '') : String(error) })
+  }
+})
+
 export const BudgetsSchema = z
   .object({
     maxTotalAgentInvocations: positiveInteger.optional().describe('Physical agent attempts the whole run may start.'),
@@ -34,6 +44,9 @@ export const BudgetsSchema = z
       .object({ maxToolCalls: positiveInteger.optional(), maxOutputTokens: positiveInteger.optional(), maxAnswerChars: positiveInteger.optional() })
       .strict()
       .optional(),
+    maxCostUsd: usdBudget
+      .optional()
+      .describe('Dollars the whole run tree may spend on LLM requests, as a positive decimal ("2.50"); needs the server\'s prices (locus serve --prices). A call it cannot afford is not run: a gap in the answer.'),
   })
   .strict()
   .describe('Run-level budgets (RunBudgets of @locus/runtime).')
@@ -43,6 +56,10 @@ export const StartRunBodySchema = z
     input: z.unknown().optional().describe("The workflow's input; validated by its input schema (GET /v1/workflows)."),
     budgets: BudgetsSchema.optional(),
     launchMode: z.enum(LAUNCH_MODES).optional().describe('Selects the per-call budget defaults. Default interactive.'),
+    allowUnpriced: z
+      .boolean()
+      .optional()
+      .describe('With budgets.maxCostUsd: start although a model has no price (its requests reserve nothing). Not for runs queued for workers, whose flags decide it.'),
   })
   .strict()
 
@@ -122,12 +139,12 @@ export const RunSchema = z.object({
   cost: z
     .object({
       usd: z.string().describe('Dollars the LLM requests cost, as an exact decimal string.'),
-      retryOverheadUsd: z.string().describe('Of usd, what went to failed requests and to agent attempts that were retried.'),
+      retryOverheadUsd: z.string().describe('Of usd, what went to failed requests and to agent attempts and child runs that were retried.'),
       unpricedRequests: z.number().int().describe('Requests to a model with no price: not in usd.'),
       table: z.string().describe('The price table version the costs were priced with.'),
     })
     .nullable()
-    .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution; null when the run was not priced.'),
+    .describe('What the run cost (RunView.cost of @locus/journal), added up over every execution and every child run (child_end.cost); null when the run was not priced.'),
   lastSeq: z.number().int().describe('The `seq` of the last journal line of the latest execution; -1 before any.'),
   deferred: z.array(PendingDeferralSchema).describe('The deferrals the run waits on (status `waiting`); empty once it ended.'),
   sleepingUntil: z

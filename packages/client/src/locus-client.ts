@@ -37,6 +37,8 @@ export interface StartRunOptions {
   readonly input?: unknown
   readonly budgets?: RunBudgets
   readonly launchMode?: LaunchMode
+  /** With `budgets.maxCostUsd`: start although a model has no price (its requests reserve nothing). */
+  readonly allowUnpriced?: boolean
   /** The same key and body again answer the same run instead of starting another. */
   readonly idempotencyKey?: string
 }

@@ -19,6 +19,12 @@ export interface RunBudgets {
   readonly maxTotalAgentInvocations?: number
   readonly deadlineMs?: number
   readonly perCall?: { readonly maxToolCalls?: number; readonly maxOutputTokens?: number; readonly maxAnswerChars?: number }
+  /**
+   * Dollars the whole run tree may spend on LLM requests, a positive decimal
+   * (`"2.50"`, or a number); the server prices runs with `locus serve
+   * --prices`. A call it cannot afford is not run and becomes a gap.
+   */
+  readonly maxCostUsd?: string | number
 }
 
 export interface RunLinks {

@@ -28,6 +28,7 @@ export {
   RetryLineSchema,
   RetryRefusedSchema,
   AttemptCostSchema,
+  ChildCostSchema,
   CostSchema,
   ChoiceRepairSchema,
   RunEndLineSchema,
@@ -39,6 +40,7 @@ export {
 export type {
   AgentEndLine,
   AttemptCost,
+  ChildCost,
   LineCost,
   AgentStartLine,
   BudgetChangeLine,
@@ -122,6 +124,7 @@ export type {
   CallOutcome,
   ChildAttemptView,
   ChildCallView,
+  ChildCallCost,
   CallView,
   ExecutionFoldView,
   GroupView,
@@ -139,3 +142,5 @@ export { progressTree } from './progress-tree.js'
 export type { ProgressCallNode, ProgressGroupNode, ProgressNode, ProgressStatus, ProgressTree } from './progress-tree.js'
 export { createLineStamper } from './line-stamper.js'
 export type { LineStamper, LineStamperOptions } from './line-stamper.js'
+export { callCosts } from './call-costs.js'
+export type { AttemptCostEntry, CallCostEntry } from './call-costs.js'

@@ -141,6 +141,20 @@ export const AttemptCostSchema = z
   .strict()
   .describe('The cost of one agent attempt: its LLM requests priced, or its own usage when the host reported no requests.')
 
+/**
+ * What one spawn attempt's child run cost, its own children and retries
+ * included, as the child's run view summed it when the child ended.
+ */
+export const ChildCostSchema = z
+  .object({
+    usd: usdText,
+    retryOverheadUsd: usdText.describe('Of usd, what the child threw away on its own retries.'),
+    unpriced: count.optional().describe('Requests of the child run whose model had no price; their cost is not in usd.'),
+    table: nonEmpty,
+  })
+  .strict()
+  .describe("The cost of a child run: every priced LLM request of it and of its children, with its own retry overhead apart.")
+
 /** One gap of a run's answer: a tool it could not use, how much the answer needed it, and why. */
 export const RunGapSchema = z
   .object({ tool: nonEmpty, criticality: StepCriticalitySchema, reason: z.string().optional() })
@@ -544,6 +558,7 @@ export const ChildEndLineSchema = z
     replayed: z.boolean().optional().describe('True when the result came from a recording.'),
     durationMs: duration,
     retryRefused: RetryRefusedSchema.optional().describe('Set when the policy would have retried this attempt but the run refused the retry.'),
+    cost: ChildCostSchema.optional().describe("What the child run cost, when the run prices requests and the child ended; absent on a replayed spawn, which cost nothing now."),
   })
   .refine((line) => line.status !== 'completed' || line.disposition === 'completed', {
     error: 'a completed spawn attempt needs the child disposition "completed"',
@@ -663,6 +678,7 @@ export type AgentStartLine = z.output<typeof AgentStartLineSchema>
 export type AgentEndLine = z.output<typeof AgentEndLineSchema>
 export type LineCost = z.output<typeof CostSchema>
 export type AttemptCost = z.output<typeof AttemptCostSchema>
+export type ChildCost = z.output<typeof ChildCostSchema>
 export type ErrorLine = z.output<typeof ErrorLineSchema>
 export type RetryLine = z.output<typeof RetryLineSchema>
 export type GroupStartLine = z.output<typeof GroupStartLineSchema>

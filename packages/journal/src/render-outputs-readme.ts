@@ -1,6 +1,7 @@
 import { type JsonValue, classifyOutcome } from '@locus/outcome'
 import type { JournalLine, RetryLine, RetryRefused, RetryRefuser, RunEndLine } from './journal-line-schema.js'
 import { type AgentAttemptView, type AgentCallView, type CallOutcome, type CallView, type ChildCallView, type RunView, callOutcome, createRunView } from './run-view.js'
+import { addUsd } from './usd-sum.js'
 
 /** Options of {@link renderOutputsReadme}. */
 export interface RenderOutputsReadmeOptions {
@@ -91,7 +92,12 @@ function renderCost(facts: RunView): string[] {
   const cost = facts.cost
   if (cost === undefined) return []
   const out = ['## Cost', '', `- LLM requests: $${cost.usd} (price table ${code(cost.table)})`]
-  if (/[1-9]/.test(cost.retryOverheadUsd)) out.push(`- Retry overhead: $${cost.retryOverheadUsd}, spent on requests that failed and on agent attempts that were retried`)
+  const spawns = facts.children().filter((call) => call.cost !== undefined)
+  if (spawns.length > 0) {
+    const childUsd = spawns.reduce((sum, call) => addUsd(sum, call.cost?.usd ?? '0.000000'), '0.000000')
+    out.push(`- Child runs: $${childUsd} of it (${spawns.map((call) => `${code(call.id)} ${call.workflow} $${call.cost?.usd ?? ''}`).join(', ')})`)
+  }
+  if (/[1-9]/.test(cost.retryOverheadUsd)) out.push(`- Retry overhead: $${cost.retryOverheadUsd}, spent on requests that failed and on agent attempts and child runs that were retried`)
   if (cost.unpricedRequests > 0) out.push(`- Not priced: ${plural(cost.unpricedRequests, 'request', 'requests')} to a model with no price (give its price with \`--prices\`)`)
   const limit = jsonField(jsonField(facts.runStart?.options, 'budgets'), 'maxCostUsd')
   if (typeof limit === 'string') {

@@ -81,6 +81,24 @@ describe('RunView.cost', () => {
     expect(view.cost).toBeUndefined()
   })
 
+  it('adds each child run’s cost from its child_end, a retried spawn attempt’s as overhead, and a replayed spawn at nothing', () => {
+    const view = createRunView()
+    const spawn = (attempt: number) => ({ childCallId: 'child-1', workflow: 'kid', attempt, maxAttempts: 2, ordinal: '1', childExecutionId: `child-1-a${String(attempt)}` })
+    view.apply(stamp({ type: 'run_start', workflow: 'w', input: null, options: {} }))
+    view.apply(stamp({ type: 'child_start', ...spawn(1) }))
+    // The child's own retries cost 0.000200 of its 0.000500.
+    view.apply(stamp({ type: 'child_end', ...spawn(1), status: 'failed', disposition: 'failed', durationMs: 1, cost: { usd: '0.000500', retryOverheadUsd: '0.000200', unpriced: 1, table: TABLE } }))
+    view.apply(stamp({ type: 'retry', kind: 'child', message: '[workflow:retry] again', callId: 'child-1', fromAttempt: 1, toAttempt: 2, attempts: 2, cause: 'child-failed' }))
+    view.apply(stamp({ type: 'child_start', ...spawn(2) }))
+    view.apply(stamp({ type: 'child_end', ...spawn(2), status: 'completed', disposition: 'completed', result: 1, durationMs: 1, cost: { usd: '0.000030', retryOverheadUsd: '0.000000', table: TABLE } }))
+    view.apply(stamp({ type: 'child_end', ...spawn(1), childCallId: 'child-2', ordinal: '2', status: 'completed', disposition: 'completed', result: 1, durationMs: 0, replayed: true, cost: { usd: '7.000000', retryOverheadUsd: '0.000000', table: TABLE } }))
+    expect(view.cost).toEqual({ usd: '0.000530', retryOverheadUsd: '0.000500', unpricedRequests: 1, table: TABLE })
+    expect(view.children().map((spawned) => [spawned.id, spawned.cost])).toEqual([
+      ['child-1', { usd: '0.000530', retryOverheadUsd: '0.000500', unpricedRequests: 1 }],
+      ['child-2', undefined],
+    ])
+  })
+
   it('refuses a cost written as a float or without its table', () => {
     expect(() => request('agent-1-a1', 1, 'succeeded', { usd: 0.002 as unknown as string })).toThrow()
     expect(() => stamp({ type: 'agent_end', ...call('x-a1', 1), status: 'completed', durationMs: 1, cost: { usd: '0.1' } } as JournalLineInput)).toThrow()
@@ -96,7 +114,7 @@ describe('the outputs README of a priced run', () => {
       stamp({ type: 'run_end', disposition: 'completed', ok: true, result: null, durationMs: 4 }),
     ]
     const readme = renderOutputsReadme(lines)
-    expect(readme).toContain(`## Cost\n\n- LLM requests: $0.000100 (price table \`${TABLE}\`)\n- Retry overhead: $0.000100, spent on requests that failed and on agent attempts that were retried\n- Not priced: 1 request to a model with no price (give its price with \`--prices\`)\n`)
+    expect(readme).toContain(`## Cost\n\n- LLM requests: $0.000100 (price table \`${TABLE}\`)\n- Retry overhead: $0.000100, spent on requests that failed and on agent attempts and child runs that were retried\n- Not priced: 1 request to a model with no price (give its price with \`--prices\`)\n`)
   })
 
   it('has no Cost section when the run was not priced', () => {

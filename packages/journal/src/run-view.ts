@@ -20,7 +20,7 @@ import type {
   ToolStartLine,
 } from './journal-line-schema.js'
 import type { RunGap } from './journal-line-schema.js'
-import { addUsd } from './usd-sum.js'
+import { addUsd, subtractUsd } from './usd-sum.js'
 
 const ZERO_USD = '0.000000'
 
@@ -112,6 +112,21 @@ export interface ChildCallView {
   readonly firstSeq: number
   readonly attempts: ChildAttemptView[]
   readonly retries: RetryLine[]
+  /**
+   * What the spawn's child runs cost, every attempt added up from
+   * `child_end.cost` (a retried attempt's whole cost is retry overhead);
+   * `undefined` when no attempt carried a cost.
+   */
+  cost: ChildCallCost | undefined
+}
+
+/** What one logical spawn cost, as {@link ChildCallView.cost} sums it. */
+export interface ChildCallCost {
+  /** Every attempt's child run, in dollars, its own children included. */
+  usd: string
+  /** Of `usd`, the children's own retry overhead and the whole of every attempt that was retried. */
+  retryOverheadUsd: string
+  unpricedRequests: number
 }
 
 /** A logical call of either kind. */
@@ -178,7 +193,7 @@ export interface RunCounts {
 export interface RunCost {
   /** Every priced request, in dollars, as an exact decimal string. */
   usd: string
-  /** Of `usd`, what went to attempts that were thrown away: failed requests, and agent attempts followed by a retry. */
+  /** Of `usd`, what went to attempts that were thrown away: failed requests, agent attempts followed by a retry, and child runs' own overhead and spawn attempts that were retried. */
   retryOverheadUsd: string
   /** Requests whose model had no price: their cost is not in `usd` (unpriced, never zero). */
   unpricedRequests: number
@@ -441,6 +456,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   let cost: RunCost | undefined
   /** Per agent attempt priced: what of it was not already counted as overhead, and whether its LLM requests carried the cost. */
   const attemptCosts = new Map<string, { kept: string; fromRequests: boolean }>()
+  /** Per logical spawn: what its last ended attempt's child kept (its cost less its own retry overhead), overhead once the spawn retries. */
+  const childKept = new Map<string, string>()
   const costOf = (table: string): RunCost => (cost ??= { usd: ZERO_USD, retryOverheadUsd: ZERO_USD, unpricedRequests: 0, table })
   // Every execution folded, in the order their first lines came; the last is the run as it stands.
   const executions: ExecutionState[] = []
@@ -573,6 +590,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         firstSeq: line.seq,
         attempts: [],
         retries: [],
+        cost: undefined,
       }
       children.set(call.id, call)
       counts.childCalls += 1
@@ -699,7 +717,15 @@ export function createRunView(options: RunViewOptions = {}): RunView {
           discarded.kept = ZERO_USD
         }
         if (line.kind === 'child') {
-          if (line.callId !== undefined) children.get(line.callId)?.retries.push(line)
+          const child = line.callId === undefined ? undefined : children.get(line.callId)
+          child?.retries.push(line)
+          // The attempt thrown away: what its child kept is overhead now, in the spawn's figures and the run's.
+          const kept = line.callId === undefined ? undefined : childKept.get(line.callId)
+          if (kept !== undefined && cost !== undefined) {
+            cost.retryOverheadUsd = addUsd(cost.retryOverheadUsd, kept)
+            if (child?.cost !== undefined) child.cost.retryOverheadUsd = addUsd(child.cost.retryOverheadUsd, kept)
+            childKept.delete(line.callId ?? '')
+          }
           return
         }
         const id = line.kind === 'agent' ? (line.logicalCallId ?? (line.callId === undefined ? undefined : agentOfCallId.get(line.callId)?.id)) : line.callId
@@ -730,6 +756,19 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         const call = children.get(line.childCallId)
         if (call === undefined) return
         if (line.replayed === true) counts.replayedChildCalls += 1
+        // The child run's own spend, its children's included; a replayed spawn cost nothing now.
+        if (line.cost !== undefined && line.replayed !== true) {
+          const total = costOf(line.cost.table)
+          total.table = line.cost.table
+          total.usd = addUsd(total.usd, line.cost.usd)
+          total.retryOverheadUsd = addUsd(total.retryOverheadUsd, line.cost.retryOverheadUsd)
+          total.unpricedRequests += line.cost.unpriced ?? 0
+          call.cost ??= { usd: ZERO_USD, retryOverheadUsd: ZERO_USD, unpricedRequests: 0 }
+          call.cost.usd = addUsd(call.cost.usd, line.cost.usd)
+          call.cost.retryOverheadUsd = addUsd(call.cost.retryOverheadUsd, line.cost.retryOverheadUsd)
+          call.cost.unpricedRequests += line.cost.unpriced ?? 0
+          childKept.set(call.id, subtractUsd(line.cost.usd, line.cost.retryOverheadUsd))
+        }
         if (call.attempts.at(-1) === attempt) countChild(call, line.status === 'completed' ? 'completed' : 'failed')
         return
       }

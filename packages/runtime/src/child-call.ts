@@ -1,5 +1,5 @@
 import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/groups'
-import type { SerializedError } from '@locus/journal'
+import type { ChildCost, RunCost, SerializedError } from '@locus/journal'
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ChildCallRecord, childRequestKey } from '@locus/replay'
 import { CallError, type CallFailure, DEFAULT_RETRY_POLICY, type AttemptRecord, parseRetryPolicy, runWithRetry } from '@locus/retry'
@@ -56,6 +56,11 @@ function endStatus(record: AttemptRecord): 'completed' | 'failed' | 'timed-out' 
 function failureOf(workflow: string, ended: RunResultOfChild): CallError {
   const why = ended.error === undefined ? (ended.disposition === 'completed' ? 'it returned a failure value' : 'see its journal') : ended.error.message
   return new CallError(`child workflow "${workflow}" ended ${ended.disposition}: ${why}`, { retryable: ended.disposition === 'failed' })
+}
+
+/** A child run's cost as its `child_end` records it, so the parent's view adds the child into the run's. */
+function childCostOf(cost: RunCost): ChildCost {
+  return { usd: cost.usd, retryOverheadUsd: cost.retryOverheadUsd, ...(cost.unpricedRequests === 0 ? {} : { unpriced: cost.unpricedRequests }), table: cost.table }
 }
 
 interface Where {
@@ -184,6 +189,7 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
           status: endStatus(record),
           ...(child === undefined ? {} : { disposition: child.disposition, result: child.result }),
           ...(error === undefined ? {} : { error }),
+          ...(child?.cost === undefined ? {} : { cost: childCostOf(child.cost) }),
           ...(record.failure === undefined
             ? {}
             : { failure: { error: record.failure.error, retryable: record.failure.retryable, ...(record.failure.code === undefined ? {} : { code: record.failure.code }) } }),

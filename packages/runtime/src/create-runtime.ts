@@ -13,6 +13,7 @@ import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
 import { abortAs } from './cancel-requests.js'
 import type { RunOptions } from './run-options.js'
+import type { RunBudgets } from './budgets.js'
 import { type RunHandle as ExecutionHandle, type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
 
 /** How a started, resumed or replayed execution is reached: one shape for all three. */
@@ -302,12 +303,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     })
   }
 
+  /** A run's budgets over the runtime's defaults, field by field (`perCall` too): a run that sets a deadline keeps the default money budget. */
+  const budgetsOver = (defaults: RunBudgets | undefined, own: RunBudgets | undefined): { budgets?: RunBudgets } => {
+    if (defaults === undefined || own === undefined) return {}
+    const perCall = defaults.perCall === undefined || own.perCall === undefined ? (own.perCall ?? defaults.perCall) : { ...defaults.perCall, ...own.perCall }
+    return { budgets: { ...defaults, ...own, ...(perCall === undefined ? {} : { perCall }) } }
+  }
+
   const base = (runOptions: RuntimeRunOptions | undefined, hooks: LaunchHooks): RunOptions => ({
     ...options.defaults,
     ...(options.host === undefined ? {} : { host: options.host }),
     // Scripts may spawn the runtime's workflows by name.
     workflows,
     ...runOptions,
+    ...budgetsOver(options.defaults?.budgets, runOptions?.budgets),
     // One store for every run of this runtime: the file store over runsDir unless another was given.
     store,
     signal: hooks.signal,

@@ -1,5 +1,5 @@
 import type { CostLedger, PriceTable } from '@locus/cost'
-import type { JournalLine, JournalLineInput, RetryRefused, RetryRefuser, SerializedError } from '@locus/journal'
+import type { JournalLine, JournalLineInput, RetryRefused, RetryRefuser, RunCost, SerializedError } from '@locus/journal'
 import type { JsonValue, StepCriticality } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
@@ -18,6 +18,8 @@ export interface RunResultOfChild {
   readonly disposition: 'completed' | 'failed' | 'cancelled'
   readonly result: JsonValue
   readonly error?: SerializedError | undefined
+  /** What the child run cost (its `RunView.cost`), when it was priced. */
+  readonly cost?: RunCost | undefined
 }
 
 /** The run-wide retry settings of the run options (`retryBudget`, `jitter`). */

@@ -779,7 +779,12 @@ async function runChild(
     ownership: undefined,
   })
   const result = await handle.done
-  return { disposition: result.disposition, result: result.result, ...(result.error === undefined ? {} : { error: result.error }) }
+  return {
+    disposition: result.disposition,
+    result: result.result,
+    ...(result.error === undefined ? {} : { error: result.error }),
+    ...(result.cost === undefined ? {} : { cost: result.cost }),
+  }
 }
 
 function safeJson(value: unknown): JsonValue {

@@ -52,6 +52,7 @@ const STEP_KINDS = {
     .object({
       fail: FailureCauseSchema.describe('The failure cause, such as provider-error or unparseable-answer.'),
       reason: z.string().optional().describe('Why. @default "scripted <cause>"'),
+      usage: usageSchema.optional().describe('Tokens the failed turn still spent, priced like an answer\'s.'),
     })
     .strict()
     .describe('Answer with a failure the host classified itself.'),

@@ -25,7 +25,7 @@ export type ScriptedStep =
   /** Stop at the provider's output-token limit with truncated text. */
   | { readonly stop: 'length'; readonly text: string }
   /** Answer with a failure the host classified itself (`provider-error`, `unparseable-answer`, ...). */
-  | { readonly fail: FailureCause; readonly reason?: string }
+  | { readonly fail: FailureCause; readonly reason?: string; readonly usage?: Usage }
   /** Answer with nothing. */
   | { readonly empty: true }
 
@@ -179,7 +179,7 @@ export function createScriptedHost(options: ScriptedHostOptions): ScriptedHost {
       throw new HostError(step.throw, step.message ?? `scripted host error: ${step.throw}`)
     }
     if ('stop' in step) return { text: step.text, stopReason: 'length' }
-    if ('fail' in step) return { text: '', stopReason: 'error', failureCause: step.fail, reason: step.reason ?? `scripted ${step.fail}` }
+    if ('fail' in step) return { text: '', stopReason: 'error', failureCause: step.fail, reason: step.reason ?? `scripted ${step.fail}`, ...(step.usage === undefined ? {} : { usage: step.usage }) }
     if ('empty' in step) return { text: '', stopReason: 'end' }
     if (!(await sleepOrAbort(clock, step.delayMs ?? 0, signal))) return aborted
     let toolCalls = 0

@@ -166,6 +166,10 @@ export interface RunWorkerDefaults {
   readonly budgets?: RunBudgets | undefined
   /** Retries the whole run may make, tool and agent alike. */
   readonly retryBudget?: number | undefined
+  /** Prices every LLM request of the runs it executes (`loadPriceTable` of `@locus/cost`); a run with `budgets.maxCostUsd` needs them. */
+  readonly prices?: RunOptions['prices']
+  /** A run with a money budget starts although a model has no price (its requests reserve nothing). */
+  readonly allowUnpriced?: boolean | undefined
 }
 
 /** A run's budgets laid over the worker's defaults: the run's fields win, `perCall` merged field by field too. */
@@ -207,6 +211,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       : {
           ...(options.defaults.budgets === undefined ? {} : { budgets: options.defaults.budgets }),
           ...(options.defaults.retryBudget === undefined ? {} : { retryBudget: options.defaults.retryBudget }),
+          ...(options.defaults.prices === undefined ? {} : { prices: options.defaults.prices }),
+          ...(options.defaults.allowUnpriced === undefined ? {} : { allowUnpriced: options.defaults.allowUnpriced }),
         }
   patchGraphileWorker()
   const waiting = (what: string) => (error: unknown) => {

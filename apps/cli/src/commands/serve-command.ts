@@ -13,6 +13,8 @@ import { resolveRunsDir } from '../runs-dir.js'
 import { describeMetrics } from '../open-metrics.js'
 import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
+import { checkBudgetPrices } from './run-command.js'
+import { loadPrices } from '../load-prices.js'
 
 /** The flags of `locus serve`. */
 export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
@@ -33,6 +35,12 @@ export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   readonly allowHost?: readonly string[] | undefined
   /** `--shutdown-grace`: how long working runs may go on at shutdown before they are cancelled, in ms. @default 10_000 */
   readonly shutdownGrace?: number | undefined
+  /** `--prices <file>`: prices per model over the shipped catalogue, for every run the server starts. */
+  readonly prices?: string | undefined
+  /** `--max-cost <usd>`: the money budget of a run started over HTTP that gives none of its own. */
+  readonly maxCost?: string | undefined
+  /** `--allow-unpriced`: runs with a money budget start although a model has no price. */
+  readonly allowUnpriced?: boolean | undefined
 }
 
 /** Where the server's keys come from, and what `--api-key` is on `locus serve` (the model host's key, never the server's). */
@@ -75,6 +83,13 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       ...(flags.stream === false ? ['--no-stream'] : []),
     ]
     if (hostFlags.length > 0) throw new CliError('CLI_USAGE', `${hostFlags.join(', ')} ${hostFlags.length === 1 ? 'has' : 'have'} no effect with --database-url: runs execute on \`locus worker\` processes, so give the host to them.`)
+    const moneyFlags = [...(flags.prices === undefined ? [] : ['--prices']), ...(flags.maxCost === undefined ? [] : ['--max-cost']), ...(flags.allowUnpriced === true ? ['--allow-unpriced'] : [])]
+    if (moneyFlags.length > 0) {
+      throw new CliError(
+        'CLI_USAGE',
+        `${moneyFlags.join(', ')} ${moneyFlags.length === 1 ? 'has' : 'have'} no effect with --database-url: runs execute on \`locus worker\` processes, which price them; a run's own budgets.maxCostUsd (POST /v1/runs) travels with it to the worker.`,
+      )
+    }
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new CliError('CLI_USAGE', '--database-url must be a postgres:// or postgresql:// URL.')
     const dispatching = await createDispatchRuntime({ connectionString: databaseUrl, workflows })
     // Workers record outcomes in the runs database; the server reads them there.
@@ -88,7 +103,20 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     const chosen = await createHost({ ...flags, host: undefined }, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
     // Where `locus run` records: <runs dir>/outcomes.sqlite, or PostgreSQL with LOCUS_DATABASE_URL.
     await openOutcomes(runsDir, io.env.LOCUS_DATABASE_URL, describeMetrics(runsDir, io.env))
-    plain = createRuntime({ workflows, runsDir, defaults: { worker: workers, ...(outcomes === undefined ? {} : { metrics: outcomes }) }, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+    const prices = await loadPrices(flags.prices, io.cwd)
+    const money = {
+      prices,
+      ...(flags.maxCost === undefined ? {} : { budgets: { maxCostUsd: flags.maxCost } }),
+      ...(flags.allowUnpriced === true ? { allowUnpriced: true } : {}),
+    }
+    // A default budget that no workflow could keep (a model with no price) stops the server before it listens.
+    if (flags.maxCost !== undefined) for (const workflow of workflows) checkBudgetPrices(workflow, { ...money, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+    plain = createRuntime({
+      workflows,
+      runsDir,
+      defaults: { worker: workers, ...money, ...(outcomes === undefined ? {} : { metrics: outcomes }) },
+      ...(chosen.host === undefined ? {} : { host: chosen.host }),
+    })
     where = `host: ${chosen.description}`
   }
   const runtime = otel === undefined ? plain : otel.traceRuntime(plain)

@@ -1,9 +1,10 @@
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { displayPath, formatResult, formatSummary, indentLines, styleStanding } from '../format-summary.js'
+import { displayPath, formatCallCosts, formatResult, formatSummary, indentLines, styleStanding } from '../format-summary.js'
 import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import type { OutputFlags } from './run-flags.js'
+import { callCosts } from '@locus/journal'
 import { executionStandings } from '@locus/runtime'
 import { openStoredRun } from './stored-run.js'
 
@@ -14,8 +15,10 @@ import { openStoredRun } from './stored-run.js'
  */
 export async function showCommand(runId: string, flags: OutputFlags, io: CliIo): Promise<ExitCode> {
   const runsDir = resolveRunsDir(flags.runsDir, io)
-  const run = await openStoredRun(runsDir, runId)
+  // Every call kept, so the cost listing names the calls that completed at once too.
+  const run = await openStoredRun(runsDir, runId, { keep: 'all' })
   const summary = run.summary
+  const costs = callCosts(run.view)
   // An execution that stopped without run_end reads unfinished, taken-over or suspended: the rule the server shares.
   const standings = executionStandings(run.executions)
   const executions = run.executions.map((execution, index) => ({ executionId: execution.info.executionId, kind: execution.info.kind, standing: standings[index] ?? execution.summary.standing }))
@@ -23,7 +26,7 @@ export async function showCommand(runId: string, flags: OutputFlags, io: CliIo):
   // Every child run the run's scripts spawned, grandchildren included, each in its own execution.
   const childRuns = run.children.map((child) => ({ executionId: child.info.executionId, workflow: child.summary.workflow, standing: child.summary.standing }))
   if (flags.json === true) {
-    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, executions, replays, childRuns })}\n`)
+    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, callCosts: costs, executions, replays, childRuns })}\n`)
     return EXIT_CODES.completed
   }
   const style = styleFor(io.stdout, io.env)
@@ -47,6 +50,7 @@ export async function showCommand(runId: string, flags: OutputFlags, io: CliIo):
       }
     }
   }
+  if (costs.length > 0) out.push('', style.bold('Cost per call:'), ...formatCallCosts(costs, style))
   if (summary.gaps.length > 0) {
     out.push('', style.bold('Gaps:'))
     for (const gap of summary.gaps) out.push(`  - ${gap.tool} (${gap.criticality})${gap.reason === undefined ? '' : `: ${gap.reason}`}`)

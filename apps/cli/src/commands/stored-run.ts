@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { RUN_LAYOUT, validateRunId } from '@locus/journal'
-import { type StoredExecution, type StoredRun, readStoredRun } from '@locus/runtime'
+import { type ReadStoredRunOptions, type StoredExecution, type StoredRun, readStoredRun } from '@locus/runtime'
 import { type ExecutionInfo, type RunStore, RunNotFoundError, createFileRunStore } from '@locus/store'
 
 /** Checks the id as `run --run-id` does, and says how to look elsewhere when the run is not there. */
@@ -21,8 +21,8 @@ async function inRunsDir<T>(runsDir: string, runId: string, read: (store: RunSto
  * @throws {RunIdError} `RUN_ID_INVALID`, stating the id rule, when `runId` could not name a run.
  * @throws {RunNotFoundError} `RUN_NOT_FOUND` when there is no such run.
  */
-export function openStoredRun(runsDir: string, runId: string): Promise<StoredRun> {
-  return inRunsDir(runsDir, runId, (store) => readStoredRun(store, runId))
+export function openStoredRun(runsDir: string, runId: string, options: ReadStoredRunOptions = {}): Promise<StoredRun> {
+  return inRunsDir(runsDir, runId, (store) => readStoredRun(store, runId, options))
 }
 
 /** A run's executions without reading their journals, and the store that reads them; throws as {@link openStoredRun}. */

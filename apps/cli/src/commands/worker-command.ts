@@ -6,6 +6,7 @@ import { createHost, type HostFlags } from '../create-host.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { loadWorkflows } from './load-workflows.js'
 import { budgetsFromFlags } from './run-flags.js'
+import { loadPrices } from '../load-prices.js'
 
 /** The flags of `locus worker`. */
 export interface WorkerFlags extends HostFlags {
@@ -18,6 +19,12 @@ export interface WorkerFlags extends HostFlags {
   readonly deadline?: number | undefined
   /** `--retry-budget`: the retry budget of a run that recorded none. */
   readonly retryBudget?: number | undefined
+  /** `--prices <file>`: prices per model over the shipped catalogue, for the runs it executes. */
+  readonly prices?: string | undefined
+  /** `--max-cost <usd>`: the money budget of a run that gives none of its own. */
+  readonly maxCost?: string | undefined
+  /** `--allow-unpriced`: a run with a money budget starts although a model has no price. */
+  readonly allowUnpriced?: boolean | undefined
 }
 
 function databaseUrlOf(flags: { readonly databaseUrl?: string | undefined }, io: CliIo): string {
@@ -77,7 +84,9 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     io.stderr.write(`locus: worker lost PostgreSQL (${reason instanceof Error ? reason.message : String(reason)}); it keeps running and reconnects\n`)
   }
   process.on('unhandledRejection', onRejection)
-  const budgets = budgetsFromFlags({ maxAgents: flags.maxAgents, deadline: flags.deadline })
+  const budgets = budgetsFromFlags({ maxAgents: flags.maxAgents, deadline: flags.deadline, maxCost: flags.maxCost })
+  // Every run a worker executes is priced, as `locus run` prices its own; a queued run's budgets.maxCostUsd needs it.
+  const prices = await loadPrices(flags.prices, io.cwd)
   // Outcome metrics go to the same database, where `locus report` (with LOCUS_DATABASE_URL) reads them.
   const metrics = outcomesOn(connectionString, io.cwd)
   const worker = await startRunWorker({
@@ -86,9 +95,12 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     ...(chosen.host === undefined ? {} : { host: chosen.host }),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
-    ...(budgets === undefined && flags.retryBudget === undefined
-      ? {}
-      : { defaults: { ...(budgets === undefined ? {} : { budgets }), ...(flags.retryBudget === undefined ? {} : { retryBudget: flags.retryBudget }) } }),
+    defaults: {
+      prices,
+      ...(budgets === undefined ? {} : { budgets }),
+      ...(flags.retryBudget === undefined ? {} : { retryBudget: flags.retryBudget }),
+      ...(flags.allowUnpriced === true ? { allowUnpriced: true } : {}),
+    },
     metrics,
     onMetricsError: (runId, error) => {
       io.stderr.write(`locus: warning: worker could not record the outcome metrics of run ${runId} in PostgreSQL (${error instanceof Error ? error.message : String(error)}); the run itself ended as its journal says\n`)

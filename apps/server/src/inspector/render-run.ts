@@ -251,8 +251,9 @@ ${prompt === undefined ? '' : html`<p class="prompt"><span class="visually-hidde
 function childHtml(input: RunPageInput, child: ChildCallView): SafeHtml {
   const last = child.attempts.at(-1)
   const tone: Tone = last === undefined || last.status === 'running' ? 'live' : last.status === 'completed' ? 'ok' : 'bad'
-  return html`<li class="call call-child" data-testid="child"><div>${badge(tone, last?.status ?? 'running')} <span class="kind">child workflow</span> <strong>${child.workflow}</strong> <code>${child.id}</code></div>
-<ol class="attempts">${child.attempts.map((attempt) => html`<li class="attempt">attempt ${attempt.attempt} of ${child.maxAttempts}: <a href="${runHref(input.runId, { execution: attempt.childExecutionId })}">${attempt.childExecutionId}</a> · ${attempt.end?.disposition ?? attempt.status} · ${duration(attempt.end?.durationMs)}</li>`)}</ol></li>`
+  const cost = child.cost === undefined ? '' : html` <span class="cost" data-testid="child-cost">$${child.cost.usd}</span>`
+  return html`<li class="call call-child" data-testid="child"><div>${badge(tone, last?.status ?? 'running')} <span class="kind">child workflow</span> <strong>${child.workflow}</strong> <code>${child.id}</code>${cost}</div>
+<ol class="attempts">${child.attempts.map((attempt) => html`<li class="attempt">attempt ${attempt.attempt} of ${child.maxAttempts}: <a href="${runHref(input.runId, { execution: attempt.childExecutionId })}">${attempt.childExecutionId}</a> · ${attempt.end?.disposition ?? attempt.status} · ${duration(attempt.end?.durationMs)}${attempt.end?.cost === undefined || attempt.end.replayed === true ? '' : ` · $${attempt.end.cost.usd}`}</li>`)}</ol></li>`
 }
 
 const SLOT_LOOK: Readonly<Record<SlotModel['state'], { tone: Tone; words: string }>> = {
