@@ -130,6 +130,7 @@ export function formatSummary(summary: RunSummary, context: { readonly cwd: stri
   field('retries', summary.retries === 0 ? '0' : `${summary.retries} (${summary.retriedCalls.map((call) => `${call.kind} ${call.name}`).join(', ')})`)
   // The host's own LLM retries are counted apart from the calls' retries, so neither hides the other.
   if (summary.cost !== undefined) field('cost', describeCost(summary.cost))
+  if (summary.cancelRequested !== undefined) field('cancel', `requested by ${summary.cancelRequested.by} at ${summary.cancelRequested.at}: ${summary.cancelRequested.reason}`)
   if (summary.costBudget !== undefined) field('budget', `${displayUsd(new Usd(summary.costBudget.leftUsd))} left of ${displayUsd(new Usd(summary.costBudget.limitUsd))} (--max-cost)`)
   if (summary.llmAttempts > 0) field('llm', `${plural(summary.llmAttempts, 'LLM request attempt')}, ${plural(summary.llmRetries, 'retry', 'retries')} by the model host's policy`)
   if (summary.childCalls > 0) {

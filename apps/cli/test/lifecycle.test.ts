@@ -40,6 +40,12 @@ describe('cancelling, killing, resuming and replaying a run', () => {
       expect.objectContaining({ reason: 'interrupted from the terminal (Ctrl-C)', by: 'cli' }),
     ])
     expect(JSON.parse(readFileSync(join(runsDir, 'interrupted', 'result.json'), 'utf8'))).toMatchObject({ disposition: 'cancelled' })
+    // ...and `locus show` says who asked and why, from that line.
+    const requested = journal.lines.find((line) => line.type === 'run_cancel_requested')
+    const shown = await runLocus(['show', 'interrupted', '--runs-dir', runsDir, '--json'])
+    expect(JSON.parse(shown.stdout)).toMatchObject({ cancelRequested: { by: 'cli', reason: 'interrupted from the terminal (Ctrl-C)', at: requested?.ts } })
+    const text = await runLocus(['show', 'interrupted', '--runs-dir', runsDir])
+    expect(text.stdout).toMatch(/cancel:\s+requested by cli at \S+: interrupted from the terminal \(Ctrl-C\)/)
   })
 
   it('SIGKILL part-way, then `locus resume` replays the finished calls and completes the run', async () => {

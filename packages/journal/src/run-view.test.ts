@@ -111,6 +111,21 @@ describe('createRunView', () => {
     expect(view.counts.agentThrew).toBe(1)
     expect(view.failedCalls().map((call) => [call.id, callOutcome(call)])).toEqual([['call-2', 'threw']])
   })
+
+  it('keeps the first cancel request of each execution: who asked, why and when', () => {
+    const at = (seq: number, executionId: string, ts: string) => ({ v: 1, seq, ts, runId: 'r', executionId })
+    const lines = [
+      { ...at(0, 'r', '2026-01-01T00:00:00.000Z'), type: 'run_start', workflow: 'w', input: null, options: {} },
+      { ...at(1, 'r', '2026-01-01T00:00:01.000Z'), type: 'run_cancel_requested', reason: 'first', by: 'cli' },
+      { ...at(2, 'r', '2026-01-01T00:00:02.000Z'), type: 'run_cancel_requested', reason: 'second', by: 'key-1a2b3c4d' },
+      { ...at(0, 'resume-001', '2026-01-01T00:01:00.000Z'), type: 'run_start', workflow: 'w', input: null, options: {} },
+    ] as JournalLine[]
+    const view = fold(lines)
+    expect(view.executions().map((execution) => execution.cancelRequested)).toEqual([
+      { reason: 'first', by: 'cli', at: '2026-01-01T00:00:01.000Z' },
+      undefined,
+    ])
+  })
 })
 
 describe('the outputs README reads the same fold', () => {

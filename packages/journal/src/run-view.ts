@@ -227,6 +227,8 @@ export interface ExecutionFoldView {
   readonly tookOver: boolean
   /** True when it learned that its lease moved to another worker (`lease_lost`, `expired` or `taken`). */
   readonly leaseLost: boolean
+  /** Who asked it to stop, why and when (`run_cancel_requested`); `undefined` when nobody did, or the journal predates the line. */
+  readonly cancelRequested: { readonly reason: string; readonly by: string; readonly at: string } | undefined
   /** When its first line was written. */
   readonly startedAt: string
   /** Its `run_end`'s duration, or, without one, the time its lines span. */
@@ -340,6 +342,7 @@ interface ExecutionState {
   suspended: boolean
   tookOver: boolean
   leaseLost: boolean
+  cancelRequested: { readonly reason: string; readonly by: string; readonly at: string } | undefined
   readonly firstTs: string
   lastTs: string
   lastSeq: number
@@ -623,7 +626,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   function executionOf(line: JournalLine): ExecutionState {
     let execution = executionById.get(line.executionId)
     if (execution === undefined) {
-      execution = { executionId: line.executionId, index: executions.length, runStart: undefined, runEnd: undefined, suspended: false, tookOver: false, leaseLost: false, firstTs: line.ts, lastTs: line.ts, lastSeq: -1 }
+      execution = { executionId: line.executionId, index: executions.length, runStart: undefined, runEnd: undefined, suspended: false, tookOver: false, leaseLost: false, cancelRequested: undefined, firstTs: line.ts, lastTs: line.ts, lastSeq: -1 }
       executions.push(execution)
       executionById.set(line.executionId, execution)
     }
@@ -827,6 +830,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'lease_lost':
         if (line.reason !== 'released') executionOf(line).leaseLost = true
         return
+      case 'run_cancel_requested': {
+        // The first request is the one that stopped the execution; a later one changes nothing.
+        const execution = executionOf(line)
+        execution.cancelRequested ??= { reason: line.reason, by: line.by, at: line.ts }
+        return
+      }
       case 'replay_diverged':
         divergences.push(line)
         return
@@ -873,6 +882,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         suspended: execution.suspended,
         tookOver: execution.tookOver,
         leaseLost: execution.leaseLost,
+        cancelRequested: execution.cancelRequested,
         startedAt: execution.runStart?.ts ?? execution.firstTs,
         durationMs: durationOf(execution),
         lastSeq: execution.lastSeq,

@@ -88,6 +88,8 @@ export interface RunSummary {
   readonly cost?: RunCost | undefined
   /** The run's money budget (`budgets.maxCostUsd`) and what is left of it after `cost`, when it had one: decimal strings of dollars. */
   readonly costBudget?: { readonly limitUsd: string; readonly leftUsd: string } | undefined
+  /** Who asked the latest execution to stop, why and when (its `run_cancel_requested` line), when someone did. */
+  readonly cancelRequested?: { readonly reason: string; readonly by: string; readonly at: string } | undefined
   /** Retries a call's own rule allowed but the run refused (retry budget, invocation cap, deadline, cancellation); never counted in `retries`. */
   readonly retriesRefused: number
   /** Child workflow spawns, and how many of them ended completed or not (failed, cancelled, partial, timed out). */
@@ -171,6 +173,11 @@ function retriedCallOf(call: CallView): RetriedCall {
 }
 
 /** The money budget `run_start` recorded, and what is left of it after what the run spent. */
+function cancelRequestOf(view: RunView): { cancelRequested?: { reason: string; by: string; at: string } } {
+  const request = view.executions().at(-1)?.cancelRequested
+  return request === undefined ? {} : { cancelRequested: { ...request } }
+}
+
 function costBudgetOf(options: Readonly<Record<string, JsonValue>> | undefined, cost: RunCost | undefined): { costBudget?: { limitUsd: string; leftUsd: string } } {
   const limit = record(options?.budgets)?.maxCostUsd
   if (typeof limit !== 'string' || !/^\d+(\.\d+)?$/.test(limit)) return {}
@@ -216,6 +223,7 @@ export function summarizeRunView(view: RunView, extras: SummaryExtras): RunSumma
     llmRetries: counts.llmRetries,
     ...(view.cost === undefined ? {} : { cost: { ...view.cost } }),
     ...costBudgetOf(options, view.cost),
+    ...cancelRequestOf(view),
     retriesRefused: counts.retriesRefused,
     childCalls: counts.childCalls,
     childCompleted: counts.childCompleted,
