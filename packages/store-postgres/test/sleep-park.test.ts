@@ -121,8 +121,15 @@ if (url !== undefined) {
       }, 15_000)
       const leased = await client.query(`select 1 from locus_leases where owner is not null and run_id like 'fleet-%'`)
       expect(leased.rowCount).toBe(0)
-      const jobs = await client.query<{ key: string; locked: boolean }>(`select key, locked_by is not null as locked from graphile_worker.jobs where key like 'fleet-%'`)
-      expect(jobs.rows.map((job) => job.key).sort()).toEqual(runIds.map((runId) => `${runId}:timer:timer-2`).sort())
+      // graphile-worker deletes a run's own job when its task returns, just after the park's transaction: wait for that, then check.
+      const timerKeys = runIds.map((runId) => `${runId}:timer:timer-2`).sort()
+      const jobsNow = async () => client.query<{ key: string; locked: boolean }>(`select key, locked_by is not null as locked from graphile_worker.jobs where key like 'fleet-%'`)
+      await until('only the timer jobs to be left', async () => {
+        const { rows } = await jobsNow()
+        return rows.length === timerKeys.length ? true : undefined
+      }, 5_000).catch(() => undefined)
+      const jobs = await jobsNow()
+      expect(jobs.rows.map((job) => job.key).sort()).toEqual(timerKeys)
       expect(jobs.rows.some((job) => job.locked)).toBe(false)
       // The worker that parked them goes away while they sleep; another one wakes them.
       await worker?.stop()
