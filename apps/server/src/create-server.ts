@@ -22,7 +22,7 @@ import { mountInspector } from './inspector/mount-inspector.js'
 import { clientLines, clientMessage, clientValue } from './redact.js'
 import { REQUEST_ID_HEADER, requestLogMiddleware } from './request-log.js'
 import { LOOPBACK_HOSTS, parseAllowedHosts, parseAllowedOrigins, securityMiddleware } from './security.js'
-import { type LiveState, hasEnded, linksOf, resultOf, runListItem, runResource, statusOfExecution } from './run-resource.js'
+import { type LiveState, hasEnded, linksOf, resultOf, rowListItem, rowStatusOf, runResource, statusOfExecution } from './run-resource.js'
 import {
   type BudgetsSchema,
   CancelBodySchema,
@@ -154,10 +154,6 @@ function limitedBody(body: ReadableStream<Uint8Array>, limit: number): ReadableS
 interface Cursor {
   readonly createdAt: number
   readonly runId: string
-}
-
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.runId])).toString('base64url')
 }
 
 function decodeCursor(text: string): Cursor {
@@ -335,35 +331,21 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.get('/v1/runs', guard('runs:read'), async (c) => {
     const query = parse(ListRunsQuerySchema, c.req.query(), 'query')
-    const limit = query.limit ?? DEFAULT_PAGE
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
-    const infos = await runtime.list()
-    let index = 0
-    if (after !== undefined) {
-      while (index < infos.length) {
-        const info = infos[index] as (typeof infos)[number]
-        const createdAt = info.createdAt ?? 0
-        if (createdAt < after.createdAt || (createdAt === after.createdAt && info.runId < after.runId)) break
-        index += 1
-      }
-    }
-    const runs: ReturnType<typeof runListItem>[] = []
-    let last: Cursor | undefined
-    for (; index < infos.length && runs.length < limit; index += 1) {
-      const info = infos[index] as (typeof infos)[number]
-      last = { createdAt: info.createdAt ?? 0, runId: info.runId }
-      let stored: StoredRun
-      try {
-        stored = await load(info.runId)
-      } catch {
-        continue // not a run (a stray directory), or removed meanwhile
-      }
-      const item = runListItem(stored, liveState(info.runId), info.createdAt, await waitingOnOf(stored))
-      if (query.workflow !== undefined && item.workflow !== query.workflow) continue
-      if (query.status !== undefined && item.status !== query.status) continue
-      runs.push(item)
-    }
-    return c.json({ runs, nextCursor: index < infos.length && last !== undefined ? encodeCursor(last) : null })
+    // Checked here so a bad cursor is the API's 400, in its words.
+    if (query.cursor !== undefined) decodeCursor(query.cursor)
+    // Rows only: a listing never folds a journal. The server adds what only it knows (a cancel it asked for).
+    const rowStatus = rowStatusOf(query.status)
+    const page =
+      rowStatus === null
+        ? { rows: [], nextCursor: undefined }
+        : await runtime.list({
+            limit: query.limit ?? DEFAULT_PAGE,
+            ...(query.workflow === undefined ? {} : { workflow: query.workflow }),
+            ...(rowStatus === undefined ? {} : { status: rowStatus }),
+            ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+          })
+    const runs = page.rows.map((row) => rowListItem(row, liveState(row.runId))).filter((item) => query.status === undefined || item.status === query.status)
+    return c.json({ runs, nextCursor: page.nextCursor ?? null })
   })
 
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {

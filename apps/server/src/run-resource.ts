@@ -1,4 +1,5 @@
 import { type PendingDeferral, type RunResultFile, type StoredExecution, type StoredRun, executionStanding } from '@locus/runtime'
+import type { RunRow, RunRowStatus } from '@locus/store'
 import type { z } from 'zod'
 import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
 
@@ -98,16 +99,33 @@ function executionFigures(execution: StoredExecution): { startedAt: string | nul
   return { startedAt: own?.startedAt ?? null, durationMs: own?.durationMs ?? null, counts: { ...execution.view.counts } }
 }
 
-export function runListItem(stored: StoredRun, live: LiveState, createdAt: number | undefined, waitingOn = 0): z.infer<typeof RunListItemSchema> {
-  const summary = stored.summary
+/**
+ * One run of `GET /v1/runs`, from its summary row alone: the row's status,
+ * or `cancelling` while this server cancels the execution the row names.
+ */
+export function rowListItem(row: RunRow, live: LiveState): z.infer<typeof RunListItemSchema> {
+  const cancelling = live.cancelling && live.liveExecutionId === row.executionId && row.status !== 'completed' && row.status !== 'failed' && row.status !== 'cancelled'
   return {
-    runId: stored.runId,
-    workflow: summary.workflow,
-    status: statusOfExecution(stored.latest, live, waitingOn),
-    createdAt: createdAt === undefined ? null : new Date(createdAt).toISOString(),
-    startedAt: summary.startedAt ?? null,
-    links: { self: linksOf(stored.runId).self },
+    runId: row.runId,
+    workflow: row.workflow ?? 'unknown',
+    status: cancelling ? 'cancelling' : row.status,
+    createdAt: new Date(row.createdAt).toISOString(),
+    startedAt: row.startedAt ?? null,
+    links: { self: linksOf(row.runId).self },
   }
+}
+
+/**
+ * The row status to ask the store for, given the API status asked for:
+ * `cancelling` is a running row this server cancels; `taken-over` and
+ * `unfinished` describe an execution a later one replaced, which no run's
+ * latest row is (`null`: nothing to list).
+ */
+export function rowStatusOf(status: RunStatus | undefined): RunRowStatus | undefined | null {
+  if (status === undefined) return undefined
+  if (status === 'cancelling') return 'running'
+  if (status === 'taken-over' || status === 'unfinished') return null
+  return status
 }
 
 /**

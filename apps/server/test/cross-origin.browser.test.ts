@@ -26,7 +26,7 @@ const hangs = defineWorkflow({ name: 'hangs', run: async ({ agent }) => ({ ok: t
 /** Every line of every execution of every run, by run and execution. */
 async function everything(runtime: ReturnType<typeof createRuntime>): Promise<Record<string, JournalLine[]>> {
   const all: Record<string, JournalLine[]> = {}
-  for (const info of await runtime.list()) {
+  for (const info of (await runtime.list()).rows) {
     for (const execution of await runtime.store.listExecutions(info.runId)) {
       const lines: JournalLine[] = []
       for await (const line of runtime.store.readLines(execution)) lines.push(line)

@@ -90,7 +90,7 @@ describe('/mcp on locus serve, driven by the MCP SDK’s own Client over streama
     })
     const hanging = client.callTool({ name: 'waits', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => { first() } })
     await running
-    const live = (await server.runtime.list()).find((info) => info.runId !== runId)
+    const live = (await server.runtime.list()).rows.find((info) => info.runId !== runId)
     controller.abort('changed my mind')
     await expect(hanging).rejects.toThrow()
     const result = await server.json<{ disposition: string }>(`/v1/runs/${live?.runId ?? ''}/result?wait=10`)

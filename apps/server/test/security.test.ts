@@ -38,7 +38,7 @@ function raw(url: string, options: { method?: string; path: string; headers?: Re
 }
 
 async function runCount(server: Awaited<ReturnType<typeof testServer>>): Promise<number> {
-  return (await server.runtime.list()).length
+  return (await server.runtime.list()).rows.length
 }
 
 describe('Host: only the names the server is bound to', () => {

@@ -203,7 +203,7 @@ describe('idempotency', () => {
       expectError(response, 400, 'invalid_request')
       expect(JSON.stringify(response.body)).toMatch(/more than 512 levels deep/)
     }
-    expect(await server.runtime.list()).toEqual([])
+    expect((await server.runtime.list()).rows).toEqual([])
   })
 
   it('two concurrent POSTs with one key start one run', async () => {
@@ -215,7 +215,7 @@ describe('idempotency', () => {
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 202])
       await ended(server, answers[0]!.body.runId)
     }
-    expect((await server.runtime.list()).length).toBe(5)
+    expect((await server.runtime.list()).rows.length).toBe(5)
   })
 
   it('a refused start frees its key', async () => {

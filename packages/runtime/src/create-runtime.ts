@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { type DeferredAnswer, type DeferredAnswerOutcome, keepDeferredAnswer } from './deferrals.js'
 import type { DeferredSettledLine, JournalLine } from '@locus/journal'
-import { type ListRunsFilter, type RunInfo, type RunStore, createFileRunStore } from '@locus/store'
+import { type ListRunRowsFilter, type RunRowPage, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { describeZodIssues } from './zod-issues.js'
@@ -143,8 +143,12 @@ export interface Runtime {
   replay(runId: string, options?: Omit<RuntimeRunOptions, 'host'> & { readonly workflow?: WorkflowDefinition | string }): Promise<RunHandle>
   /** A stored run, folded: each execution's RunView, result file and summary. */
   get(runId: string, options?: ReadStoredRunOptions): Promise<StoredRun>
-  /** Stored runs, newest first. */
-  list(filter?: ListRunsFilter): Promise<RunInfo[]>
+  /**
+   * A page of stored runs' summary rows, newest first, filtered by workflow,
+   * status and creation time; `nextCursor` names the next page. Reads rows
+   * only (the store keeps them from the journal), never a journal line.
+   */
+  list(filter?: ListRunRowsFilter): Promise<RunRowPage>
   /** Cancels the live execution of a run started or resumed by this runtime, journaling who asked (`by`); false when it has none. */
   cancel(runId: string, reason?: string, by?: string): boolean
   /**
@@ -387,7 +391,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       })
     },
     get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
-    list: (filter) => store.listRuns(filter),
+    list: (filter) => store.listRunRows(filter),
     cancel(runId, reason, by) {
       const handle = liveRuns.get(runId)
       if (handle === undefined) return false

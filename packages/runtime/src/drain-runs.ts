@@ -100,7 +100,7 @@ export interface ResumeSuspendedReport {
 export async function resumeSuspendedRuns(runtime: Runtime, options: { readonly signal?: AbortSignal | undefined } = {}): Promise<ResumeSuspendedReport> {
   const resumed: RunHandle[] = []
   const skipped: { runId: string; reason: string }[] = []
-  for (const info of await runtime.list()) {
+  for await (const info of suspendedRows(runtime)) {
     if (options.signal?.aborted === true) break
     if (runtime.live(info.runId) !== undefined) continue
     let stored
@@ -123,4 +123,14 @@ export async function resumeSuspendedRuns(runtime: Runtime, options: { readonly 
     }
   }
   return { resumed, skipped }
+}
+
+/** Every run whose summary row says it is suspended, a page at a time (rows only; the journal decides below). */
+async function* suspendedRows(runtime: Runtime): AsyncGenerator<{ readonly runId: string }> {
+  let cursor: string | undefined
+  do {
+    const page = await runtime.list({ status: 'suspended', limit: 200, ...(cursor === undefined ? {} : { cursor }) })
+    yield* page.rows
+    cursor = page.nextCursor
+  } while (cursor !== undefined)
 }

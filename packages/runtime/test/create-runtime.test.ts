@@ -24,7 +24,7 @@ describe('createRuntime', () => {
     expect(result.disposition).toBe('completed')
     const stored = await rt.get(run.runId)
     expect(stored.latest.summary).toMatchObject({ standing: 'completed', agentCalls: 4 })
-    expect((await rt.list()).map((info) => info.runId)).toEqual([run.runId])
+    expect((await rt.list()).rows.map((row) => ({ runId: row.runId, workflow: row.workflow, status: row.status }))).toEqual([{ runId: run.runId, workflow: 'fan-out', status: 'completed' }])
   })
 
   it('refuses an unknown workflow and a taken run id before anything starts', async () => {

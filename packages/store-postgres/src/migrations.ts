@@ -126,6 +126,15 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       alter table $schema.locus_runs add column if not exists cancel_by text;
     `,
   },
+  {
+    version: 13,
+    name: 'a summary row per run, so listings read rows and never a journal line',
+    sql: `
+      alter table $schema.locus_runs add column if not exists summary jsonb;
+      alter table $schema.locus_runs add column if not exists summary_version bigint;
+      create index if not exists locus_runs_summary_listing on $schema.locus_runs ((coalesce(summary->>'workflow', workflow)), created_at desc, run_id desc);
+    `,
+  },
 ]
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */

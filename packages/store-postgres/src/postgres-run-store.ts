@@ -17,6 +17,15 @@ import {
   type ExecutionRef,
   type ExecutionWriter,
   type ListRunsFilter,
+  LiveRows,
+  type ListRunRowsFilter,
+  type RunRow,
+  type RunRowPage,
+  checkRowFilter,
+  encodeRowCursor,
+  newRunRow,
+  parseRunRow,
+  rowFromLines,
   type Ownership,
   type ReadLinesOptions,
   RunExistsError,
@@ -179,6 +188,23 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const leases = table('locus_leases')
   const deferredAnswers = table('locus_deferred_answers')
   const idempotencyKeys = table('locus_idempotency_keys')
+  // The summary rows of the runs this store writes; each is persisted after the lines that changed it, behind
+  // the fence when leased (a stale worker's row never lands), and never over a newer version.
+  const rows = new LiveRows(async (row, version) => {
+    await ready()
+    const params: unknown[] = [row.runId, JSON.stringify(row), version, row.workflow ?? null]
+    if (fence !== undefined) params.push(fence.epoch)
+    const fenced = fence === undefined ? '' : ` and exists (select 1 from ${leases} where run_id = $1 and epoch = $5 and owner is not null)`
+    await withReconnect(
+      () =>
+        pool.query(
+          `update ${runs} set summary = $2::jsonb, summary_version = $3, workflow = coalesce(workflow, $4)
+           where run_id = $1 and (summary_version is null or summary_version < $3)${fenced}`,
+          params,
+        ),
+      reconnectMs,
+    )
+  })
   /** When expired idempotency keys were last deleted; at most once a minute (of the caller's clock). */
   let keysSweptAt = Number.NEGATIVE_INFINITY
 
@@ -489,7 +515,96 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       if (inserted.rowCount === 0) throw new ExecutionExistsError(runId, id)
       return id
     })
+    await openRow(runId, create.kind)
     return openSink(runId, executionId, create)
+  }
+
+  async function listExecutionsOf(runId: string): Promise<ExecutionInfo[]> {
+    await requireRun(runId)
+    const { rows: found } = await pool.query<{ execution_id: string; kind: ExecutionKind }>(
+      `select execution_id, kind from ${executions} where run_id = $1 order by (kind = 'root') desc, position`,
+      [runId],
+    )
+    return found.map((row): ExecutionInfo => ({ runId, executionId: row.execution_id, kind: row.kind, location: `postgres:${schema}/${runId}/${row.execution_id}` }))
+  }
+
+  /** A row read back from `locus_runs`; its createdAt is the row's own, so cursors agree with the listing order. */
+  function rowOf(found: { run_id: string; summary: unknown; created_ms: number; workflow: string | null }): RunRow | undefined {
+    const createdAt = Number(found.created_ms)
+    // A run enqueued for a worker has its row before any execution wrote one: queued, with the workflow it was given.
+    if (found.summary === null) return { ...newRunRow(found.run_id, found.run_id, createdAt), workflow: found.workflow ?? undefined }
+    const row = parseRunRow(found.summary)
+    return row === undefined ? undefined : { ...row, createdAt }
+  }
+
+  async function readRunRow(runId: string): Promise<RunRow | undefined> {
+    const live = rows.get(runId)
+    if (live !== undefined) return live
+    await ready()
+    const { rows: found } = await pool.query<{ run_id: string; summary: unknown; created_ms: number; workflow: string | null }>(
+      `select run_id, summary, workflow, (extract(epoch from created_at) * 1000)::double precision as created_ms from ${runs} where run_id = $1`,
+      [runId],
+    )
+    const first = found[0]
+    if (first === undefined) return undefined
+    const row = first.summary === null ? undefined : rowOf(first)
+    if (row !== undefined) return row
+    // A run from before rows (or whose row was never written): its journals say what it is.
+    const infos = await listExecutionsOf(runId)
+    const executionsLines: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
+    for (const info of infos) {
+      if (info.kind === 'replay') continue
+      const lines: JournalLine[] = []
+      for await (const line of readLines(info)) lines.push(line)
+      executionsLines.push({ executionId: info.executionId, kind: info.kind, lines })
+    }
+    if (executionsLines.every((execution) => execution.lines.length === 0)) return rowOf({ ...first, summary: null })
+    return rowFromLines(runId, Number(first.created_ms), executionsLines)
+  }
+
+  async function listRunRows(filter: ListRunRowsFilter = {}): Promise<RunRowPage> {
+    const { limit, after } = checkRowFilter(filter)
+    await ready()
+    const { rows: found } = await pool.query<{ run_id: string; summary: unknown; created_ms: number; workflow: string | null }>(
+      `select run_id, summary, workflow, (extract(epoch from created_at) * 1000)::double precision as created_ms from ${runs}
+       where ($1::text is null or coalesce(summary->>'workflow', workflow) = $1)
+         and ($2::text is null or coalesce(summary->>'status', 'queued') = $2)
+         and ($3::double precision is null or (extract(epoch from created_at) * 1000)::double precision >= $3)
+         and ($4::double precision is null or (extract(epoch from created_at) * 1000)::double precision < $4
+              or ((extract(epoch from created_at) * 1000)::double precision = $4 and run_id < $5))
+       order by created_at desc, run_id desc limit $6`,
+      [filter.workflow ?? null, filter.status ?? null, filter.since ?? null, after?.createdAt ?? null, after?.runId ?? null, limit + 1],
+    )
+    const page = found.slice(0, limit).flatMap((row) => rowOf(row) ?? [])
+    const last = page.at(-1)
+    return { rows: page, nextCursor: found.length > limit && last !== undefined ? encodeRowCursor(last) : undefined }
+  }
+
+  /** Starts (root) or rebuilds from the journals (any other execution not written here already) the run's summary row. */
+  async function openRow(runId: string, kind: ExecutionKind): Promise<void> {
+    if (kind !== 'root' && rows.holds(runId)) {
+      rows.open(runId, newRunRow(runId, runId, 0))
+      return
+    }
+    const { rows: found } = await pool.query<{ created_ms: number; summary_version: string | null }>(
+      `select (extract(epoch from created_at) * 1000)::double precision as created_ms, summary_version from ${runs} where run_id = $1`,
+      [runId],
+    )
+    const createdAt = Number(found[0]?.created_ms ?? Date.now())
+    const version = Number(found[0]?.summary_version ?? 0)
+    if (kind === 'root') {
+      rows.open(runId, newRunRow(runId, runId, createdAt), version)
+      return
+    }
+    const infos = await listExecutionsOf(runId)
+    const executionsLines: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
+    for (const info of infos) {
+      if (info.kind === 'replay') continue
+      const lines: JournalLine[] = []
+      for await (const line of readLines(info)) lines.push(line)
+      executionsLines.push({ executionId: info.executionId, kind: info.kind, lines })
+    }
+    rows.open(runId, rowFromLines(runId, createdAt, executionsLines), version)
   }
 
   function openSink(runId: string, executionId: string, create: CreateExecutionOptions): ExecutionWriter {
@@ -595,10 +710,14 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         const line = stamper.stamp(input)
         pending.push(line)
         kick()
+        rows.fold(runId, line, create.kind)
         create.onLine?.(line)
         return line
       },
-      flush: () => settled(),
+      flush: async () => {
+        await settled()
+        await rows.settled(runId)
+      },
       // Under a lease, a call's start line commits through the fence before the call is dispatched; a writer
       // with no lease has no ownership to check, and keeps group commit's pace (nothing to wait for).
       ...(fence === undefined ? {} : { beforeDispatch: () => settled() }),
@@ -606,6 +725,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         if (sinkClosed) return
         sinkClosed = true
         await settled()
+        await rows.close(runId)
       },
     }
   }
@@ -711,14 +831,9 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       const { rowCount } = await pool.query(`select 1 from ${runs} where run_id = $1`, [runId])
       return rowCount === 1
     },
-    async listExecutions(runId) {
-      await requireRun(runId)
-      const { rows } = await pool.query<{ execution_id: string; kind: ExecutionKind }>(
-        `select execution_id, kind from ${executions} where run_id = $1 order by (kind = 'root') desc, position`,
-        [runId],
-      )
-      return rows.map((row): ExecutionInfo => ({ runId, executionId: row.execution_id, kind: row.kind, location: `postgres:${schema}/${runId}/${row.execution_id}` }))
-    },
+    listExecutions: listExecutionsOf,
+    readRunRow,
+    listRunRows,
     async listRuns(filter: ListRunsFilter = {}) {
       await ready()
       const { rows } = await pool.query<{ run_id: string; created_ms: string }>(

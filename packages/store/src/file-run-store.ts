@@ -19,10 +19,13 @@ import { fileIdempotencyIndex } from './file-idempotency.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
 import { writesInIssueOrder } from './key-order.js'
+import { LiveRows } from './live-rows.js'
+import { type ListRunRowsFilter, type RunRow, type RunRowPage, checkRowFilter, newRunRow, pageOfRows, parseRunRow, rowFromLines } from './run-rows.js'
 import type {
   ArtifactWriter,
   CreateExecutionOptions,
   ExecutionInfo,
+  ExecutionKind,
   ExecutionRef,
   ExecutionWriter,
   ListRunsFilter,
@@ -44,6 +47,9 @@ import {
 
 /** The directory of a run that holds the answers to its deferrals, one `<deferredId>.json` each. */
 export const DEFERRED_ANSWERS_DIR = 'deferred'
+
+/** A run's summary row, beside its root journal (rebuilt from the journals when missing or damaged). */
+export const RUN_ROW_FILE = 'run.json'
 
 /** Options of {@link createFileRunStore}. */
 export interface FileRunStoreOptions {
@@ -88,7 +94,17 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return rootDir
   }
 
-  function createExecutionSync(create: CreateExecutionOptions): ExecutionWriter {
+  const rows = new LiveRows((row) => writeWhole(join(runPaths(base, row.runId).rootDir, RUN_ROW_FILE), `${JSON.stringify(row)}\n`))
+
+  async function createExecution(create: CreateExecutionOptions): Promise<ExecutionWriter> {
+    // A run written by another process (or before rows existed) has its row rebuilt from its journals first, so a
+    // stale run.json (a crash between a line and its row) is healed by the next execution.
+    const runId = validateRunId(create.runId, 'runId')
+    const existing = create.kind === 'root' || rows.holds(runId) ? undefined : await rebuildRow(runId).catch(() => undefined)
+    return createExecutionSync(create, existing)
+  }
+
+  function createExecutionSync(create: CreateExecutionOptions, existing: RunRow | undefined): ExecutionWriter {
     const runId = validateRunId(create.runId, 'runId')
     const rootDir = runPaths(base, runId).rootDir
     let executionId: string
@@ -133,6 +149,9 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
       onLine: create.onLine,
     })
     const artifacts = fileArtifacts(paths.executionDir)
+    if (create.kind === 'root') rows.open(runId, newRunRow(runId, runId, createdAtOf(statSync(rootDir))))
+    else rows.open(runId, existing ?? newRunRow(runId, runId, Date.now()))
+    let closed = false
     return {
       runId,
       executionId,
@@ -143,9 +162,21 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
       get lastSeq() {
         return journal.lastSeq
       },
-      append: (line) => journal.append(line),
-      flush: () => settle(() => { journal.flush(); }),
-      close: () => settle(() => { journal.close(); }),
+      append: (input) => {
+        const line = journal.append(input)
+        rows.fold(runId, line, create.kind)
+        return line
+      },
+      flush: async () => {
+        await settle(() => { journal.flush(); })
+        await rows.settled(runId)
+      },
+      close: async () => {
+        await settle(() => { journal.close(); })
+        if (closed) return
+        closed = true
+        await rows.close(runId)
+      },
     }
   }
 
@@ -320,9 +351,55 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     }
   }
 
+  /** Folds every root, resume and child journal of a run (replays never move its row); damaged lines are skipped as readers skip them. */
+  async function rebuildRow(runId: string): Promise<RunRow> {
+    const infos = await listExecutions(runId)
+    const rootStats = await stat(runPaths(base, runId).rootDir)
+    const executions: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
+    for (const info of infos) {
+      if (info.kind === 'replay') continue
+      const lines: JournalLine[] = []
+      for await (const line of readLines(info, { onProblem: () => undefined })) lines.push(line)
+      executions.push({ executionId: info.executionId, kind: info.kind, lines })
+    }
+    return rowFromLines(runId, createdAtOf(rootStats), executions)
+  }
+
+  async function readRunRow(runId: string): Promise<RunRow | undefined> {
+    const live = rows.get(runId)
+    if (live !== undefined) return live
+    const rootDir = runPaths(base, validateRunId(runId, 'runId')).rootDir
+    let text: string | undefined
+    try {
+      text = await readFile(join(rootDir, RUN_ROW_FILE), 'utf8')
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR') throw error
+    }
+    const parsed = text === undefined ? undefined : parseRunRow(parseOrUndefined(text))
+    if (parsed !== undefined && parsed.runId === runId) return parsed
+    // A directory without a root journal is not a run (yet): nothing to list.
+    if (!(await isFile(join(rootDir, RUN_LAYOUT.journal)))) return undefined
+    // Missing (a run from before rows, or a crash before the first write) or damaged: the journals say what it is.
+    const rebuilt = await rebuildRow(runId)
+    await writeWhole(join(rootDir, RUN_ROW_FILE), `${JSON.stringify(rebuilt)}\n`).catch(() => undefined)
+    return rebuilt
+  }
+
+  async function listRunRows(filter: ListRunRowsFilter = {}): Promise<RunRowPage> {
+    checkRowFilter(filter)
+    const found: RunRow[] = []
+    for (const info of await listRuns(filter.since === undefined ? {} : { since: filter.since })) {
+      const row = await readRunRow(info.runId).catch(() => undefined)
+      if (row !== undefined) found.push(row)
+    }
+    return pageOfRows(found, filter)
+  }
+
   return {
     kind: 'file',
-    createExecution: (create) => settle(() => createExecutionSync(create)),
+    createExecution,
+    readRunRow,
+    listRunRows,
     claim: (ref) => settle(() => claimSync(ref)),
     hasRun: async (runId) => isDirectory(runPaths(base, validateRunId(runId, 'runId')).rootDir),
     listExecutions,
@@ -359,6 +436,26 @@ function fileArtifacts(dir: string): ArtifactWriter {
   }
 }
 
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whole or nothing: a reader sees the old file or the new one. */
+async function writeWhole(path: string, content: string): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`
+  try {
+    await writeFile(temporary, content)
+    await rename(temporary, path)
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined)
+    throw error
+  }
+}
+
 async function writeArtifact(path: string, key: string, content: string, writeOptions: { readonly exclusive?: boolean } | undefined): Promise<void> {
   await mkdir(dirname(path), { recursive: true })
   if (writeOptions?.exclusive === true) {
@@ -376,15 +473,7 @@ async function writeArtifact(path: string, key: string, content: string, writeOp
     }
     return
   }
-  // Whole or nothing: a reader sees the old file or the new one.
-  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`
-  try {
-    await writeFile(temporary, content)
-    await rename(temporary, path)
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined)
-    throw error
-  }
+  await writeWhole(path, content)
 }
 
 /**
@@ -475,6 +564,10 @@ function allocateSync(executionsDir: string, kind: 'resume' | 'replay'): string 
 
 function createdAtOf(stats: { birthtimeMs: number; ctimeMs: number; mtimeMs: number }): number {
   return stats.birthtimeMs > 0 ? stats.birthtimeMs : Math.min(stats.ctimeMs, stats.mtimeMs)
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isFile() === true
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -15,7 +15,10 @@ export type {
   RunStore,
   TailOptions,
 } from './run-store.js'
-export { DEFERRED_ANSWERS_DIR, createFileRunStore } from './file-run-store.js'
+export { RUN_ROW_STATUSES, decodeRowCursor, encodeRowCursor, foldRunRow, newRunRow, parseRunRow, checkRowFilter, rowFromLines, DEFAULT_ROW_PAGE, MAX_ROW_PAGE } from './run-rows.js'
+export type { ListRunRowsFilter, RunRow, RunRowPage, RunRowStatus } from './run-rows.js'
+export { LiveRows } from './live-rows.js'
+export { DEFERRED_ANSWERS_DIR, RUN_ROW_FILE, createFileRunStore } from './file-run-store.js'
 export { IDEMPOTENCY_INDEX } from './file-idempotency.js'
 export type { FileRunStoreOptions } from './file-run-store.js'
 export { createMemoryRunStore } from './memory-run-store.js'

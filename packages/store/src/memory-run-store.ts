@@ -26,6 +26,7 @@ import {
 } from './store-errors.js'
 import { settle } from './poll.js'
 import { IdempotencyTable, validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
+import { type RunRow, foldRunRow, newRunRow, pageOfRows } from './run-rows.js'
 
 interface MemoryExecution {
   readonly kind: ExecutionKind
@@ -38,6 +39,8 @@ interface MemoryRun {
   readonly createdAt: number
   readonly executions: Map<string, MemoryExecution>
   readonly deferredAnswers: Map<string, string>
+  /** The summary row, folded from every appended line. */
+  row: RunRow
 }
 
 /** Options of {@link createMemoryRunStore}. */
@@ -89,7 +92,8 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       }
       if (runs.has(runId)) throw new RunExistsError(runId, `memory:${runId}`)
       // Creation order breaks ties between runs created in the same millisecond.
-      run = { createdAt: clock() + (order += 1) * 1e-6, executions: new Map(), deferredAnswers: new Map() }
+      const createdAt = clock() + (order += 1) * 1e-6
+      run = { createdAt, executions: new Map(), deferredAnswers: new Map(), row: newRunRow(runId, runId, createdAt) }
       runs.set(runId, run)
       executionId = runId
     } else {
@@ -124,6 +128,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
         if (closed) throw new JournalClosedError(location, input.type)
         const line = stamper.stamp(input)
         execution.lines.push(line)
+        run.row = foldRunRow(run.row, line, create.kind)
         for (const wake of execution.waiters) wake()
         create.onLine?.(line)
         return line
@@ -229,6 +234,8 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
     },
     readLines,
     tail,
+    readRunRow: (runId) => Promise.resolve(runs.get(runId)?.row),
+    listRunRows: (filter = {}) => settle(() => pageOfRows([...runs.values()].map((run) => run.row), filter)),
     readArtifact: (ref, key) => settle(() => executionOf(ref)).then((execution) => memoryArtifacts(execution.artifacts).read(key)),
     putDeferredAnswer: (runId, deferredId, answer) =>
       settle(() => {

@@ -1,4 +1,5 @@
 import type { JournalDamage, JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
+import type { ListRunRowsFilter, RunRow, RunRowPage } from './run-rows.js'
 import type { RunOwner } from './store-errors.js'
 
 /**
@@ -235,6 +236,19 @@ export interface RunStore {
   readIdempotencyKey(key: string, now: number): Promise<IdempotencyRecord | undefined>
   /** Forgets `key` while it still names `runId` (a start that failed), so the request may be tried again; true when it was removed. */
   releaseIdempotencyKey(key: string, runId: string): Promise<boolean>
+  /**
+   * The run's summary row, kept by the store from the lines its writers
+   * append; `undefined` for an unknown run. A row that is missing or damaged
+   * (a run written before rows existed, a torn write) is rebuilt from the
+   * journal, never trusted over it.
+   */
+  readRunRow(runId: string): Promise<RunRow | undefined>
+  /**
+   * A page of summary rows, newest first, filtered by workflow, status and
+   * creation time; reads rows only, never a journal line. @throws
+   * StoreOptionsError for a cursor that does not decode, a bad status or limit
+   */
+  listRunRows(filter?: ListRunRowsFilter): Promise<RunRowPage>
 }
 
 /** What the store keeps for an idempotency key: the request it came with and the run that request started. */

@@ -207,6 +207,86 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       })
     })
 
+    it('keeps a summary row that follows the run: started, waiting on a deferral or timer, suspended, resumed, ended', async () => {
+      await withStore(factory, async (store) => {
+        const runId = 'row-run'
+        const root = await store.createExecution({ runId, kind: 'root' })
+        await root.flush()
+        expect(await store.readRunRow(runId)).toMatchObject({ runId, status: 'queued', workflow: undefined })
+        root.append({ type: 'run_start', workflow: 'triage', input: {}, options: {} })
+        await root.flush()
+        expect(await store.readRunRow(runId)).toMatchObject({ runId, workflow: 'triage', status: 'running', executionId: runId, waitingOn: [] })
+        root.append({ type: 'deferred_open', deferredId: 'd-1', toolCallId: 'tool-1', tool: 'approve', attempt: 1, expiresAt: null })
+        root.append({ type: 'timer_start', timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: new Date(0).toISOString() })
+        await root.flush()
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'waiting', waitingOn: ['d-1', 'timer-2'] })
+        root.append({ type: 'timer_fired', timerId: 'timer-2', firedAt: new Date(0).toISOString(), lateMs: 0 })
+        root.append({ type: 'log', level: 'info', message: 'suspended', data: { suspended: true } })
+        await root.close()
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'suspended', waitingOn: ['d-1'] })
+        // A replay never moves the row; a resume does, and a child's deferral makes the run wait.
+        const replay = await store.createExecution({ runId, kind: 'replay' })
+        replay.append({ type: 'run_start', workflow: 'triage', input: {}, options: {} })
+        replay.append(runEnd)
+        await replay.close()
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'suspended', executionId: runId })
+        const resume = await store.createExecution({ runId, kind: 'resume' })
+        resume.append({ type: 'run_start', workflow: 'triage', input: {}, options: {}, resumeOf: runId })
+        resume.append({ type: 'deferred_settled', deferredId: 'd-1', outcome: 'resolved', result: true })
+        await resume.flush()
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'running', executionId: resume.executionId, waitingOn: [] })
+        const child = await store.createExecution({ runId, kind: 'child', executionId: 'child-1' })
+        child.append({ type: 'run_start', workflow: 'sub', input: {}, options: {} })
+        child.append({ type: 'deferred_open', deferredId: 'child-1-d-2', toolCallId: 'tool-2', tool: 'approve', attempt: 1, expiresAt: null })
+        child.append(runEnd)
+        await child.close()
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'waiting', workflow: 'triage', executionId: resume.executionId })
+        resume.append({ type: 'deferred_settled', deferredId: 'child-1-d-2', outcome: 'rejected', error: { error: 'no', retryable: false } })
+        resume.append({ type: 'run_end', disposition: 'failed', ok: false, result: null, durationMs: 1 })
+        await resume.close()
+        const ended = await store.readRunRow(runId)
+        expect(ended).toMatchObject({ status: 'failed', executionId: resume.executionId, waitingOn: [] })
+        expect(ended?.endedAt).toBeDefined()
+        expect(await store.readRunRow('no-such-run')).toBeUndefined()
+      })
+    })
+
+    it('lists summary rows newest first by workflow and status, page by page with a cursor', async () => {
+      await withStore(factory, async (store) => {
+        const made: { runId: string; workflow: string; status: string }[] = []
+        for (let index = 0; index < 7; index += 1) {
+          const runId = `list-${String(index)}`
+          const workflow = index % 2 === 0 ? 'even' : 'odd'
+          const writer = await store.createExecution({ runId, kind: 'root' })
+          writer.append({ type: 'run_start', workflow, input: {}, options: {} })
+          if (index % 3 === 0) writer.append(runEnd)
+          await writer.close()
+          made.push({ runId, workflow, status: index % 3 === 0 ? 'completed' : 'running' })
+          await new Promise((resolve) => setTimeout(resolve, 3))
+        }
+        const newestFirst = made.slice().reverse()
+        const all = await store.listRunRows()
+        expect(all.rows.map((row) => row.runId)).toEqual(newestFirst.map((run) => run.runId))
+        expect(all.nextCursor).toBeUndefined()
+        const even = await store.listRunRows({ workflow: 'even' })
+        expect(even.rows.map((row) => row.runId)).toEqual(newestFirst.filter((run) => run.workflow === 'even').map((run) => run.runId))
+        const done = await store.listRunRows({ status: 'completed' })
+        expect(done.rows.map((row) => row.runId)).toEqual(newestFirst.filter((run) => run.status === 'completed').map((run) => run.runId))
+        const paged: string[] = []
+        let cursor: string | undefined
+        do {
+          const page = await store.listRunRows({ limit: 3, ...(cursor === undefined ? {} : { cursor }) })
+          expect(page.rows.length).toBeLessThanOrEqual(3)
+          paged.push(...page.rows.map((row) => row.runId))
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        expect(paged).toEqual(newestFirst.map((run) => run.runId))
+        await expect(store.listRunRows({ cursor: 'not a cursor' })).rejects.toThrow(/cursor "not a cursor" does not decode/)
+        await expect(store.listRunRows({ status: 'sleeping' as never })).rejects.toThrow(StoreOptionsError)
+        await expect(store.listRunRows({ limit: 0 })).rejects.toThrow(/limit must be an integer/)
+      })
+    })
+
     it('gives a late tail every line after its cursor, then the live ones, with no gap or duplicate, ending at run_end', async () => {
       await withStore(factory, async (store) => {
         const writer = await store.createExecution({ runId: 'run-t', kind: 'root' })

@@ -1,7 +1,7 @@
 import { createJournalWriter, readJournal, runPaths } from '@locus/journal'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +20,38 @@ runStoreContract('file', async () => {
 })
 
 describe('createFileRunStore', () => {
+  it('keeps run.json beside the journal, rebuilds it from the journals when missing or damaged, and heals a stale one at the next execution', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const store = createFileRunStore(runsDir)
+      const writer = await store.createExecution({ runId: 'row-1', kind: 'root' })
+      writer.append({ type: 'run_start', workflow: 'wf', input: {}, options: {} })
+      writer.append({ type: 'deferred_open', deferredId: 'd-1', toolCallId: 't-1', tool: 'ask', attempt: 1, expiresAt: null })
+      await writer.close()
+      const rowPath = join(runsDir, 'row-1', 'run.json')
+      const written = JSON.parse(await readFile(rowPath, 'utf8')) as { status: string; workflow: string }
+      expect(written).toMatchObject({ status: 'waiting', workflow: 'wf' })
+      // Another process reads the file; a missing one (a run from before rows) is rebuilt and written back.
+      await rm(rowPath)
+      expect(await createFileRunStore(runsDir).readRunRow('row-1')).toMatchObject({ status: 'waiting', waitingOn: ['d-1'] })
+      expect(existsSync(rowPath)).toBe(true)
+      await writeFile(rowPath, '{"runId": "row-1", "status": "comp')
+      expect(await createFileRunStore(runsDir).readRunRow('row-1')).toMatchObject({ status: 'waiting', workflow: 'wf' })
+      // A row left stale by a crash between a line and its row is rebuilt by the next execution of the run.
+      await writeFile(rowPath, `${JSON.stringify({ ...written, status: 'running', waitingOn: [] })}\n`)
+      const resume = await createFileRunStore(runsDir).createExecution({ runId: 'row-1', kind: 'resume' })
+      await resume.flush()
+      expect(JSON.parse(await readFile(rowPath, 'utf8'))).toMatchObject({ status: 'waiting', waitingOn: ['d-1'] })
+      await resume.close()
+      // A directory without a journal is not a run and is not listed.
+      await mkdir(join(runsDir, 'stray'))
+      expect((await store.listRunRows()).rows.map((row) => row.runId)).toEqual(['row-1'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('keeps idempotency keys in one index file that another store on the directory reads, and run listings pass by', async () => {
     const dir = await tempDir()
     try {

@@ -1,14 +1,14 @@
 import { RUN_LAYOUT, validateRunId } from '@locus/journal'
 import { readOutcomeReport } from '@locus/partial'
-import type { StoredExecution, StoredRun } from '@locus/runtime'
-import type { ExecutionInfo, RunStore } from '@locus/store'
+import type { Runtime, StoredExecution, StoredRun } from '@locus/runtime'
+import type { ExecutionInfo, RunRow, RunStore } from '@locus/store'
 import type { Context } from 'hono'
 import { ApiError, toApiError } from '../errors.js'
 import { clientStore } from '../redact.js'
 import type { RouteContext } from '../route-context.js'
 import type { Env } from '../server-options.js'
-import { hasEnded, statusOfExecution } from '../run-resource.js'
-import { RUN_STATUSES } from '../schemas.js'
+import { type LiveState, hasEnded, rowListItem, rowStatusOf, statusOfExecution } from '../run-resource.js'
+import { RUN_STATUSES, type RunStatus } from '../schemas.js'
 import { type SafeHtml, html } from './html.js'
 import { INSPECTOR_SCRIPT, page } from './layout.js'
 import { type ExecutionModel, readExecutionModel } from './run-model.js'
@@ -153,32 +153,22 @@ export function mountInspector(routes: RouteContext): void {
       throw new ApiError('invalid_request', `Unknown status "${status}"; pick one of ${RUN_STATUSES.join(', ')}.`)
     }
     const offset = pageNumber(c.req.query('offset'))
-    const infos = await runtime.list()
     const rows: SafeHtml[] = []
     const workflows = new Set<string>(runtime.workflows.keys())
-    let matched = 0
-    let more = false
-    for (const info of infos) {
+    // The summary rows pick the page (a listing reads rows, never a journal); only the runs shown are folded.
+    const picked = await pickRows(runtime, { workflow, status: status as RunStatus | undefined, skip: offset, take: RUNS_PER_PAGE + 1, liveState: routes.liveState })
+    const more = picked.length > RUNS_PER_PAGE
+    for (const row of picked.slice(0, RUNS_PER_PAGE)) {
       let stored: StoredRun
       try {
-        stored = await routes.load(info.runId)
+        stored = await routes.load(row.runId)
       } catch {
         continue
       }
-      const summary = stored.summary
-      workflows.add(summary.workflow)
+      workflows.add(stored.summary.workflow)
       // Open deferrals, and one more while it sleeps on a timer: what it waits on from outside its calls.
-      const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(info.runId)).length + (stored.view.sleepingUntil === undefined ? 0 : 1)
-      const runStatus = statusOfExecution(stored.latest, routes.liveState(info.runId), pending)
-      if (workflow !== undefined && summary.workflow !== workflow) continue
-      if (status !== undefined && runStatus !== status) continue
-      matched += 1
-      if (matched <= offset) continue
-      if (rows.length === RUNS_PER_PAGE) {
-        more = true
-        break
-      }
-      rows.push(runRow(stored, runStatus))
+      const pending = hasEnded(stored.latest) ? 0 : (await runtime.pendingDeferrals(row.runId)).length + (stored.view.sleepingUntil === undefined ? 0 : 1)
+      rows.push(runRow(stored, statusOfExecution(stored.latest, routes.liveState(row.runId), pending)))
     }
     const query = (next: number): string => `/?${[workflow === undefined ? '' : `workflow=${enc(workflow)}`, status === undefined ? '' : `status=${enc(status)}`, `offset=${next}`].filter((part) => part !== '').join('&')}`
     const body = html`<h1>Recent runs</h1>
@@ -350,4 +340,33 @@ function runRow(stored: StoredRun, status: string): SafeHtml {
   const d = dispositionWords(disposition, status, stored.view.sleepingUntil)
   const a = answerWords(summary.answerOutcome)
   return html`<tr data-run-id="${stored.runId}"><td data-label="Run"><a href="/runs/${enc(stored.runId)}">${stored.runId}</a></td><td data-label="Workflow">${summary.workflow}</td><td data-label="Disposition">${badge(d.tone, d.words)}</td><td data-label="Answer">${summary.answerOutcome === undefined ? '—' : badge(a.tone, a.words)}</td><td data-label="Started">${when(summary.startedAt)}</td><td data-label="Duration">${duration(summary.durationMs)}</td><td data-label="Calls">${summary.agentCalls + summary.toolCalls}</td><td data-label="Retries">${summary.retries}</td><td data-label="Gaps">${summary.gaps.length === 0 ? '0' : summary.gaps.map((gap) => gap.tool).join(', ')}</td></tr>`
+}
+
+/** The rows of one inspector page: `skip` matching rows, then up to `take`, paging through the store's summary rows. */
+async function pickRows(
+  runtime: Runtime,
+  want: { readonly workflow: string | undefined; readonly status: RunStatus | undefined; readonly skip: number; readonly take: number; readonly liveState: (runId: string) => LiveState },
+): Promise<RunRow[]> {
+  const rowStatus = rowStatusOf(want.status)
+  if (rowStatus === null) return []
+  const picked: RunRow[] = []
+  let matched = 0
+  let cursor: string | undefined
+  do {
+    const page = await runtime.list({
+      limit: 200,
+      ...(want.workflow === undefined ? {} : { workflow: want.workflow }),
+      ...(rowStatus === undefined ? {} : { status: rowStatus }),
+      ...(cursor === undefined ? {} : { cursor }),
+    })
+    for (const row of page.rows) {
+      if (want.status !== undefined && rowListItem(row, want.liveState(row.runId)).status !== want.status) continue
+      matched += 1
+      if (matched <= want.skip) continue
+      picked.push(row)
+      if (picked.length >= want.take) return picked
+    }
+    cursor = page.nextCursor
+  } while (cursor !== undefined)
+  return picked
 }
