@@ -212,6 +212,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   function track(handle: RunHandle): void {
     const key = keyOf(handle.runId, handle.executionId)
     state.runs.set(key, handle)
+    options.onTrack?.(handle)
     void handle.done
       .catch((error: unknown) => { report(error) })
       .finally(() => {

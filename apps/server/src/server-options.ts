@@ -50,6 +50,8 @@ export interface EventTokens {
 export interface CreateServerOptions {
   /** The runtime every route calls: its workflows, store and live runs. */
   readonly runtime: Runtime
+  /** Told of every run the server starts or resumes and tracks (a timer parking watches them). */
+  readonly onTrack?: ((handle: RunHandle) => void) | undefined
   /**
    * Bearer API keys: `secret` (every scope) or `secret:scope+scope`, as a list
    * or one comma-separated string (the `LOCUS_API_KEYS` format). Without

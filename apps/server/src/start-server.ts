@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
-import { type DrainReport, type ResumeSuspendedReport, drainRuns, resumeSuspendedRuns } from '@locus/runtime'
+import { type DrainReport, type ResumeSuspendedReport, type TimerParking, drainRuns, resumeSuspendedRuns, startTimerParking } from '@locus/runtime'
 import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
 import { buildServer } from './create-server.js'
 import type { CreateServerOptions } from './server-options.js'
@@ -29,6 +29,14 @@ export interface StartServerOptions extends CreateServerOptions {
    * does not execute runs itself (one that queues them for workers). @default true
    */
   readonly resumeSuspended?: boolean | undefined
+  /**
+   * Parks a run that waits only on `sleep()` timers for this long (it is
+   * suspended and holds nothing), and resumes it when its timer is due, also
+   * after a restart: the store's summary rows are the timer index. For a
+   * runtime that executes its own runs (file or memory store); off when not
+   * given. `locus serve` turns it on.
+   */
+  readonly parkSleepingAfterMs?: number | undefined
   /** Told which suspended runs were resumed at start, and which were left and why. */
   readonly onResumed?: ((report: ResumeSuspendedReport) => void) | undefined
   /** Told how each run this server executed ended at shutdown: suspended, cancelled, or ended on its own. */
@@ -106,7 +114,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Checked before listening, so a bad name stops the start with its reason.
   const allowedHosts = allowedHostsFor(host, options.allowedHosts)
   parseAllowedOrigins(options.allowedOrigins)
-  const { app, state, track } = buildServer({ ...options, apiKeys, allowedHosts })
+  let parking: TimerParking | undefined
+  const { app, state, track } = buildServer({
+    ...options,
+    apiKeys,
+    allowedHosts,
+    onTrack: (handle) => {
+      parking?.watch(handle)
+      options.onTrack?.(handle)
+    },
+  })
+  parking =
+    options.parkSleepingAfterMs === undefined
+      ? undefined
+      : startTimerParking(options.runtime, {
+          parkAfterMs: options.parkSleepingAfterMs,
+          onResumed: (handle) => {
+            if (!state.shuttingDown) track(handle)
+          },
+          onError: (runId, error) => {
+            console.error(`[locus server] waking run ${runId} after its sleep failed:`, error)
+          },
+        })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {
@@ -126,8 +155,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const resuming =
     options.resumeSuspended === false
       ? Promise.resolve()
-      : resumeSuspendedRuns(options.runtime, { signal: state.shutdown.signal })
-          .then((report) => {
+      : resumeSuspendedRuns(options.runtime, { signal: state.shutdown.signal, ...(parking === undefined ? {} : { skip: parking.parksLater }) })
+          .then(async (report) => {
+            // Runs a previous server parked on a timer wake at their due time.
+            await parking?.scan()
             for (const handle of report.resumed) track(handle)
             options.onResumed?.(report)
           })
@@ -145,6 +176,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     state.shutdown.abort()
     server.closeIdleConnections()
     await resuming
+    parking?.close()
     const report = await drainRuns(state.runs.values(), { graceMs: options.shutdownGraceMs ?? 10_000, reason: 'the server is shutting down', by: 'server' })
     options.onDrained?.(report)
     // Requests still open now (a response being written) get a moment, then their connections are closed.

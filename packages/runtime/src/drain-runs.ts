@@ -1,3 +1,4 @@
+import type { RunRow } from '@locus/store'
 import type { RunHandle, Runtime } from './create-runtime.js'
 import { executionStanding } from './execution-standing.js'
 
@@ -97,11 +98,16 @@ export interface ResumeSuspendedReport {
  * skipped and said so. Runs are read one at a time: the store is not loaded
  * all at once.
  */
-export async function resumeSuspendedRuns(runtime: Runtime, options: { readonly signal?: AbortSignal | undefined } = {}): Promise<ResumeSuspendedReport> {
+export async function resumeSuspendedRuns(
+  runtime: Runtime,
+  options: { readonly signal?: AbortSignal | undefined; readonly skip?: ((row: RunRow) => boolean) | undefined } = {},
+): Promise<ResumeSuspendedReport> {
   const resumed: RunHandle[] = []
   const skipped: { runId: string; reason: string }[] = []
   for await (const info of suspendedRows(runtime)) {
     if (options.signal?.aborted === true) break
+    // A run parked on a timer not due yet is woken at its time (startTimerParking), not now.
+    if (options.skip?.(info) === true) continue
     if (runtime.live(info.runId) !== undefined) continue
     let stored
     try {
@@ -126,7 +132,7 @@ export async function resumeSuspendedRuns(runtime: Runtime, options: { readonly 
 }
 
 /** Every run whose summary row says it is suspended, a page at a time (rows only; the journal decides below). */
-async function* suspendedRows(runtime: Runtime): AsyncGenerator<{ readonly runId: string }> {
+async function* suspendedRows(runtime: Runtime): AsyncGenerator<RunRow> {
   let cursor: string | undefined
   do {
     const page = await runtime.list({ status: 'suspended', limit: 200, ...(cursor === undefined ? {} : { cursor }) })

@@ -92,3 +92,5 @@ export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, Depl
 // What a tool throws to say whether it may be retried, and the policy's shape: lent with the runtime, so a workflow file needs no other package.
 export { CALL_FAILED, CallError, isCallError } from '@locus/retry'
 export type { CallErrorOptions, RetryPolicy } from '@locus/retry'
+export { startTimerParking } from './timer-parking.js'
+export type { TimerParking, TimerParkingOptions } from './timer-parking.js'

@@ -15,7 +15,7 @@ export type {
   RunStore,
   TailOptions,
 } from './run-store.js'
-export { RUN_ROW_STATUSES, decodeRowCursor, encodeRowCursor, foldRunRow, newRunRow, parseRunRow, checkRowFilter, rowFromLines, DEFAULT_ROW_PAGE, MAX_ROW_PAGE } from './run-rows.js'
+export { RUN_ROW_STATUSES, decodeRowCursor, encodeRowCursor, foldRunRow, newRunRow, parseRunRow, checkRowFilter, rowFromLines, wakeAtOf, DEFAULT_ROW_PAGE, MAX_ROW_PAGE } from './run-rows.js'
 export type { ListRunRowsFilter, RunRow, RunRowPage, RunRowStatus } from './run-rows.js'
 export { LiveRows } from './live-rows.js'
 export { DEFERRED_ANSWERS_DIR, RUN_ROW_FILE, createFileRunStore } from './file-run-store.js'

@@ -42,6 +42,18 @@ export interface RunRow {
   readonly waitingOn: readonly string[]
   /** The `seq` of the last line of `executionId` folded into the row. */
   readonly lastSeq: number
+  /** The open `sleep()` timers and when each is due (ISO 8601): a parked run wakes at the earliest. */
+  readonly timers: Readonly<Record<string, string>>
+}
+
+/** When the earliest open timer of a row is due (epoch milliseconds), if it has one. */
+export function wakeAtOf(row: RunRow): number | undefined {
+  let earliest: number | undefined
+  for (const dueAt of Object.values(row.timers)) {
+    const at = Date.parse(dueAt)
+    if (earliest === undefined || at < earliest) earliest = at
+  }
+  return earliest
 }
 
 /** Which rows {@link RunStore.listRunRows} returns. */
@@ -79,6 +91,7 @@ export function newRunRow(runId: string, executionId: string, createdAt: number)
     answerOutcome: undefined,
     waitingOn: [],
     lastSeq: -1,
+    timers: {},
   }
 }
 
@@ -125,6 +138,7 @@ export function foldRunRow(row: RunRow, line: JournalLine, kind: ExecutionKind):
         endedAt: line.ts,
         answerOutcome: line.answerOutcome,
         waitingOn: [],
+        timers: {},
         updatedAt: line.ts,
         lastSeq: line.seq,
       }
@@ -133,14 +147,16 @@ export function foldRunRow(row: RunRow, line: JournalLine, kind: ExecutionKind):
       const id = line.type === 'deferred_open' ? line.deferredId : line.timerId
       if (ended || row.waitingOn.includes(id)) return row
       const waitingOn = [...row.waitingOn, id]
-      return { ...row, waitingOn, status: row.status === 'suspended' ? row.status : statusOf(waitingOn), updatedAt: line.ts }
+      const timers = line.type === 'timer_start' ? { ...row.timers, [id]: line.dueAt } : row.timers
+      return { ...row, waitingOn, timers, status: row.status === 'suspended' ? row.status : statusOf(waitingOn), updatedAt: line.ts }
     }
     case 'deferred_settled':
     case 'timer_fired': {
       const id = line.type === 'deferred_settled' ? line.deferredId : line.timerId
       if (!row.waitingOn.includes(id)) return row
       const waitingOn = row.waitingOn.filter((candidate) => candidate !== id)
-      return { ...row, waitingOn, status: ended || row.status === 'suspended' ? row.status : statusOf(waitingOn), updatedAt: line.ts }
+      const timers = Object.fromEntries(Object.entries(row.timers).filter(([timerId]) => timerId !== id))
+      return { ...row, waitingOn, timers, status: ended || row.status === 'suspended' ? row.status : statusOf(waitingOn), updatedAt: line.ts }
     }
     case 'log':
       if (!own || ended || !isSuspension(line)) return row
@@ -180,6 +196,7 @@ export function parseRunRow(value: unknown): RunRow | undefined {
     answerOutcome: optionalString(row.answerOutcome),
     waitingOn: row.waitingOn as string[],
     lastSeq: row.lastSeq,
+    timers: typeof row.timers === 'object' && row.timers !== null && !Array.isArray(row.timers) && Object.values(row.timers).every((dueAt) => typeof dueAt === 'string') ? (row.timers as Record<string, string>) : {},
   }
 }
 

@@ -219,11 +219,11 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         root.append({ type: 'deferred_open', deferredId: 'd-1', toolCallId: 'tool-1', tool: 'approve', attempt: 1, expiresAt: null })
         root.append({ type: 'timer_start', timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: new Date(0).toISOString() })
         await root.flush()
-        expect(await store.readRunRow(runId)).toMatchObject({ status: 'waiting', waitingOn: ['d-1', 'timer-2'] })
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'waiting', waitingOn: ['d-1', 'timer-2'], timers: { 'timer-2': new Date(0).toISOString() } })
         root.append({ type: 'timer_fired', timerId: 'timer-2', firedAt: new Date(0).toISOString(), lateMs: 0 })
         root.append({ type: 'log', level: 'info', message: 'suspended', data: { suspended: true } })
         await root.close()
-        expect(await store.readRunRow(runId)).toMatchObject({ status: 'suspended', waitingOn: ['d-1'] })
+        expect(await store.readRunRow(runId)).toMatchObject({ status: 'suspended', waitingOn: ['d-1'], timers: {} })
         // A replay never moves the row; a resume does, and a child's deferral makes the run wait.
         const replay = await store.createExecution({ runId, kind: 'replay' })
         replay.append({ type: 'run_start', workflow: 'triage', input: {}, options: {} })

@@ -50,6 +50,9 @@ const SERVER_KEYS_HINT =
 /** How long `locus serve` and `locus mcp` let working runs go on when they stop, unless `--shutdown-grace` says otherwise. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
 
+/** How long a run under `locus serve` (file store) waits only on sleep() timers before it is parked. */
+const SLEEP_PARK_AFTER_MS = 1000
+
 /**
  * Starts the HTTP server over the given workflows and the runs directory,
  * prints its URL, and shuts down gracefully on SIGTERM or SIGINT (running
@@ -134,6 +137,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       outcomes,
       // On PostgreSQL the workers execute runs and park the waiting ones themselves.
       resumeSuspended: executesRuns,
+      // A run that only sleeps is parked after a second and woken at its due time, also after a restart.
+      ...(executesRuns ? { parkSleepingAfterMs: SLEEP_PARK_AFTER_MS } : {}),
       onResumed: (report) => {
         if (report.resumed.length > 0) io.stdout.write(`locus: resumed ${plural(report.resumed.length, 'run')} a previous server suspended on deferrals: ${report.resumed.map((handle) => handle.runId).join(', ')}\n`)
         for (const skipped of report.skipped) io.stderr.write(`locus: warning: suspended run ${skipped.runId} was not resumed: ${skipped.reason}\n`)

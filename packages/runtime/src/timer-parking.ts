@@ -1,0 +1,150 @@
+import { type RunRow, wakeAtOf } from '@locus/store'
+import type { RunHandle, Runtime } from './create-runtime.js'
+
+/** Options of {@link startTimerParking}. */
+export interface TimerParkingOptions {
+  /** How long a run must wait only on `sleep()` timers before it is parked. @default 1000 */
+  readonly parkAfterMs?: number | undefined
+  /** The wall clock that decides when a parked run is due. @default Date.now */
+  readonly now?: (() => number) | undefined
+  /** Called with each handle a wake-up resumed, so its owner can track it (a server lists and drains its runs). */
+  readonly onResumed?: ((handle: RunHandle) => void) | undefined
+  /** Called when a wake-up could not resume a run (it stays suspended; the next start of the process tries again). */
+  readonly onError?: ((runId: string, error: unknown) => void) | undefined
+}
+
+/** Parks sleeping runs of one process and wakes them when their timer is due. */
+export interface TimerParking {
+  /** Watches a live run: once it has waited only on timers for `parkAfterMs`, it is suspended and woken at its due time. */
+  watch(handle: RunHandle): void
+  /** True when the row is a run this parking wakes later: suspended on a timer that is not due yet. */
+  parksLater(row: RunRow): boolean
+  /** Reads the store's summary rows once and schedules a wake-up for every run suspended on a timer (after a restart). */
+  scan(): Promise<void>
+  /** Runs parked and not woken yet, with their due time. */
+  parked(): ReadonlyMap<string, number>
+  /** Stops watching and cancels pending wake-ups (the runs stay suspended and resumable). */
+  close(): void
+}
+
+/** setTimeout's longest delay; a longer sleep is re-armed when it fires. */
+const MAX_DELAY_MS = 2 ** 31 - 1
+
+/** True when every thing the row waits on is a `sleep()` timer: no deferral an answer could settle. */
+function sleepsOnly(row: RunRow): boolean {
+  return row.waitingOn.length > 0 && row.waitingOn.every((id) => Object.hasOwn(row.timers, id))
+}
+
+/**
+ * A sleeping run that holds nothing: for a process on the file or memory store
+ * (`locus serve`), what the PostgreSQL worker does with a job at `run_at`. A
+ * run that waits only on `sleep()` timers for `parkAfterMs` is suspended (its
+ * journal says so, its deferrals and timers unchanged); the store's summary
+ * row keeps its timers, which is the index this reads after a restart; at the
+ * earliest due time the run is resumed and the timer fires, late by the
+ * wake-up's delay. A run that also waits on a deferral is never parked here:
+ * an answer must find it live.
+ */
+export function startTimerParking(runtime: Runtime, options: TimerParkingOptions = {}): TimerParking {
+  const parkAfterMs = options.parkAfterMs ?? 1000
+  if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) {
+    throw new RangeError(`startTimerParking: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
+  }
+  const now = options.now ?? Date.now
+  const wakeUps = new Map<string, { at: number; timer: NodeJS.Timeout }>()
+  const unwatch = new Set<() => void>()
+  let closed = false
+
+  function schedule(runId: string, at: number): void {
+    if (closed) return
+    clearTimeout(wakeUps.get(runId)?.timer)
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, at - now()))
+    const timer = setTimeout(() => {
+      if (at > now()) {
+        schedule(runId, at)
+        return
+      }
+      wakeUps.delete(runId)
+      void wake(runId)
+    }, delay)
+    timer.unref()
+    wakeUps.set(runId, { at, timer })
+  }
+
+  async function wake(runId: string): Promise<void> {
+    if (closed || runtime.live(runId) !== undefined) return
+    try {
+      const handle = await runtime.resume(runId)
+      options.onResumed?.(handle)
+      watch(handle)
+    } catch (error) {
+      options.onError?.(runId, error)
+    }
+  }
+
+  function watch(handle: RunHandle): void {
+    if (closed) return
+    let parkTimer: NodeJS.Timeout | undefined
+    let parking = false
+    const park = async (): Promise<void> => {
+      handle.flush()
+      const row = await runtime.store.readRunRow(handle.runId)
+      const at = row === undefined ? undefined : wakeAtOf(row)
+      // Only a run still waiting on timers alone, and only for long enough to be worth a suspend.
+      if (closed || row === undefined || at === undefined || !sleepsOnly(row) || !handle.waitingOnly()) return
+      if (at - now() <= parkAfterMs) return
+      parking = true
+      handle.suspend(`parked while it sleeps until ${new Date(at).toISOString()}; this process wakes it then`)
+      const result = await handle.done.catch(() => undefined)
+      if (result?.suspended === true) schedule(handle.runId, at)
+    }
+    const onWaiting = (waitingOnly: boolean): void => {
+      clearTimeout(parkTimer)
+      parkTimer = undefined
+      if (!waitingOnly || parking) return
+      parkTimer = setTimeout(() => {
+        void park().catch((error: unknown) => options.onError?.(handle.runId, error))
+      }, parkAfterMs)
+      parkTimer.unref()
+    }
+    const stop = handle.onWaitingChange(onWaiting)
+    const forget = (): void => {
+      stop()
+      clearTimeout(parkTimer)
+      unwatch.delete(forget)
+    }
+    unwatch.add(forget)
+    void handle.done.finally(forget).catch(() => undefined)
+    if (handle.waitingOnly()) onWaiting(true)
+  }
+
+  function parksLater(row: RunRow): boolean {
+    const at = wakeAtOf(row)
+    return row.status === 'suspended' && at !== undefined && sleepsOnly(row) && at > now()
+  }
+
+  async function scan(): Promise<void> {
+    let cursor: string | undefined
+    do {
+      const page = await runtime.list({ status: 'suspended', limit: 200, ...(cursor === undefined ? {} : { cursor }) })
+      for (const row of page.rows) {
+        const at = wakeAtOf(row)
+        if (at !== undefined && sleepsOnly(row)) schedule(row.runId, at)
+      }
+      cursor = page.nextCursor
+    } while (cursor !== undefined && !closed)
+  }
+
+  return {
+    watch,
+    parksLater,
+    scan,
+    parked: () => new Map([...wakeUps].map(([runId, wakeUp]) => [runId, wakeUp.at])),
+    close() {
+      closed = true
+      for (const wakeUp of wakeUps.values()) clearTimeout(wakeUp.timer)
+      wakeUps.clear()
+      for (const forget of [...unwatch]) forget()
+    },
+  }
+}
