@@ -530,7 +530,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
 
   /** A row read back from `locus_runs`; its createdAt is the row's own, so cursors agree with the listing order. */
   function rowOf(found: { run_id: string; summary: unknown; created_ms: number; workflow: string | null }): RunRow | undefined {
-    const createdAt = Number(found.created_ms)
+    const createdAt = found.created_ms
     // A run enqueued for a worker has its row before any execution wrote one: queued, with the workflow it was given.
     if (found.summary === null) return { ...newRunRow(found.run_id, found.run_id, createdAt), workflow: found.workflow ?? undefined }
     const row = parseRunRow(found.summary)
@@ -559,7 +559,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       executionsLines.push({ executionId: info.executionId, kind: info.kind, lines })
     }
     if (executionsLines.every((execution) => execution.lines.length === 0)) return rowOf({ ...first, summary: null })
-    return rowFromLines(runId, Number(first.created_ms), executionsLines)
+    return rowFromLines(runId, first.created_ms, executionsLines)
   }
 
   async function listRunRows(filter: ListRunRowsFilter = {}): Promise<RunRowPage> {
@@ -590,7 +590,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       `select (extract(epoch from created_at) * 1000)::double precision as created_ms, summary_version from ${runs} where run_id = $1`,
       [runId],
     )
-    const createdAt = Number(found[0]?.created_ms ?? Date.now())
+    const createdAt = found[0]?.created_ms ?? Date.now()
     const version = Number(found[0]?.summary_version ?? 0)
     if (kind === 'root') {
       rows.open(runId, newRunRow(runId, runId, createdAt), version)

@@ -194,7 +194,7 @@ export function parseRunRow(value: unknown): RunRow | undefined {
     startedAt: optionalString(row.startedAt),
     endedAt: optionalString(row.endedAt),
     answerOutcome: optionalString(row.answerOutcome),
-    waitingOn: row.waitingOn as string[],
+    waitingOn: row.waitingOn,
     lastSeq: row.lastSeq,
     timers: typeof row.timers === 'object' && row.timers !== null && !Array.isArray(row.timers) && Object.values(row.timers).every((dueAt) => typeof dueAt === 'string') ? (row.timers as Record<string, string>) : {},
   }
@@ -227,7 +227,7 @@ export function decodeRowCursor(cursor: string): RowCursor {
 /** Validates a filter once for every adapter: a clear error for a bad status or limit. */
 export function checkRowFilter(filter: ListRunRowsFilter): { readonly limit: number; readonly after: RowCursor | undefined } {
   if (filter.status !== undefined && !(RUN_ROW_STATUSES as readonly string[]).includes(filter.status)) {
-    throw new StoreOptionsError(`listRunRows: status "${String(filter.status)}" is not one of ${RUN_ROW_STATUSES.join(', ')}.`)
+    throw new StoreOptionsError(`listRunRows: status "${filter.status}" is not one of ${RUN_ROW_STATUSES.join(', ')}.`)
   }
   const limit = filter.limit ?? DEFAULT_ROW_PAGE
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ROW_PAGE) {
