@@ -92,3 +92,7 @@ export type { DeployCheckDivergence, DeployCheckOptions, DeployCheckReport, Depl
 // What a tool throws to say whether it may be retried, and the policy's shape: lent with the runtime, so a workflow file needs no other package.
 export { CALL_FAILED, CallError, isCallError } from '@locus/retry'
 export type { CallErrorOptions, RetryPolicy } from '@locus/retry'
+export { OVERLAP_POLICIES, bindSchedules, defineSchedule, isScheduleDefinition } from './schedule.js'
+export type { OverlapPolicy, ScheduleDefinition, ScheduleOptions } from './schedule.js'
+export { runtimeScheduleTarget, scheduleRunId, slotJitterMs, startScheduler } from './scheduler.js'
+export type { ScheduleTarget, Scheduler, StartSchedulerOptions } from './scheduler.js'
