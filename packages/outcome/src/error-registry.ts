@@ -67,7 +67,7 @@ export const ERROR_CODE_REGISTRY = {
     'WORKFLOW_SYNTAX_ERROR',
     'WORKFLOW_IMPORT_FAILED',
   ]),
-  ...entries('@locus/cli', 'not-found', ['WORKFLOW_FILE_NOT_FOUND']),
+  ...entries('@locus/cli', 'not-found', ['WORKFLOW_FILE_NOT_FOUND', 'SCHEDULE_NOT_FOUND']),
   ...entries('@locus/cli', 'conflict', ['INIT_FILE_EXISTS']),
   // A runs directory the CLI cannot write is the caller's to fix (another --runs-dir), like any usage mistake.
   ...entries('@locus/cli', 'usage', ['RUNS_DIR_NOT_WRITABLE']),
