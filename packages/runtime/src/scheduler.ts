@@ -37,6 +37,11 @@ export interface StartSchedulerOptions {
   readonly pollMs?: number | undefined
   /** Told about a tick that failed (an unreachable store); the scheduler goes on at the next tick. */
   readonly onError?: ((error: unknown) => void) | undefined
+  /**
+   * False: no loop of its own; the caller calls `tick()` when the clock
+   * passes `nextDueAt()` (the test kit's virtual clock does). @default true
+   */
+  readonly loop?: boolean | undefined
   /** Told about each slot record this scheduler wrote. */
   readonly onSlot?: ((scheduleId: string, record: SlotRecord) => void) | undefined
 }
@@ -46,6 +51,8 @@ export interface Scheduler {
   readonly schedules: readonly ScheduleDefinition[]
   /** Looks at every schedule now and records what is due; the loop calls it, and tests may. */
   tick(): Promise<void>
+  /** When the next slot of any schedule is due (its jitter included), by the clock; undefined when none will come. */
+  nextDueAt(): number | undefined
   /** Stops the loop after the tick under way; a slot buffered behind a running run is recorded `skipped-overlap`. */
   stop(): Promise<void>
 }
@@ -240,17 +247,21 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
     }
   }
   /** When the loop looks next: the earliest due slot, or the poll. */
+  const startedAt = clock.now()
+  function nextDueAt(): number | undefined {
+    let due: number | undefined
+    for (const loop of loops) {
+      const slot = loop.schedule.nextSlot(loop.cursor ?? startedAt)
+      if (slot !== undefined) due = Math.min(due ?? Number.POSITIVE_INFINITY, slot + slotJitterMs(loop.schedule.id, slot, loop.schedule.jitterMs))
+    }
+    return due
+  }
   function nextWake(): number {
     const now = clock.now()
-    let wake = now + pollMs
-    for (const loop of loops) {
-      if (loop.cursor === undefined) continue
-      const slot = loop.schedule.nextSlot(loop.cursor)
-      if (slot !== undefined) wake = Math.min(wake, slot + slotJitterMs(loop.schedule.id, slot, loop.schedule.jitterMs))
-    }
-    return Math.max(wake, now)
+    return Math.max(Math.min(now + pollMs, nextDueAt() ?? Number.POSITIVE_INFINITY), now)
   }
   async function run(): Promise<void> {
+    if (options.loop === false) return
     while (!stopped) {
       ticking = tick()
       await ticking
@@ -262,6 +273,7 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
   const loop = run()
   return {
     schedules,
+    nextDueAt,
     tick: () => (ticking = ticking.then(tick)),
     async stop() {
       stopped = true
