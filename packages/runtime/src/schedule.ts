@@ -123,15 +123,15 @@ function checkInput(schedule: { readonly id: string; readonly input: unknown }, 
 export function defineSchedule<TInput>(options: ScheduleOptions<TInput>): ScheduleDefinition<TInput> {
   const given: unknown = options
   if (typeof given !== 'object' || given === null) throw new RuntimeInputError('SCHEDULE_INVALID', 'defineSchedule: pass an object { id, workflow, cron | every, input, overlap, catchUpWindow }.', [])
-  const id = options.id
-  if (typeof id !== 'string' || !SCHEDULE_ID.test(id)) invalid(String(id), 'id', `the id is not one: use ${SCHEDULE_ID_RULE}.`)
+  const id: unknown = options.id
+  if (typeof id !== 'string' || !SCHEDULE_ID.test(id)) invalid(typeof id === 'string' ? id : String(id), 'id', `the id is not one: use ${SCHEDULE_ID_RULE}.`)
   const workflow = typeof options.workflow === 'string' ? options.workflow : (options.workflow as WorkflowDefinition | undefined)?.name
   if (typeof workflow !== 'string' || workflow.length === 0) invalid(id, 'workflow', 'name the workflow each slot starts, or pass its defineWorkflow definition.')
   if ((options.cron === undefined) === (options.every === undefined)) invalid(id, 'cron', 'give exactly one of cron (an expression such as "0 9 * * 1-5") or every (a period such as "10m").')
   if (!(OVERLAP_POLICIES as readonly string[]).includes(options.overlap)) {
     invalid(id, 'overlap', `${JSON.stringify(options.overlap)} is not an overlap policy; pass one of ${OVERLAP_POLICIES.map((policy) => `"${policy}"`).join(', ')}.`)
   }
-  if (options.catchUpWindow === undefined) invalid(id, 'catchUpWindow', `say how late a slot may still start, as a duration such as ${DURATION_FORMS}, or 0 to start none late.`)
+  if ((options.catchUpWindow as unknown) === undefined) invalid(id, 'catchUpWindow', `say how late a slot may still start, as a duration such as ${DURATION_FORMS}, or 0 to start none late.`)
   const catchUp = readDuration(id, 'catchUpWindow', options.catchUpWindow, true)
   const jitter = options.jitter === undefined ? undefined : readDuration(id, 'jitter', options.jitter, true)
   if (options.timezone !== undefined) {
@@ -161,7 +161,7 @@ export function defineSchedule<TInput>(options: ScheduleOptions<TInput>): Schedu
     every = period
     nextSlot = (afterMs) => (Math.floor(afterMs / period.ms) + 1) * period.ms
   }
-  if (options.workflow !== undefined && typeof options.workflow !== 'string') checkInput({ id, input: options.input }, options.workflow as WorkflowDefinition)
+  if (typeof options.workflow !== 'string') checkInput({ id, input: options.input }, options.workflow)
 
   const definition: ScheduleDefinition<TInput> = {
     id,

@@ -121,14 +121,16 @@ interface ScheduleLoop {
  */
 export async function startScheduler(options: StartSchedulerOptions): Promise<Scheduler> {
   const schedules = options.workflows === undefined ? options.schedules : bindSchedules(options.schedules, options.workflows)
-  const store = isScheduleStore(options.store) ? options.store : options.store.schedules
-  if (store === undefined) {
+  const found = isScheduleStore(options.store) ? options.store : options.store.schedules
+  if (found === undefined) {
     throw new RuntimeInputError('RUN_OPTIONS_INVALID', `startScheduler: the ${(options.store as RunStore).kind} store keeps no schedules; use a file, memory or PostgreSQL store.`, [
       'store: no schedules',
     ])
   }
-  const target = options.target ?? (options.runtime === undefined ? undefined : runtimeScheduleTarget(options.runtime))
-  if (target === undefined) throw new RuntimeInputError('RUN_OPTIONS_INVALID', 'startScheduler: pass the runtime whose runs the schedules start (or a target).', ['runtime: missing'])
+  const store: ScheduleStore = found
+  const chosen = options.target ?? (options.runtime === undefined ? undefined : runtimeScheduleTarget(options.runtime))
+  if (chosen === undefined) throw new RuntimeInputError('RUN_OPTIONS_INVALID', 'startScheduler: pass the runtime whose runs the schedules start (or a target).', ['runtime: missing'])
+  const target: ScheduleTarget = chosen
   const clock = options.clock ?? systemClock
   const pollMs = options.pollMs ?? 1000
   if (!Number.isFinite(pollMs) || pollMs <= 0) throw new RuntimeInputError('RUN_OPTIONS_INVALID', `startScheduler: pollMs must be above 0, not ${String(pollMs)}.`, [`pollMs: ${String(pollMs)}`])
@@ -142,7 +144,7 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
   const iso = (ms: number): string => new Date(ms).toISOString()
   async function record(loop: ScheduleLoop, record: Omit<SlotRecord, 'recordedAt'>): Promise<boolean> {
     const full: SlotRecord = { ...record, recordedAt: iso(clock.now()) }
-    const claimed = await store!.claimSlot(loop.schedule.id, full)
+    const claimed = await store.claimSlot(loop.schedule.id, full)
     if (claimed) options.onSlot?.(loop.schedule.id, full)
     return claimed
   }
@@ -151,7 +153,7 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
   /** The run the newest slots started or skipped over: the one an overlap policy looks at. */
   async function previousRun(loop: ScheduleLoop): Promise<string | undefined> {
     // The slot written last, not the newest slot: a buffered slot starts after newer ones were recorded.
-    const recent = (await store!.listSlots(loop.schedule.id, { limit: 20 })).sort((a, b) => (a.recordedAt < b.recordedAt ? 1 : a.recordedAt > b.recordedAt ? -1 : 0))
+    const recent = (await store.listSlots(loop.schedule.id, { limit: 20 })).sort((a, b) => (a.recordedAt < b.recordedAt ? 1 : a.recordedAt > b.recordedAt ? -1 : 0))
     return recent.find((slot) => slot.runId !== undefined && (slot.outcome === 'started' || slot.outcome === 'skipped-overlap'))?.runId
   }
 
@@ -159,10 +161,10 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
     const runId = scheduleRunId(loop.schedule.id, slot)
     if (!(await record(loop, { slot: iso(slot), outcome: 'started', runId, ...sourced(source) }))) return
     try {
-      await target!.start(loop.schedule, { runId, input: loop.schedule.input })
+      await target.start(loop.schedule, { runId, input: loop.schedule.input })
     } catch (error) {
       const failed: SlotRecord = { slot: iso(slot), outcome: 'failed-to-start', error: error instanceof Error ? error.message : String(error), ...sourced(source), recordedAt: iso(clock.now()) }
-      await store!.updateSlot(loop.schedule.id, failed)
+      await store.updateSlot(loop.schedule.id, failed)
       options.onSlot?.(loop.schedule.id, failed)
     }
   }
@@ -170,18 +172,18 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
   /** A slot that may start now: the overlap policy decides. */
   async function fire(loop: ScheduleLoop, slot: number, source: SlotSource): Promise<void> {
     // Another scheduler recorded it already: nothing to decide.
-    if ((await store!.readSlot(loop.schedule.id, iso(slot))) !== undefined) return
+    if ((await store.readSlot(loop.schedule.id, iso(slot))) !== undefined) return
     const policy = loop.schedule.overlap
     if (policy === 'allow') return start(loop, slot, source)
     const previous = await previousRun(loop)
-    const running = previous !== undefined && (await target!.isRunning(previous))
+    const running = previous !== undefined && (await target.isRunning(previous))
     if (!running) return start(loop, slot, source)
     if (policy === 'skip') {
       await record(loop, { slot: iso(slot), outcome: 'skipped-overlap', runId: previous, ...sourced(source) })
       return
     }
     if (policy === 'cancel-other') {
-      await target!.cancel(previous, `schedule ${loop.schedule.id}: slot ${iso(slot)} replaces this run (overlap: cancel-other)`)
+      await target.cancel(previous, `schedule ${loop.schedule.id}: slot ${iso(slot)} replaces this run (overlap: cancel-other)`)
       return start(loop, slot, source)
     }
     // buffer-one: the first slot waits for the run to end; one behind it is skipped.
@@ -194,29 +196,29 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
 
   async function tickOne(loop: ScheduleLoop, now: number): Promise<void> {
     const { schedule } = loop
-    const state = await store!.readSchedule(schedule.id)
+    const state = await store.readSchedule(schedule.id)
     const paused = state?.paused ?? schedule.paused
     // A buffered slot starts once the run it waited on has ended.
     if (loop.buffered !== undefined) {
       const previous = await previousRun(loop)
-      if (previous === undefined || !(await target!.isRunning(previous))) {
+      if (previous === undefined || !(await target.isRunning(previous))) {
         const buffered = loop.buffered
         loop.buffered = undefined
         await start(loop, buffered.slot, buffered.source)
       }
     }
-    for (const request of await store!.takeRequests(schedule.id)) {
+    for (const request of await store.takeRequests(schedule.id)) {
       const slot = Date.parse(request.slot)
       if (paused && request.source === 'backfill') await record(loop, { slot: request.slot, outcome: 'paused', source: request.source })
       else await fire(loop, slot, request.source)
     }
     if (loop.cursor === undefined) {
-      const last = await store!.lastScheduledSlot(schedule.id)
+      const last = await store.lastScheduledSlot(schedule.id)
       const registered = state === undefined ? now : Date.parse(state.registeredAt)
       loop.cursor = last === undefined ? registered : Math.max(Date.parse(last.slot), registered)
     } else {
       // Another scheduler may have gone further.
-      const last = await store!.lastScheduledSlot(schedule.id)
+      const last = await store.lastScheduledSlot(schedule.id)
       if (last !== undefined) loop.cursor = Math.max(loop.cursor, Date.parse(last.slot))
     }
     for (let count = 0; count < MAX_SLOTS_PER_TICK; count += 1) {
@@ -265,7 +267,6 @@ export async function startScheduler(options: StartSchedulerOptions): Promise<Sc
     while (!stopped) {
       ticking = tick()
       await ticking
-      if (stopped) break
       const wait = nextWake() - clock.now()
       if (wait > 0) await clock.sleep(wait, stopper.signal)
     }

@@ -188,7 +188,7 @@ describe('defineSchedule refuses bad input at definition', () => {
   const refused = (options: object, code: string, message: RegExp): void => {
     let caught: unknown
     try {
-      defineSchedule({ ...base, ...options } as Parameters<typeof defineSchedule>[0])
+      defineSchedule({ ...base, ...(options as Partial<Parameters<typeof defineSchedule>[0]>) })
     } catch (error) {
       caught = error
     }

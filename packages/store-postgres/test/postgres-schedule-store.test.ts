@@ -41,7 +41,7 @@ if (url !== undefined) {
         const slots = Array.from({ length: 20 }, (_, index) => new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString())
         const claims = await Promise.all(
           slots.flatMap((slot) =>
-            [one, two].map((store, index) => store.schedules?.claimSlot('s', { slot, outcome: 'started', runId: `run-${index}`, recordedAt: slot })),
+            [one, two].map(async (store, index) => store.schedules?.claimSlot('s', { slot, outcome: 'started', runId: `run-${index}`, recordedAt: slot })),
           ),
         )
         expect(claims.filter(Boolean)).toHaveLength(20)
