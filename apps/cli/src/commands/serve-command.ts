@@ -130,6 +130,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   try {
     server = await startServer({
       runtime,
+      schedules: scheduleStore.schedules,
       workers,
       port: flags.port ?? 4477,
       host: flags.host ?? '127.0.0.1',
