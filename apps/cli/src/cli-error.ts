@@ -22,6 +22,7 @@ export const CLI_ERROR_CODES = [
   'HOST_OPTIONS_INVALID',
   'INIT_FILE_EXISTS',
   'STORAGE_FAILED',
+  'SCHEDULE_NOT_FOUND',
 ] as const
 
 /** Marks a {@link CliError}; registered, so every installed copy of the package shares it. */

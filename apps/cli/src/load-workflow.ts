@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { accessSync, constants, statSync } from 'node:fs'
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { type WorkflowDefinition, type WorkflowFunction, isWorkflowDefinition } from '@locus/runtime'
+import { type ScheduleDefinition, type WorkflowDefinition, type WorkflowFunction, isScheduleDefinition, isWorkflowDefinition } from '@locus/runtime'
 import { tsImport } from 'tsx/esm/api'
 import { CliError } from './cli-error.js'
 import { LENT_PACKAGES } from './module-fallback.js'
@@ -99,6 +99,65 @@ function relativeOrAbsolute(path: string): string {
   return fromCwd.startsWith('..') || fromCwd === '' ? path : fromCwd
 }
 
+/** A module given to `--workflows`: its workflow, if any, and the schedules it exports. */
+export interface LoadedWorkflowModule {
+  readonly workflow: LoadedWorkflow | undefined
+  /** `export const schedules = [defineSchedule(...)]`, or a default export made with `defineSchedule`. */
+  readonly schedules: readonly ScheduleDefinition[]
+  readonly path: string
+  /** The module's export names, for messages. */
+  readonly exportNames: readonly string[]
+}
+
+/**
+ * Loads a module for `locus serve --workflows` / `locus worker --workflows`:
+ * a workflow, schedules, or both.
+ */
+export async function loadWorkflowModule(file: string, cwd: string): Promise<LoadedWorkflowModule> {
+  const path = resolve(cwd, file)
+  const module = await importModule(file, cwd)
+  const nested = module.default as { default?: unknown; schedules?: unknown } | undefined
+  const schedules: ScheduleDefinition[] = []
+  for (const value of [module.schedules, nested?.schedules]) {
+    if (!Array.isArray(value)) continue
+    for (const [index, entry] of value.entries()) {
+      if (!isScheduleDefinition(entry)) {
+        throw new CliError('CLI_USAGE', `${file}: schedules[${index}] was not made with defineSchedule({ id, workflow, cron | every, input, overlap, catchUpWindow }).`)
+      }
+      schedules.push(entry)
+    }
+    break
+  }
+  if (isScheduleDefinition(module.default)) schedules.push(module.default)
+  else if (isScheduleDefinition(nested?.default)) schedules.push(nested.default)
+  const workflow = workflowOf(module, path)
+  return { workflow, schedules, path, exportNames: Object.keys(module).filter((key) => key !== '__esModule') }
+}
+
+async function importModule(file: string, cwd: string): Promise<Record<string, unknown>> {
+  const path = resolve(cwd, file)
+  checkFile(path, file)
+  try {
+    return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>
+  } catch (error) {
+    throw describeImportFailure(error, path, file)
+  }
+}
+
+function workflowOf(module: Record<string, unknown>, path: string): LoadedWorkflow | undefined {
+  // A CommonJS module compiled by tsx arrives with its exports under `default`.
+  const candidates: ReadonlyArray<readonly ['default' | 'workflow', unknown]> = [
+    ['default', module.default],
+    ['workflow', module.workflow],
+    ['default', (module.default as { default?: unknown } | undefined)?.default],
+    ['workflow', (module.default as { workflow?: unknown } | undefined)?.workflow],
+  ]
+  for (const [exportName, value] of candidates) {
+    if (isWorkflowLike(value)) return { workflow: value, path, exportName }
+  }
+  return undefined
+}
+
 /**
  * Loads a workflow module (`.ts`, `.mts`, `.js` or `.mjs`; TypeScript through
  * tsx) and returns its default export, or its named export `workflow`.
@@ -113,25 +172,11 @@ function relativeOrAbsolute(path: string): string {
  * ```
  */
 export async function loadWorkflow(file: string, cwd: string): Promise<LoadedWorkflow> {
-  const path = resolve(cwd, file)
   const shown = file
-  checkFile(path, shown)
-  let module: Record<string, unknown>
-  try {
-    module = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>
-  } catch (error) {
-    throw describeImportFailure(error, path, shown)
-  }
-  // A CommonJS module compiled by tsx arrives with its exports under `default`.
-  const candidates: ReadonlyArray<readonly ['default' | 'workflow', unknown]> = [
-    ['default', module.default],
-    ['workflow', module.workflow],
-    ['default', (module.default as { default?: unknown } | undefined)?.default],
-    ['workflow', (module.default as { workflow?: unknown } | undefined)?.workflow],
-  ]
-  for (const [exportName, value] of candidates) {
-    if (isWorkflowLike(value)) return { workflow: value, path, exportName }
-  }
+  const path = resolve(cwd, file)
+  const module = await importModule(file, cwd)
+  const loaded = workflowOf(module, path)
+  if (loaded !== undefined) return loaded
   const found = Object.keys(module).filter((key) => key !== '__esModule')
   throw new CliError(
     'WORKFLOW_EXPORT_MISSING',

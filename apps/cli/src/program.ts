@@ -8,6 +8,13 @@ import { parseDuration, parsePositiveInteger } from './parse-duration.js'
 import { initCommand } from './commands/init-command.js'
 import { journalCommand } from './commands/journal-command.js'
 import { lsCommand } from './commands/ls-command.js'
+import {
+  scheduleBackfillCommand,
+  scheduleLsCommand,
+  schedulePauseCommand,
+  scheduleShowCommand,
+  scheduleTriggerCommand,
+} from './commands/schedule-command.js'
 import { replayCommand } from './commands/replay-command.js'
 import { reportCommand } from './commands/report-command.js'
 import { resumeCommand } from './commands/resume-command.js'
@@ -282,6 +289,53 @@ Examples:
   addHostFlags(worker)
   addVerbose(worker).action(async (flags: Parameters<typeof workerCommand>[0]) => {
     setExitCode(await workerCommand(flags, io))
+  })
+
+  const schedule = program.command('schedule').description('the schedules `locus serve` and `locus worker` fire, and the record of every slot')
+  const scheduleStore = (command: Command): Command =>
+    addVerbose(
+      addRunsDir(command)
+        .option('--database-url <url>', 'the schedules of this PostgreSQL store (postgres://...) instead of a runs directory')
+        .option('--json', 'print JSON'),
+    )
+  scheduleStore(schedule.command('ls').description('list the schedules registered in the store, with their latest slot')).action(
+    async (flags: Parameters<typeof scheduleLsCommand>[0]) => {
+      setExitCode(await scheduleLsCommand(flags, io))
+    },
+  )
+  scheduleStore(
+    schedule
+      .command('show')
+      .description('print a schedule and its slot records { slot, outcome, runId? }, newest first')
+      .argument('<id>', 'the schedule')
+      .option('--limit <n>', 'slot records to print (default 50)', (value: string) => parsePositiveInteger(value, '--limit')),
+  ).action(async (id: string, flags: Parameters<typeof scheduleShowCommand>[1]) => {
+    setExitCode(await scheduleShowCommand(id, flags, io))
+  })
+  scheduleStore(schedule.command('pause').description('pause a schedule: its slots are recorded paused').argument('<id>', 'the schedule')).action(
+    async (id: string, flags: Parameters<typeof schedulePauseCommand>[2]) => {
+      setExitCode(await schedulePauseCommand(id, true, flags, io))
+    },
+  )
+  scheduleStore(schedule.command('unpause').description('unpause a schedule').argument('<id>', 'the schedule')).action(
+    async (id: string, flags: Parameters<typeof schedulePauseCommand>[2]) => {
+      setExitCode(await schedulePauseCommand(id, false, flags, io))
+    },
+  )
+  scheduleStore(schedule.command('trigger').description('fire a slot of the schedule now (its overlap policy applies)').argument('<id>', 'the schedule')).action(
+    async (id: string, flags: Parameters<typeof scheduleTriggerCommand>[1]) => {
+      setExitCode(await scheduleTriggerCommand(id, flags, io))
+    },
+  )
+  scheduleStore(
+    schedule
+      .command('backfill')
+      .description("fire the schedule's slots between two times, whatever their age")
+      .argument('<id>', 'the schedule')
+      .requiredOption('--from <time>', 'the first time, ISO 8601 (2026-01-01T00:00:00Z)')
+      .requiredOption('--to <time>', 'the last time, ISO 8601'),
+  ).action(async (id: string, flags: Parameters<typeof scheduleBackfillCommand>[1]) => {
+    setExitCode(await scheduleBackfillCommand(id, flags, io))
   })
 
   const db = program.command('db').description('manage the PostgreSQL database of workers and servers')

@@ -349,6 +349,24 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.json({ runs, nextCursor: page.nextCursor ?? null })
   })
 
+  const scheduleStore = (): NonNullable<CreateServerOptions['schedules']> => {
+    if (options.schedules === undefined) throw new ApiError('not_found', 'This server keeps no schedules: its store has none.')
+    return options.schedules
+  }
+  app.get('/v1/schedules', guard('runs:read'), async (c) => {
+    const store = scheduleStore()
+    const schedules = []
+    for (const state of await store.listSchedules()) schedules.push({ ...state, lastSlot: (await store.listSlots(state.schedule.id, { limit: 1 }))[0] ?? null })
+    return c.json({ schedules })
+  })
+  app.get('/v1/schedules/:id', guard('runs:read'), async (c) => {
+    const store = scheduleStore()
+    const id = c.req.param('id') ?? ''
+    const state = await store.readSchedule(id).catch(() => undefined)
+    if (state === undefined) throw new ApiError('not_found', `No schedule "${id}"; GET /v1/schedules lists them.`)
+    return c.json({ ...state, slots: await store.listSlots(id, { limit: 100 }) })
+  })
+
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     const stored = await load(runId)

@@ -23,6 +23,8 @@ import {
   RunAcceptedSchema,
   RunIdSchema,
   RunListSchema,
+  ScheduleListSchema,
+  ScheduleSchema,
   RunPendingSchema,
   RunResultResponseSchema,
   RunSchema,
@@ -49,6 +51,8 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   WorkflowList: WorkflowListSchema,
   Run: RunSchema,
   RunList: RunListSchema,
+  ScheduleList: ScheduleListSchema,
+  Schedule: ScheduleSchema,
   RunResult: RunResultResponseSchema,
   RunPending: RunPendingSchema,
   Health: HealthSchema,
@@ -152,6 +156,8 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'get /v1/workflows': 'listWorkflows',
   'post /v1/workflows/{name}/runs': 'startRun',
   'get /v1/runs': 'listRuns',
+  'get /v1/schedules': 'listSchedules',
+  'get /v1/schedules/{id}': 'getSchedule',
   'get /v1/runs/{id}': 'getRun',
   'get /v1/runs/{id}/result': 'getRunResult',
   'get /v1/runs/{id}/journal': 'getRunJournal',
@@ -288,6 +294,18 @@ function openApiBody(runPath: string[]): JsonObject {
         get: operation('Runs, newest first', 'runs:read', {
           parameters: parameters(ListRunsQuerySchema),
           responses: { '200': json('RunList', 'One page of runs'), ...errors('invalid_request', ...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/schedules': {
+        get: operation('Schedules registered in the store, with their latest slot', 'runs:read', {
+          parameters: parameters(z.object({})),
+          responses: { '200': json('ScheduleList', 'The schedules'), ...errors('invalid_request', ...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/schedules/{id}': {
+        get: operation('A schedule and its slot records', 'runs:read', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': json('Schedule', 'The schedule'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
         }),
       },
       '/v1/runs/{id}': {

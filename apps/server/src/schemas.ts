@@ -167,6 +167,24 @@ export const RunListSchema = z.object({
   nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last one.'),
 })
 
+/** One slot's record: how it ended. */
+export const SlotRecordSchema = z.object({
+  slot: z.string().describe('The slot time, ISO 8601 UTC'),
+  outcome: z.enum(['started', 'skipped-overlap', 'missed', 'paused', 'failed-to-start']),
+  runId: z.string().optional(),
+  error: z.string().optional(),
+  source: z.enum(['schedule', 'trigger', 'backfill']).optional(),
+  recordedAt: z.string(),
+})
+/** A registered schedule and its live state. */
+export const ScheduleItemSchema = z.object({
+  schedule: z.object({ id: z.string(), workflow: z.string(), cron: z.string().optional(), every: z.string().optional(), timezone: z.string().optional(), input: z.unknown(), overlap: z.string(), catchUpWindow: z.string(), jitter: z.string().optional(), paused: z.boolean().optional() }),
+  paused: z.boolean(),
+  registeredAt: z.string(),
+})
+export const ScheduleListSchema = z.object({ schedules: z.array(ScheduleItemSchema.extend({ lastSlot: SlotRecordSchema.nullable() })) })
+export const ScheduleSchema = ScheduleItemSchema.extend({ slots: z.array(SlotRecordSchema).describe('Slot records, newest first (at most 100)') })
+
 /** `result.json` of the latest execution, with `ok` true only for a completed run whose answer is complete. */
 export const RunResultResponseSchema = z.object({
   schema: z.string(),

@@ -1,3 +1,4 @@
+import type { ScheduleStore } from '@locus/store'
 // The server's shared types: its options, the state kept between requests,
 // the Hono environment of every route. A leaf module (it imports no module of
 // the server), so route modules and the server can all depend on it without
@@ -52,6 +53,8 @@ export interface CreateServerOptions {
   readonly runtime: Runtime
   /** Told of every run the server starts or resumes and tracks (a timer parking watches them). */
   readonly onTrack?: ((handle: RunHandle) => void) | undefined
+  /** The schedules of the runs' store, for GET /v1/schedules (`RunStore.schedules`); without it those routes answer 404. */
+  readonly schedules?: ScheduleStore | undefined
   /**
    * Bearer API keys: `secret` (every scope) or `secret:scope+scope`, as a list
    * or one comma-separated string (the `LOCUS_API_KEYS` format). Without

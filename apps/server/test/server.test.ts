@@ -560,6 +560,8 @@ describe('the rest', () => {
         '/v1/runs/{id}/journal',
         '/v1/runs/{id}/result',
         '/v1/runs/{id}/resume',
+        '/v1/schedules',
+        '/v1/schedules/{id}',
         '/v1/workflows',
         '/v1/workflows/{name}/runs',
         '/v1/worker/actions',

@@ -127,6 +127,33 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
     `,
   },
   {
+    version: 9,
+    name: 'schedules, one row per slot (unique per schedule, so a slot fires once across every process), and slots asked for by hand',
+    sql: `
+      create table if not exists $schema.locus_schedules (
+        schedule_id text primary key,
+        definition jsonb not null,
+        paused boolean not null,
+        registered_at timestamptz not null
+      );
+      create table if not exists $schema.locus_schedule_slots (
+        schedule_id text not null,
+        slot text not null,
+        outcome text not null check (outcome in ('started', 'skipped-overlap', 'missed', 'paused', 'failed-to-start')),
+        source text not null default 'schedule' check (source in ('schedule', 'trigger', 'backfill')),
+        record jsonb not null,
+        unique (schedule_id, slot)
+      );
+      create index if not exists locus_schedule_slots_scheduled on $schema.locus_schedule_slots (schedule_id, slot desc) where source = 'schedule';
+      create table if not exists $schema.locus_schedule_requests (
+        schedule_id text not null,
+        slot text not null,
+        source text not null check (source in ('trigger', 'backfill')),
+        primary key (schedule_id, slot, source)
+      );
+    `,
+  },
+  {
     version: 13,
     name: 'a summary row per run, so listings read rows and never a journal line',
     sql: `

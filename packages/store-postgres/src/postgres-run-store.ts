@@ -49,6 +49,7 @@ import pg from 'pg'
 import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 import { withReconnect } from './connection-errors.js'
+import { postgresScheduleStore } from './postgres-schedule-store.js'
 
 /** Options of {@link createPostgresRunStore}: a connection string, or a pool you own. */
 export interface PostgresRunStoreOptions {
@@ -814,6 +815,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
 
   return {
     kind: 'postgres',
+    schedules: postgresScheduleStore(pool, table, ready),
     migrate: () => (migrated = migrate()),
     acquireLease,
     heartbeatLease,

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import { createFileScheduleStore } from './schedule-store.js'
 import { acquireRunLock } from './file-owner-lock.js'
 import { fileIdempotencyIndex } from './file-idempotency.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
@@ -210,6 +211,8 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     }
     const runs: RunInfo[] = []
     for (const name of names) {
+      // Dot names (the schedules directory, temporary files) are never runs.
+      if (name.startsWith('.')) continue
       const location = join(base, name)
       const stats = await stat(location).catch(() => undefined)
       if (stats?.isDirectory() !== true) continue
@@ -397,6 +400,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 
   return {
     kind: 'file',
+    schedules: createFileScheduleStore(base),
     createExecution,
     readRunRow,
     listRunRows,

@@ -48,3 +48,15 @@ export {
 } from './store-errors.js'
 export { validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 export type { RunOwner, StoreErrorCode } from './store-errors.js'
+export {
+  SCHEDULES_DIR,
+  SCHEDULE_ID_RULE,
+  SLOT_OUTCOMES,
+  SLOT_SOURCES,
+  createFileScheduleStore,
+  createMemoryScheduleStore,
+  slotKey,
+  validateScheduleId,
+  validateSlotRecord,
+} from './schedule-store.js'
+export type { ListSlotsOptions, ScheduleState, ScheduleStore, SlotOutcome, SlotRecord, SlotRequest, SlotSource, StoredSchedule } from './schedule-store.js'

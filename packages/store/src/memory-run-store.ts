@@ -1,3 +1,4 @@
+import { createMemoryScheduleStore } from './schedule-store.js'
 import { JournalClosedError, type JournalLine, createLineStamper, validateRunId } from '@locus/journal'
 import { allocatedExecutionId, isAllocatedKind } from './execution-ids.js'
 import type {
@@ -212,6 +213,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
 
   return {
     kind: 'memory',
+    schedules: createMemoryScheduleStore(),
     createExecution: (create) => settle(() => createExecutionSync(create)),
     claim: (ref) => settle(() => claimSync(ref)),
     hasRun: (runId) => Promise.resolve(runs.has(runId)),

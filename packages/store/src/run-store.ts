@@ -1,3 +1,4 @@
+import type { ScheduleStore } from './schedule-store.js'
 import type { JournalDamage, JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
 import type { ListRunRowsFilter, RunRow, RunRowPage } from './run-rows.js'
 import type { RunOwner } from './store-errors.js'
@@ -166,6 +167,12 @@ export interface TailOptions extends ReadLinesOptions {
 export interface RunStore {
   /** `file`, `memory`, `postgres`... for messages and diagnostics. */
   readonly kind: string
+  /**
+   * The store's schedules and the record of each of their slots (file,
+   * memory and PostgreSQL adapters have it; a store without it cannot hold
+   * schedules).
+   */
+  readonly schedules?: ScheduleStore | undefined
   /**
    * Creates an execution exclusively and opens it for writing. A root
    * execution whose run exists already is refused with `RunExistsError`

@@ -501,3 +501,6 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
     })
   })
 }
+
+export { scheduleStoreContract } from './schedule-testing.js'
+export type { ScheduleStoreFactory } from './schedule-testing.js'

@@ -9,9 +9,13 @@ import {
   type RuntimeOptions,
   type RuntimeRunOptions,
   RuntimeInputError,
+  type ScheduleDefinition,
+  type Scheduler,
   type WorkflowDefinition,
   createRuntime,
   durationMs,
+  bindSchedules,
+  startScheduler,
 } from '@locus/runtime'
 import { type ExecutionKind, type RunStore, createMemoryRunStore } from '@locus/store'
 import { type CrashPoint, crashAt, crashingStore } from './crash-store.js'
@@ -41,6 +45,12 @@ export interface TestRuntimeOptions {
    * host that waits on one: `(clock) => createScriptedHost({ clock, rules })`.
    */
   readonly host?: AgentHost | ((clock: TestClock) => AgentHost) | undefined
+  /**
+   * Schedules the runtime fires as its clock passes their slots
+   * (`clock.advance`, `runUntilIdle`), each slot recorded in the store's
+   * schedules. Checked against `workflows` when the runtime is created.
+   */
+  readonly schedules?: readonly ScheduleDefinition[] | undefined
   /** Where runs are kept. @default a fresh `createMemoryRunStore()` */
   readonly store?: RunStore | undefined
   /** The virtual clock's first reading. @default {@link TEST_CLOCK_START} (2026-01-01T00:00:00Z) */
@@ -95,6 +105,10 @@ export interface TestRuntime extends Omit<Runtime, 'start' | 'resume'> {
    * `maxWakeUps` timers, for a workflow that never stops sleeping
    */
   runUntilIdle(options?: { readonly maxWakeUps?: number }): Promise<IdleReport>
+  /** The scheduler of `schedules`, once it registered them; undefined without schedules. */
+  scheduler(): Promise<Scheduler | undefined>
+  /** Stops the scheduler, recording a slot it held back. */
+  close(): Promise<void>
 }
 
 interface Tracked {
@@ -141,7 +155,8 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
   const startAt = options.startAt instanceof Date ? options.startAt.getTime() : (options.startAt ?? TEST_CLOCK_START)
   const quietMs = options.quietMs ?? 50
   const manual = createManualClock(startAt)
-  const crashing = crashingStore(options.store ?? createMemoryRunStore(), () => manual.now())
+  const baseStore = options.store ?? createMemoryRunStore()
+  const crashing = crashingStore(baseStore, () => manual.now())
   const tracked = new Map<string, Tracked>()
   let endedCount = 0
   let crashIds = 0
@@ -198,12 +213,19 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
     pendingTimers: () => manual.pendingSleeps(),
     async advance(by) {
       const target = manual.now() + advanceMs(by)
+      const scheduler = await schedulerReady
       await settle()
-      for (let next = manual.pendingSleeps()[0]; next !== undefined && next.wakeAt <= target; next = manual.pendingSleeps()[0]) {
-        await fireNext()
+      for (;;) {
+        const timer = manual.pendingSleeps()[0]?.wakeAt
+        const slot = scheduler?.nextDueAt()
+        const next = Math.min(timer ?? Number.POSITIVE_INFINITY, slot ?? Number.POSITIVE_INFINITY)
+        if (next > target) break
+        await manual.advance(Math.max(0, next - manual.now()))
+        if (scheduler !== undefined && slot !== undefined && slot <= manual.now()) await scheduler.tick()
         await settle()
       }
       await manual.advance(target - manual.now())
+      await scheduler?.tick()
       await settle()
     },
   }
@@ -215,6 +237,10 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
     store: crashing.store,
     defaults: { ...options.defaults, clock: manual },
   })
+  // Bound to the workflows now, so a bad schedule throws here; the virtual clock drives it (no loop of its own).
+  const workflowList = Array.isArray(options.workflows) ? (options.workflows as readonly WorkflowDefinition[]) : Object.values(options.workflows as Record<string, WorkflowDefinition>)
+  const schedules = options.schedules === undefined || options.schedules.length === 0 ? undefined : bindSchedules(options.schedules, workflowList)
+  let schedulerReady: Promise<Scheduler | undefined> = Promise.resolve(undefined)
 
   /** Arms a crash for the next `kind` execution of the run; the id is chosen here when the test gave none. */
   async function armCrash(point: CrashPoint, kind: ExecutionKind, runId: string | undefined): Promise<string> {
@@ -228,9 +254,28 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
     return chosen
   }
 
-  return {
+  const scheduled = {
+    start: (workflow: WorkflowDefinition | string, startOptions?: TestRunOptions) => wrapped.start(workflow, startOptions),
+    live: (runId: string) => inner.live(runId),
+    get: (...args: Parameters<typeof inner.get>) => inner.get(...args),
+    cancel: (...args: Parameters<typeof inner.cancel>) => inner.cancel(...args),
+  }
+  if (schedules !== undefined) {
+    if (baseStore.schedules === undefined) {
+      throw new RuntimeInputError('RUN_OPTIONS_INVALID', `createTestRuntime: the ${baseStore.kind} store keeps no schedules; use a memory or file store.`, ['store: no schedules'])
+    }
+    schedulerReady = startScheduler({ schedules, store: baseStore.schedules, runtime: scheduled, clock: manual, loop: false })
+    // Rejected here too, so an unawaited failure is not unhandled; the test sees it at advance().
+    schedulerReady.catch(() => undefined)
+  }
+
+  const wrapped: TestRuntime = {
     ...inner,
     clock,
+    scheduler: () => schedulerReady,
+    async close() {
+      await (await schedulerReady)?.stop()
+    },
     async start(workflow, startOptions) {
       const { crashAt: point, ...rest } = startOptions ?? {}
       const runOptions = point === undefined ? rest : { ...rest, runId: await armCrash(point, 'root', rest.runId) }
@@ -264,4 +309,5 @@ export function createTestRuntime(options: TestRuntimeOptions): TestRuntime {
       return { advancedMs: manual.now() - from, now: new Date(manual.now()), waiting }
     },
   }
+  return wrapped
 }

@@ -1,8 +1,8 @@
 import { readdirSync, statSync } from 'node:fs'
 import { extname, join, resolve } from 'node:path'
-import { type WorkflowDefinition, isWorkflowDefinition } from '@locus/runtime'
+import { type ScheduleDefinition, type WorkflowDefinition, bindSchedules, isWorkflowDefinition } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
-import { WORKFLOW_EXTENSIONS, loadWorkflow } from '../load-workflow.js'
+import { WORKFLOW_EXTENSIONS, loadWorkflowModule } from '../load-workflow.js'
 
 /**
  * Loads the workflows named by `--workflows`: files, or directories whose
@@ -10,7 +10,10 @@ import { WORKFLOW_EXTENSIONS, loadWorkflow } from '../load-workflow.js'
  * `defineWorkflow` definition (a bare function has no name to serve it by),
  * and no two may share a name.
  */
-export async function loadWorkflows(entries: readonly string[], cwd: string): Promise<{ readonly workflows: WorkflowDefinition[]; readonly paths: string[] }> {
+export async function loadWorkflows(
+  entries: readonly string[],
+  cwd: string,
+): Promise<{ readonly workflows: WorkflowDefinition[]; readonly paths: string[]; readonly schedules: readonly ScheduleDefinition[] }> {
   if (entries.length === 0) throw new CliError('CLI_USAGE', 'Pass --workflows <dir or file> (repeatable) to say which workflows to offer.')
   const files: string[] = []
   for (const entry of entries) {
@@ -34,8 +37,19 @@ export async function loadWorkflows(entries: readonly string[], cwd: string): Pr
   const workflows: WorkflowDefinition[] = []
   const paths: string[] = []
   const names = new Map<string, string>()
+  const schedules: ScheduleDefinition[] = []
   for (const file of files) {
-    const loaded = await loadWorkflow(file, cwd)
+    const module = await loadWorkflowModule(file, cwd)
+    schedules.push(...module.schedules)
+    const loaded = module.workflow
+    if (loaded === undefined) {
+      if (module.schedules.length > 0) continue
+      throw new CliError(
+        'WORKFLOW_EXPORT_MISSING',
+        `${file} has no workflow export and no schedules: export a workflow as default (export default defineWorkflow({ ... })) or as \`export const workflow\`, or schedules as \`export const schedules = [defineSchedule({ ... })]\`. ` +
+          (module.exportNames.length === 0 ? 'The module exports nothing.' : `It exports: ${module.exportNames.join(', ')}.`),
+      )
+    }
     if (!isWorkflowDefinition(loaded.workflow) && typeof loaded.workflow === 'function') {
       throw new CliError('WORKFLOW_EXPORT_MISSING', `${file} exports a bare function; wrap it in defineWorkflow({ name, run }) so it can be offered by name.`)
     }
@@ -47,5 +61,7 @@ export async function loadWorkflows(entries: readonly string[], cwd: string): Pr
     paths.push(loaded.path)
   }
   if (workflows.length === 0) throw new CliError('CLI_USAGE', `No workflow files in ${entries.join(', ')}.`)
-  return { workflows, paths }
+  // A schedule naming an unknown workflow, or whose input its workflow refuses, stops the process before it serves.
+  bindSchedules(schedules, workflows)
+  return { workflows, paths, schedules }
 }

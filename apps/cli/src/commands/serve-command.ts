@@ -13,6 +13,8 @@ import { resolveRunsDir } from '../runs-dir.js'
 import { describeMetrics } from '../open-metrics.js'
 import { startOtelExport } from '../otel-export.js'
 import { loadWorkflows } from './load-workflows.js'
+import { holdSchedules } from './hold-schedules.js'
+import { type RunStore, createFileRunStore } from '@locus/store'
 import { checkBudgetPrices } from './run-command.js'
 import { loadPrices } from '../load-prices.js'
 
@@ -59,7 +61,7 @@ const SLEEP_PARK_AFTER_MS = 1000
  * calls settle; runs left unfinished are journaled so `resume` continues them).
  */
 export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCode> {
-  const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
+  const { workflows, paths, schedules } = await loadWorkflows(flags.workflows ?? [], io.cwd)
   const databaseUrl = flags.databaseUrl ?? (flags.runsDir === undefined ? io.env.LOCUS_DATABASE_URL : undefined)
   // Remote tools reach workers that poll this server (GET /v1/worker/triggers) through one queue.
   const workers = createTriggerQueue()
@@ -68,6 +70,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   let where: string
   let closeRuntime = (): Promise<void> => Promise.resolve()
   let executesRuns = true
+  // Where the schedules a --workflows module exported keep their slot records: the runs' own store.
+  let scheduleStore: RunStore
   // Where runs record their outcomes and the inspector's /report reads them; a store that cannot open is reported, and the server goes on without it.
   let outcomes: OutcomeStore | undefined
   const openOutcomes = async (runsDir: string, url: string | undefined, where: string): Promise<void> => {
@@ -98,6 +102,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     // Workers record outcomes in the runs database; the server reads them there.
     await openOutcomes(io.cwd, databaseUrl, 'the PostgreSQL outcome store')
     plain = dispatching
+    scheduleStore = dispatching.store
     executesRuns = false
     closeRuntime = () => dispatching.close()
     where = 'runs execute on locus worker processes over PostgreSQL'
@@ -114,6 +119,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     }
     // A default budget that no workflow could keep (a model with no price) stops the server before it listens.
     if (flags.maxCost !== undefined) for (const workflow of workflows) checkBudgetPrices(workflow, { ...money, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+    scheduleStore = createFileRunStore(runsDir)
     plain = createRuntime({
       workflows,
       runsDir,
@@ -127,6 +133,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
   try {
     server = await startServer({
       runtime,
+      schedules: scheduleStore.schedules,
       workers,
       port: flags.port ?? 4477,
       host: flags.host ?? '127.0.0.1',
@@ -159,6 +166,15 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     throw error
   }
   io.stdout.write(`locus: serving ${workflows.map((workflow) => workflow.name).join(', ')} at ${server.url} (${where})\n`)
+  let stopSchedules: () => Promise<void>
+  try {
+    stopSchedules = await holdSchedules({ schedules, workflows, runtime, store: scheduleStore, io })
+  } catch (error) {
+    await server.close()
+    await closeRuntime()
+    await outcomes?.close()
+    throw error
+  }
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {
       stop()
@@ -170,6 +186,7 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
     })
   })
   io.stdout.write('locus: shutting down; runs waiting on deferrals are suspended, others are cancelled after the grace period\n')
+  await stopSchedules()
   await server.close()
   await workers.close()
   await closeMcpToolSources()

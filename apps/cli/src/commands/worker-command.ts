@@ -1,5 +1,6 @@
 import { type OutcomeStore, openOutcomeStore } from '@locus/partial'
-import { isConnectionError, migrateDispatch, startRunWorker } from '@locus/store-postgres'
+import { createDispatchRuntime, isConnectionError, migrateDispatch, startRunWorker } from '@locus/store-postgres'
+import { holdSchedules } from './hold-schedules.js'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { createHost, type HostFlags } from '../create-host.js'
@@ -72,7 +73,7 @@ function outcomesOn(connectionString: string, cwd: string): OutcomeStore {
  */
 export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<ExitCode> {
   const connectionString = databaseUrlOf(flags, io)
-  const { workflows, paths } = await loadWorkflows(flags.workflows ?? [], io.cwd)
+  const { workflows, paths, schedules } = await loadWorkflows(flags.workflows ?? [], io.cwd)
   const chosen = await createHost(flags, { cwd: io.cwd, env: io.env, workflowPath: paths[0] ?? io.cwd })
   // The worker retries every connection by itself; a connection error that still escapes (a library's
   // promise nobody awaits) is said once and does not end the process. Anything else still does.
@@ -111,6 +112,9 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     },
   })
   io.stdout.write(`locus: worker running ${workflows.map((workflow) => workflow.name).join(', ')} from PostgreSQL (host: ${chosen.description})\n`)
+  // Schedules a --workflows module exported: their slots queue runs as POST /v1/runs would, for any worker to take.
+  const dispatching = schedules.length === 0 ? undefined : await createDispatchRuntime({ connectionString, workflows, maxConnections: 2 })
+  const stopSchedules = dispatching === undefined ? () => Promise.resolve() : await holdSchedules({ schedules, workflows, runtime: dispatching, store: dispatching.store, io })
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {
       stop()
@@ -122,6 +126,8 @@ export async function workerCommand(flags: WorkerFlags, io: CliIo): Promise<Exit
     })
   })
   io.stdout.write('locus: worker stopping; its runs are handed over to another worker, which resumes them\n')
+  await stopSchedules()
+  await dispatching?.close()
   await worker.stop()
   await metrics.close()
   process.removeListener('unhandledRejection', onRejection)
