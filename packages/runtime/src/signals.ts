@@ -41,7 +41,7 @@ export type SignalOutcome =
   | { readonly ok: false; readonly status: 'finished'; readonly message: string }
 
 /** Checks a signal against a workflow's declared ones: its name, then its payload. */
-export function checkSignal(signals: Readonly<Record<string, z.ZodType>> | undefined, workflow: string, name: string, payload: unknown): SignalOutcome | { ok: true; payload: JsonValue } {
+export function checkSignal(signals: Readonly<Record<string, z.ZodType>> | undefined, workflow: string, name: string, payload: unknown): Exclude<SignalOutcome, { ok: true }> | { readonly ok: true; readonly payload: JsonValue } {
   const declared = Object.keys(signals ?? {})
   const schema = signals?.[name]
   if (schema === undefined || !Object.hasOwn(signals ?? {}, name)) {
