@@ -116,7 +116,7 @@ describe('signals into a running run', () => {
     const invalid = await runtime.signal(run.runId, 'approve', { by: 7 })
     expect(invalid.ok).toBe(false)
     expect(invalid).toMatchObject({ status: 'invalid' })
-    expect((invalid as { issues: string[] }).issues.join(' ')).toContain('payload.by')
+    expect((invalid as unknown as { issues: string[] }).issues.join(' ')).toContain('payload.by')
     expect([...(await store.readDeferredAnswers(run.runId)).keys()]).toEqual([])
     run.cancel('test over')
     await run.done
