@@ -156,6 +156,8 @@ export class SignalInbox {
         let taken = 0
         for (const id of ids) {
           const text = found.get(id)
+          // The execution may have ended during the read above.
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `closed` changes across the await
           if (text === undefined || this.closed) break
           const kept = parseKept(text)
           const signalSeq = this.next
