@@ -95,6 +95,12 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return `waiting on timer ${line.timerId} (sleep${where(line)}) until ${line.dueAt}${line.replayed === true ? ', started by an earlier execution' : ''}`
     case 'timer_fired':
       return `timer ${line.timerId} fired${line.lateMs > 0 ? ` ${formatDuration(line.lateMs)} late` : ''}${line.replayed === true ? ' [replayed]' : ''}`
+    case 'signal_received':
+      return `signal ${line.name} #${String(line.signalSeq)} received from ${line.from} via ${line.via}`
+    case 'signal_wait_start':
+      return `waiting for signal ${line.name} (${line.waitId})${line.dueAt === undefined ? '' : ` until ${line.dueAt}`}${line.replayed === true ? ', started by an earlier execution' : ''}`
+    case 'signal_wait_end':
+      return `${line.waitId} ${line.timedOut === true ? 'timed out' : `took signal ${line.name} #${String(line.signalSeq ?? -1)}`}${line.replayed === true ? ' [replayed]' : ''}`
   }
 }
 

@@ -25,6 +25,7 @@ import { serveCommand } from './commands/serve-command.js'
 import { mcpCommand } from './commands/mcp-command.js'
 import { checkDeployCommand } from './commands/check-deploy-command.js'
 import { resolveCommand } from './commands/resolve-command.js'
+import { type MessageFlags, queryCommand, signalCommand } from './commands/messages-command.js'
 import { dbMigrateCommand, workerCommand } from './commands/worker-command.js'
 import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow } from './commands/remote.js'
 
@@ -261,6 +262,33 @@ Examples:
   addServer(resolveDeferred)
   addVerbose(resolveDeferred).action(async (runId: string, deferredId: string, flags: Parameters<typeof resolveCommand>[2] & Parameters<typeof remoteResolve>[2]) => {
     setExitCode(flags.server === undefined ? await resolveCommand(runId, deferredId, flags, io) : await remoteResolve(runId, deferredId, flags, io))
+  })
+
+  const signal = program
+    .command('signal')
+    .description('send a signal the run\'s workflow declares to a running run')
+    .argument('<runId>', 'the run')
+    .argument('<name>', 'the signal, as the workflow declares it under signals')
+    .option('--data <json>', 'the payload (default null)')
+    .option('--database-url <url>', 'a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--workflow <file>', 'the workflow that declares the signal (default: the file the run recorded)')
+  addRunsDir(signal)
+  addServer(signal)
+  addVerbose(signal).action(async (runId: string, name: string, flags: MessageFlags) => {
+    setExitCode(await signalCommand(runId, name, flags, io))
+  })
+
+  const query = program
+    .command('query')
+    .description('answer a query the run\'s workflow declares, from its journal')
+    .argument('<runId>', 'the run')
+    .argument('<name>', 'the query, as the workflow declares it under queries')
+    .option('--database-url <url>', 'a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--workflow <file>', 'the workflow that declares the query (default: the file the run recorded)')
+  addRunsDir(query)
+  addServer(query)
+  addVerbose(query).action(async (runId: string, name: string, flags: MessageFlags) => {
+    setExitCode(await queryCommand(runId, name, flags, io))
   })
 
   const cancel = program

@@ -28,6 +28,7 @@ import {
   CancelBodySchema,
   RejectBodySchema,
   ResolveBodySchema,
+  SignalBodySchema,
   EventsQuerySchema,
   JournalQuerySchema,
   ListRunsQuerySchema,
@@ -595,6 +596,27 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   app.post('/v1/runs/:id/deferred/:deferredId/reject', guard('deferred:resolve'), async (c) => {
     const body = parse(RejectBodySchema, await readJson(c, true), 'body')
     return answer(c, { kind: 'rejected', error: body.error, retryable: body.retryable === true, ...(body.code === undefined ? {} : { code: body.code }) })
+  })
+
+  app.post('/v1/runs/:id/signals/:name', guard('deferred:resolve'), async (c) => {
+    const runId = runIdOf(c)
+    await load(runId)
+    const name = c.req.param('name') ?? ''
+    const body = parse(SignalBodySchema, await readJson(c, true), 'body')
+    const outcome = await runtime.signal(runId, name, JSON.parse(JSON.stringify(body.payload ?? null)) as unknown, { from: c.get('principal'), via: 'api' })
+    if (outcome.ok) return c.json({ runId, name, signalSeq: outcome.signalSeq, status: outcome.status }, 202)
+    if (outcome.status === 'invalid') throw new ApiError('invalid_request', `The payload does not fit signal "${name}"'s schema; nothing was sent.`, { issues: outcome.issues })
+    if (outcome.status === 'finished') throw new ApiError('run_terminal', outcome.message)
+    throw new ApiError('not_found', outcome.message)
+  })
+
+  app.get('/v1/runs/:id/queries/:name', guard('runs:read'), async (c) => {
+    const runId = runIdOf(c)
+    await load(runId)
+    const name = c.req.param('name') ?? ''
+    const outcome = await runtime.query(runId, name)
+    if (!outcome.ok) throw new ApiError('not_found', outcome.message)
+    return c.json({ runId, name, result: outcome.result })
   })
 
   const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState, options, eventTokens }

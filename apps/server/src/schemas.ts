@@ -234,6 +234,15 @@ export const EventsQuerySchema = z.object({
 /** `POST /v1/runs/{id}/deferred/{deferredId}/resolve`: the tool's result, checked against its output schema. */
 export const ResolveBodySchema = z.object({ result: z.unknown().describe("The deferred tool's result.") }).strict()
 
+/** `POST /v1/runs/{id}/signals/{name}`: the signal's payload, checked against the schema the workflow declares for it. */
+export const SignalBodySchema = z.object({ payload: z.unknown().describe("The signal's payload.") }).strict()
+
+/** What sending a signal answers (202): the signal's place in the run's mailbox. */
+export const SignalAcceptedSchema = z.object({ runId: z.string(), name: z.string(), signalSeq: z.int().min(0), status: z.literal('stored') })
+
+/** What a query answers: the value the workflow's query computes from the run's journal fold. */
+export const QueryResultSchema = z.object({ runId: z.string(), name: z.string(), result: z.unknown() })
+
 /** `POST /v1/runs/{id}/deferred/{deferredId}/reject`: the seed's tool.error. */
 export const RejectBodySchema = z
   .object({

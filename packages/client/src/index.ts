@@ -16,6 +16,8 @@ export type { EventsOptions, Sleep } from './journal-events.js'
 export { RUN_STATUSES } from './types.js'
 export type {
   DeferredAnswerAccepted,
+  SignalAccepted,
+  QueryResult,
   EventsToken,
   JournalLine,
   LaunchMode,

@@ -3,6 +3,8 @@ import { LocusApiError, apiErrorOf } from './api-error.js'
 import { type EventsOptions, type Sleep, journalEvents, sleepFor } from './journal-events.js'
 import type {
   DeferredAnswerAccepted,
+  QueryResult,
+  SignalAccepted,
   EventsToken,
   LaunchMode,
   PendingDeferral,
@@ -99,6 +101,10 @@ export interface LocusClient {
   listDeferred(runId: string): Promise<readonly PendingDeferral[]>
   resolveDeferred(runId: string, deferredId: string, result: unknown): Promise<DeferredAnswerAccepted>
   rejectDeferred(runId: string, deferredId: string, options: RejectOptions): Promise<DeferredAnswerAccepted>
+  /** Sends signal `name` (declared by the run's workflow) with `payload`: `POST /v1/runs/{id}/signals/{name}`, answered 202 once kept. */
+  signal(runId: string, name: string, payload: unknown): Promise<SignalAccepted>
+  /** Answers query `name` of a run from its journal: `GET /v1/runs/{id}/queries/{name}`. */
+  query(runId: string, name: string): Promise<QueryResult>
   eventsToken(runId: string): Promise<EventsToken>
   pollTriggers(options: WorkerPollOptions): Promise<WorkerTriggers>
   sendActions(worker: string, actions: readonly WorkerAction[]): Promise<WorkerActionsReport>
@@ -258,6 +264,12 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
     },
     rejectDeferred(runId, deferredId, reject) {
       return body<DeferredAnswerAccepted>({ method: 'POST', path: `${runPath(runId)}/deferred/${segment(deferredId)}/reject`, body: reject })
+    },
+    signal(runId, name, payload) {
+      return body<SignalAccepted>({ method: 'POST', path: `${runPath(runId)}/signals/${segment(name)}`, body: { payload } })
+    },
+    query(runId, name) {
+      return body<QueryResult>({ method: 'GET', path: `${runPath(runId)}/queries/${segment(name)}` })
     },
     eventsToken(runId) {
       return body<EventsToken>({ method: 'POST', path: `${runPath(runId)}/events-token` })

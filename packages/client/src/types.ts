@@ -136,6 +136,21 @@ export interface RunResult {
 /** `GET /v1/runs/{id}/result`: the result once the run ended, else where it is. */
 export type ResultAnswer = { readonly ended: true; readonly result: RunResult } | { readonly ended: false; readonly pending: RunAccepted }
 
+/** What sending a signal answers: its place in the run's mailbox. */
+export interface SignalAccepted {
+  readonly runId: string
+  readonly name: string
+  readonly signalSeq: number
+  readonly status: 'stored'
+}
+
+/** What a query answers. */
+export interface QueryResult {
+  readonly runId: string
+  readonly name: string
+  readonly result: unknown
+}
+
 export interface DeferredAnswerAccepted {
   readonly runId: string
   readonly deferredId: string

@@ -32,6 +32,9 @@ export const JOURNAL_LINE_TYPES = [
   'run_cancel_requested',
   'timer_start',
   'timer_fired',
+  'signal_received',
+  'signal_wait_start',
+  'signal_wait_end',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -641,6 +644,57 @@ export const TimerFiredLineSchema = z
   })
   .meta({ id: 'TimerFiredLine' })
 
+/** Which surface a signal came through: HTTP (`api`), the inspector (`ui`), `locus signal` (`cli`), a pre-signed URL (`callback`), the start request (`start`), code in the process (`host`). */
+export const SIGNAL_VIAS = ['api', 'ui', 'cli', 'callback', 'start', 'host'] as const
+export type SignalVia = (typeof SIGNAL_VIAS)[number]
+
+const signalSeq = count.describe("The signal's place in the run's mailbox, 0, 1, 2...: the same in every execution, so a resume knows which signals its journal already holds.")
+const waitId = nonEmpty.describe('The wait: `signal-wait-<position>`, the same in every execution of the run.')
+
+/**
+ * `signal_received`: a signal sent to the run, journaled before any wait or
+ * handler of the script sees it, so it replays. One that arrives before its
+ * wait or handler exists stays here (buffered) until one takes it.
+ */
+export const SignalReceivedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('signal_received'),
+    name: nonEmpty.describe('The signal, as the workflow declares it under `signals`.'),
+    payload: JsonValueSchema.describe("The payload, as checked against the signal's schema."),
+    from: nonEmpty.describe('Who sent it: an API key name or `anonymous`, `cli`, `callback`, `host`...'),
+    via: z.enum(SIGNAL_VIAS),
+    signalSeq,
+  })
+  .meta({ id: 'SignalReceivedLine' })
+
+/** `signal_wait_start`: the script began a `waitForSignal(name)` that no received signal answered yet. It takes a position like any call. */
+export const SignalWaitStartLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('signal_wait_start'),
+    waitId,
+    name: nonEmpty,
+    ordinal: nonEmpty.describe('Position of the wait in the group tree, shared with agent and tool calls.'),
+    dueAt: isoDate.optional().describe('When the wait times out, ISO 8601 on the run clock; absent without a timeout.'),
+    ...callPlace,
+    replayed: z.boolean().optional(),
+  })
+  .meta({ id: 'SignalWaitStartLine' })
+
+/** `signal_wait_end`: a `waitForSignal()` returned: with the signal at `signalSeq`, or `timedOut`. */
+export const SignalWaitEndLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('signal_wait_end'),
+    waitId,
+    name: nonEmpty,
+    signalSeq: signalSeq.optional(),
+    timedOut: z.literal(true).optional(),
+    replayed: z.boolean().optional(),
+  })
+  .meta({ id: 'SignalWaitEndLine' })
+
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
   .discriminatedUnion('type', [
@@ -668,6 +722,9 @@ export const JournalLineSchema = z
     RunCancelRequestedLineSchema,
     TimerStartLineSchema,
     TimerFiredLineSchema,
+    SignalReceivedLineSchema,
+    SignalWaitStartLineSchema,
+    SignalWaitEndLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -701,6 +758,9 @@ export type WorkerTakeoverLine = z.output<typeof WorkerTakeoverLineSchema>
 export type RunCancelRequestedLine = z.output<typeof RunCancelRequestedLineSchema>
 export type TimerStartLine = z.output<typeof TimerStartLineSchema>
 export type TimerFiredLine = z.output<typeof TimerFiredLineSchema>
+export type SignalReceivedLine = z.output<typeof SignalReceivedLineSchema>
+export type SignalWaitStartLine = z.output<typeof SignalWaitStartLineSchema>
+export type SignalWaitEndLine = z.output<typeof SignalWaitEndLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -728,6 +788,9 @@ export type JournalLine =
   | RunCancelRequestedLine
   | TimerStartLine
   | TimerFiredLine
+  | SignalReceivedLine
+  | SignalWaitStartLine
+  | SignalWaitEndLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

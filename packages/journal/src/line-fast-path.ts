@@ -5,7 +5,7 @@
 // to that: whatever this accepts, zod accepts and returns unchanged.
 import { ANSWER_OUTCOMES, FAILURE_CAUSES, ERROR_CODES, RUN_DISPOSITIONS, STEP_CRITICALITIES } from '@locus/outcome'
 import { z } from 'zod'
-import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX, RETRY_REFUSERS } from './journal-line-schema.js'
+import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX, RETRY_REFUSERS, SIGNAL_VIAS } from './journal-line-schema.js'
 
 type Check = (value: unknown, trustedJson: boolean) => boolean
 type Shape = Readonly<Record<string, Check>>
@@ -387,6 +387,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
   run_cancel_requested: object({ ...common, reason: isString, by: isNonEmpty }),
   timer_start: object({ ...common, timerId: isNonEmpty, logicalCallId: isNonEmpty, ordinal: isNonEmpty, dueAt: isTimestamp, ...callPlace, replayed: optional(isBoolean) }),
   timer_fired: object({ ...common, timerId: isNonEmpty, firedAt: isTimestamp, lateMs: isDuration, replayed: optional(isBoolean) }),
+  signal_received: object({ ...common, name: isNonEmpty, payload: isJson, from: isNonEmpty, via: oneOf(SIGNAL_VIAS), signalSeq: isCount }),
+  signal_wait_start: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, ordinal: isNonEmpty, dueAt: optional(isTimestamp), ...callPlace, replayed: optional(isBoolean) }),
+  signal_wait_end: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, signalSeq: optional(isCount), timedOut: optional((value) => value === true), replayed: optional(isBoolean) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

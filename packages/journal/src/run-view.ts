@@ -16,6 +16,9 @@ import type {
   RunEndLine,
   RunStartLine,
   TimerStartLine,
+  SignalReceivedLine,
+  SignalWaitEndLine,
+  SignalWaitStartLine,
   ToolEndLine,
   ToolStartLine,
 } from './journal-line-schema.js'
@@ -317,6 +320,20 @@ export interface RunView {
    * `dueAt` (ISO 8601), the time the run sleeps until. `undefined` otherwise.
    */
   readonly sleepingUntil: string | undefined
+  /** The signals the run received, in the order of its mailbox (`signalSeq`), once each whatever the executions. */
+  signals(): SignalReceivedLine[]
+  /** The `waitForSignal()` waits started and not ended, in the order they started. */
+  openSignalWaits(): OpenSignalWaitView[]
+  /** The signal each ended wait took, by wait id (`timedOut` for one that timed out). */
+  signalWaitEnds(): ReadonlyMap<string, SignalWaitEndLine>
+}
+
+/** A `waitForSignal()` started and not yet ended, as the journal shows it. */
+export interface OpenSignalWaitView {
+  readonly waitId: string
+  readonly name: string
+  /** When it times out, ISO 8601; absent without a timeout. */
+  readonly dueAt?: string
 }
 
 /** A `sleep()` timer started and not yet fired, as the journal shows it. */
@@ -484,6 +501,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const divergences: ReplayDivergedLine[] = []
   // Timers started and not fired; a fired one leaves, so a long run of sleeps costs nothing here.
   const openTimers = new Map<string, TimerStartLine>()
+  const signals = new Map<number, SignalReceivedLine>()
+  const openSignalWaits = new Map<string, SignalWaitStartLine>()
+  const signalWaitEnds = new Map<string, SignalWaitEndLine>()
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
   const counted = new Map<string, CallOutcome>()
@@ -845,6 +865,16 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'timer_fired':
         openTimers.delete(line.timerId)
         return
+      case 'signal_received':
+        if (!signals.has(line.signalSeq)) signals.set(line.signalSeq, line)
+        return
+      case 'signal_wait_start':
+        if (!signalWaitEnds.has(line.waitId)) openSignalWaits.set(line.waitId, line)
+        return
+      case 'signal_wait_end':
+        openSignalWaits.delete(line.waitId)
+        if (!signalWaitEnds.has(line.waitId)) signalWaitEnds.set(line.waitId, line)
+        return
       default:
         return
     }
@@ -929,6 +959,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       [...openTimers.values()]
         .map(({ timerId, logicalCallId, ordinal, dueAt }) => ({ timerId, logicalCallId, ordinal, dueAt }))
         .sort((left, right) => Date.parse(left.dueAt) - Date.parse(right.dueAt)),
+    signals: () => [...signals.values()].sort((left, right) => left.signalSeq - right.signalSeq),
+    openSignalWaits: () => [...openSignalWaits.values()].map(({ waitId, name, dueAt }) => ({ waitId, name, ...(dueAt === undefined ? {} : { dueAt }) })),
+    signalWaitEnds: () => signalWaitEnds,
     get sleepingUntil() {
       if (runEndOf() !== undefined) return undefined
       let earliest: string | undefined

@@ -231,6 +231,9 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   run_cancel_requested: { type: 'run_cancel_requested', reason: 'the operator stopped it', by: 'key-1a2b3c4d' },
   timer_start: { type: 'timer_start', timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: '2026-03-01T00:00:02.000Z', label: 'cool-off' },
   timer_fired: { type: 'timer_fired', timerId: 'timer-2', firedAt: '2026-03-01T00:00:02.250Z', lateMs: 250 },
+  signal_received: { type: 'signal_received', name: 'approve', payload: { ok: true }, from: 'ops-key', via: 'api', signalSeq: 0 },
+  signal_wait_start: { type: 'signal_wait_start', waitId: 'signal-wait-3', name: 'approve', ordinal: '3', dueAt: '2026-03-01T00:01:00.000Z' },
+  signal_wait_end: { type: 'signal_wait_end', waitId: 'signal-wait-3', name: 'approve', signalSeq: 0 },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -365,6 +368,14 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     firedAt: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
     lateMs: duration,
     replayed: fc.option(fc.boolean(), { nil: undefined }),
+  }),
+  fc.record({ type: fc.constant('signal_received' as const), name: id, payload: json, from: id, via: fc.constantFrom('api', 'ui', 'cli', 'callback', 'start', 'host' as const), signalSeq: fc.nat() }),
+  fc.record({
+    type: fc.constant('signal_wait_end' as const),
+    waitId: id,
+    name: id,
+    signalSeq: fc.option(fc.nat(), { nil: undefined }),
+    timedOut: fc.option(fc.constant(true as const), { nil: undefined }),
   }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 

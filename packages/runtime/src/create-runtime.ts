@@ -5,6 +5,9 @@ import { type ListRunRowsFilter, type RunRowPage, type RunStore, createFileRunSt
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { describeZodIssues } from './zod-issues.js'
+import { type SignalOutcome, checkSignal, keepSignal } from './signals.js'
+import type { SignalVia } from '@locus/journal'
+import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
@@ -168,7 +171,23 @@ export interface Runtime {
    * there while it waits), or for the next `resume`.
    */
   answerDeferred(runId: string, deferredId: string, answer: DeferredAnswer): Promise<DeferredAnswerOutcome>
+  /**
+   * Sends signal `name` to a run: checked against the workflow's declared
+   * signals (an undeclared name is `unknown`, naming the declared ones; a
+   * payload failing its schema is `invalid`; a finished run is `finished`,
+   * and nothing is written then), then kept in the run's mailbox in the
+   * store, where the process executing the run reads and journals it (a
+   * parked PostgreSQL run is queued again).
+   */
+  signal(runId: string, name: string, payload: unknown, sender?: { readonly from?: string; readonly via?: SignalVia }): Promise<SignalOutcome>
+  /** Answers query `name` of a run from its journal fold alone, whoever holds it; undefined `result` is null. */
+  query(runId: string, name: string): Promise<QueryOutcome>
 }
+
+/** What a query answered. */
+export type QueryOutcome =
+  | { readonly ok: true; readonly result: JsonValue }
+  | { readonly ok: false; readonly status: 'unknown'; readonly message: string; readonly declared: readonly string[] }
 
 function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefinition> {
   const list = Array.isArray(workflows) ? (workflows as readonly WorkflowDefinition[]) : Object.values(workflows as Record<string, WorkflowDefinition>)
@@ -400,6 +419,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     live: (runId) => liveRuns.get(runId),
     pendingDeferrals: async (runId) => [...(await deferralsOf(runId)).open.values()],
+    async signal(runId, name, payload, sender) {
+      const stored = await readStoredRun(store, runId)
+      const view = stored.view
+      const definition = workflows.get(view.workflow ?? '')
+      const checked = checkSignal(definition?.signals, view.workflow ?? '(unknown)', name, payload)
+      if (!checked.ok) return checked
+      if (view.runEnd !== undefined) return { ok: false, status: 'finished', message: `Run "${runId}" has ended (${view.runEnd.disposition}); it takes no more signals.` }
+      const signalSeq = await keepSignal(store, runId, { kind: 'signal', name, payload: checked.payload, from: sender?.from ?? 'host', via: sender?.via ?? 'host' }, view.signals().length)
+      return { ok: true, status: 'stored', signalSeq }
+    },
+    async query(runId, name) {
+      const { view } = await readStoredRun(store, runId)
+      const queries = workflows.get(view.workflow ?? '')?.queries
+      const declared = Object.keys(queries ?? {})
+      const query = queries === undefined || !Object.hasOwn(queries, name) ? undefined : queries[name]
+      if (query === undefined) return { ok: false, status: 'unknown', declared, message: `Workflow "${view.workflow ?? '(unknown)'}" declares no query "${name}". Declared: ${declared.join(', ') || '(none)'}.` }
+      return { ok: true, result: prepareWorkflowResult(query(view) ?? null) }
+    },
     async answerDeferred(runId, deferredId, answer) {
       const live = liveRuns.get(runId)?.answerDeferred(deferredId, answer)
       if (live !== undefined && live.status !== 'unknown') return live

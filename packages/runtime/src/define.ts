@@ -1,6 +1,7 @@
 import type { parallel, pipeline } from '@locus/groups'
 import type { JsonValue, StepCriticality } from '@locus/outcome'
 import type { RetryPolicy } from '@locus/retry'
+import type { RunView, SignalVia } from '@locus/journal'
 import type { z } from 'zod'
 import type { AgentConfig, CallBudgets, Usage } from './host.js'
 
@@ -255,6 +256,20 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
    * ends it at once. A bad duration throws `SLEEP_DURATION_INVALID`.
    */
   readonly sleep: SleepFunction
+  /**
+   * Waits for the next signal of `name` (declared under the workflow's
+   * `signals`) that no wait or handler took yet, and returns its payload, or
+   * `{ timedOut: true }` once `timeout` passes. A signal that came before the
+   * wait is already in the journal and returns at once. The wait takes a
+   * position like any call, so a resumed run gets the same signal again.
+   */
+  readonly waitForSignal: (name: string, options?: WaitForSignalOptions) => Promise<JsonValue | { readonly timedOut: true }>
+  /**
+   * Registers the handler of signal `name`: every signal of that name the run
+   * received and no wait took, the ones before this call included, goes to it
+   * once per execution, in order. A name is either handled or waited on.
+   */
+  readonly onSignal: (name: string, handler: SignalHandler) => void
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */
@@ -264,6 +279,30 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
   readonly runId: string
   readonly log: LogFunction
 }
+
+/** Options of one `waitForSignal()`. */
+export interface WaitForSignalOptions {
+  /** How long to wait (as `sleep()` takes it); past it the wait returns `{ timedOut: true }`. @default no timeout */
+  readonly timeout?: SleepFor
+}
+
+/** Who sent a signal, and through which surface. */
+export interface SignalSender {
+  readonly from: string
+  readonly via: SignalVia
+}
+
+/** An `onSignal()` handler: called once per signal of its name, in the order they were received. */
+export type SignalHandler = (payload: JsonValue, sender: SignalSender) => unknown
+
+/** The signals a workflow declares: each name's payload schema. */
+export type SignalSet = Readonly<Record<string, z.ZodType>>
+
+/**
+ * The queries a workflow declares: each answers from the run's journal fold
+ * (its {@link RunView}), so it works for a run no process holds.
+ */
+export type QuerySet = Readonly<Record<string, (view: RunView) => unknown>>
 
 /** What `sleep()` takes: a duration (`'500ms'`, `'30s'`, `'10m'`, `'2h'`, `'7d'`, or milliseconds) or an absolute time. */
 export type SleepFor = string | number | { readonly until: Date }
@@ -285,6 +324,10 @@ export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = T
    * enforces it.
    */
   readonly workspaceMode?: string
+  /** Signals the run accepts while it runs (`POST /v1/runs/{id}/signals/{name}`, `locus signal`), by name: each payload's zod schema. */
+  readonly signals?: SignalSet
+  /** Queries answered from the run's journal fold (`GET /v1/runs/{id}/queries/{name}`, `locus query`), by name. */
+  readonly queries?: QuerySet
   // A method, so that a workflow with typed tools is still a WorkflowDefinition.
   run(context: WorkflowContext<TInput, TTools>): unknown
 }

@@ -6,7 +6,9 @@ export { readRunHistory } from './run-history.js'
 export type { RunHistory } from './run-history.js'
 export type { RunHandle as StartedRun, RunResult, WorkflowFunction } from './run-workflow-script.js'
 export { createRuntime } from './create-runtime.js'
-export type { PendingDeferral, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
+export type { PendingDeferral, QueryOutcome, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
+export { SIGNAL_SLOT_PREFIX } from './signals.js'
+export type { SignalOutcome } from './signals.js'
 export type { FeedCursor, LineListener } from './line-feed.js'
 export type { RunOptions } from './run-options.js'
 export { checkMoneyBudget } from './run-money.js'
@@ -21,6 +23,11 @@ export type {
   DeclaredTool,
   SleepFor,
   SleepFunction,
+  SignalHandler,
+  SignalSender,
+  SignalSet,
+  QuerySet,
+  WaitForSignalOptions,
   SpawnFunction,
   SpawnOptions,
   RemoteToolDefinition,

@@ -1,3 +1,4 @@
+import { recordedSignalsOf } from './signals.js'
 import { type ReplayDivergence, type ReplayReport } from '@locus/replay'
 import { EXECUTION_ID_PREFIX, type RunStore, RunNotFoundError, allocatedExecutionId } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
@@ -114,6 +115,7 @@ export async function startResume<TInput>(
       priorChildAttempts: history.priorChildAttempts,
       spentBefore: history.spentUsd,
       timers: history.timers,
+      signals: recordedSignalsOf(history.view),
       resumeOf: history.lastExecution.executionId,
       runView: history.view,
       ownership,
@@ -168,6 +170,7 @@ export async function startReplay<TInput>(
     recording: history.recording,
     replayFailures: true,
     timers: history.timers,
+    signals: recordedSignalsOf(history.view),
     resumeOf: history.lastExecution.executionId,
   })
   const done = handle.done.then((result): ReplayRunResult => {

@@ -46,6 +46,7 @@ import { type UsdAmount, formatUsd } from '@locus/cost'
 import { checkMoneyBudget, endedOnMoneyRefusal, judgeWithMoneyRefusals, openRunLedger } from './run-money.js'
 import { callTool } from './tool-call.js'
 import { callSleep } from './sleep-call.js'
+import { type RecordedSignals, SignalInbox, callWaitForSignal } from './signals.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
@@ -104,6 +105,8 @@ export interface LaunchInternals {
   readonly priorChildAttempts?: ReadonlyMap<string, number>
   /** Money earlier executions of the run spent (a resume): its cost budget counts it as spent. */
   readonly spentBefore?: UsdAmount
+  /** Signals and signal waits earlier executions journaled (a resume's and a replay's). */
+  readonly signals?: RecordedSignals
   /** Timers earlier executions journaled, by timer id (a resume's and a replay's). */
   readonly timers?: ReadonlyMap<string, RecordedTimer>
   /** Set on a child run: the run whose script spawned it, and the spawn's call id there. */
@@ -452,6 +455,8 @@ function startExecution<TInput>(
     new Deferrals(medium.deferredAnswers, (deferredId, problems) => {
       run.emit({ type: 'log', level: 'warn', message: `an answer kept for deferral ${deferredId} was refused and withdrawn; the deferral stays open: ${problems.join('; ')}`, data: { deferredId, problems: [...problems] } })
     })
+  // A replay reads signals from its recording only; a live execution also from the run's mailbox.
+  run.signals = parent?.signals ?? new SignalInbox(run, internals.kind === 'replay' ? undefined : medium.deferredAnswers, internals.signals ?? { received: [], waits: new Map() })
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
   run.suspension = suspension
   run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
@@ -543,6 +548,13 @@ function startExecution<TInput>(
     tool: (name, args, callOptions) => run.activity.track(() => callTool(run, name, args, callOptions)),
     spawn: (workflow, childInput, spawnOptions) => callSpawn(run, workflow, childInput, spawnOptions),
     sleep: (duration) => run.activity.track(() => callSleep(run, duration)),
+    waitForSignal: (name, waitOptions) => run.activity.track(() => callWaitForSignal(run, name, waitOptions)),
+    onSignal: (name, handler) => {
+      if (definition.signals === undefined || !Object.hasOwn(definition.signals, name)) {
+        throw new RuntimeInputError('RUN_OPTIONS_INVALID', `onSignal("${name}"): the workflow declares no such signal. Declared: ${Object.keys(definition.signals ?? {}).join(', ') || '(none)'}.`, [`signal: "${name}" is not declared`])
+      }
+      run.signals.onSignal(name, handler)
+    },
     parallel,
     pipeline,
     signal: controller.signal,
@@ -580,6 +592,9 @@ function startExecution<TInput>(
     else controller.signal.addEventListener('abort', onCancelRequested, { once: true })
   }
 
+  // Only a workflow that declares signals reads the mailbox, from the start: a signal sent early is journaled early.
+  if (parent === undefined && definition.signals !== undefined) run.signals.open()
+
   const done = (async (): Promise<RunResult> => {
     try {
       return await finishExecution()
@@ -598,6 +613,7 @@ function startExecution<TInput>(
       outcome = { returned: false, error }
     }
     scriptSettled = true
+    if (parent === undefined) run.signals.close()
     suspendSignal?.removeEventListener('abort', onSuspend)
     stopHostAbort()
     if (suspension.suspended) {

@@ -222,6 +222,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     live: () => undefined,
     pendingDeferrals: (runId) => reader.pendingDeferrals(runId),
     answerDeferred: (runId, deferredId, answer) => reader.answerDeferred(runId, deferredId, answer),
+    signal: (runId, name, payload, sender) => reader.signal(runId, name, payload, sender),
+    query: (runId, name) => reader.query(runId, name),
     async close() {
       await store.close()
       await pool.end()

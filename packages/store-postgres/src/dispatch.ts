@@ -1,6 +1,6 @@
 import type { AgentHost, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
 import { createRuntime, recordRunOutcome } from '@locus/runtime'
-import type { JournalLineInput, OpenTimerView } from '@locus/journal'
+import type { JournalLineInput, OpenSignalWaitView, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
 import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
@@ -385,9 +385,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)
         const open = state.leaving === 'park' ? (await runtime.pendingDeferrals(payload.runId)).map((pending) => pending.deferredId) : []
+        const view = state.leaving === 'park' ? (await runtime.get(payload.runId)).view : undefined
         // Its sleep() timers still to fire: each gets a job at its dueAt, so the parked run wakes then.
-        const timers = state.leaving === 'park' ? (await runtime.get(payload.runId)).view.openTimers() : []
-        await handOver(lease, state.leaving, { open, timers })
+        const timers = view?.openTimers() ?? []
+        // Its waitForSignal() waits: a signal kept after the last one it journaled wakes it, and a timeout is a timer.
+        const signalWaits = view?.openSignalWaits() ?? []
+        const signalsFrom = (view?.signals().at(-1)?.signalSeq ?? -1) + 1
+        await handOver(lease, state.leaving, { open, timers, signalWaits, signalsFrom })
       }
     } finally {
       clearInterval(beat)
@@ -405,8 +409,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
    * answer queues it (see putDeferredAnswer). The run row's lock orders this
    * against an answer being kept.
    */
-  async function handOver(lease: RunLease, why: 'park' | 'stop', waitsOn: { readonly open: readonly string[]; readonly timers: readonly OpenTimerView[] }): Promise<void> {
+  async function handOver(
+    lease: RunLease,
+    why: 'park' | 'stop',
+    waitsOn: { readonly open: readonly string[]; readonly timers: readonly OpenTimerView[]; readonly signalWaits?: readonly OpenSignalWaitView[]; readonly signalsFrom?: number },
+  ): Promise<void> {
     const { open, timers } = waitsOn
+    const signalWaits = waitsOn.signalWaits ?? []
     const client = await pool.connect()
     let broken: Error | undefined
     const onError = (error: Error): void => {
@@ -422,11 +431,22 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
           open.length > 0 &&
           (await client.query(`select 1 from "${schema}".locus_deferred_answers where run_id = $1 and deferred_id = any($2::text[]) limit 1`, [lease.runId, [...open]])).rowCount !== 0
         const cancelled = (await client.query(`select 1 from "${schema}".locus_runs where run_id = $1 and cancel_requested_at is not null`, [lease.runId])).rowCount !== 0
+        // A signal kept in the run's mailbox after the last one its journal holds (see keepSignal of @locus/runtime).
+        const signalled =
+          signalWaits.length > 0 &&
+          (
+            await client.query(
+              `select 1 from "${schema}".locus_deferred_answers where run_id = $1 and case when deferred_id ~ '^signal-[0-9]{1,15}$' then substring(deferred_id from 8)::bigint >= $2 else false end limit 1`,
+              [lease.runId, waitsOn.signalsFrom ?? 0],
+            )
+          ).rowCount !== 0
         // A run that waits on nothing from outside and on no timer has nothing to wake it: it goes straight back to the queue.
-        requeue = answered || cancelled || (open.length === 0 && timers.length === 0)
+        requeue = answered || signalled || cancelled || (open.length === 0 && timers.length === 0 && signalWaits.length === 0)
         if (!requeue) {
           await client.query(`update "${schema}".locus_runs set status = 'waiting', updated_at = clock_timestamp() where run_id = $1 and status = 'running'`, [lease.runId])
           for (const timer of timers) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, timer.timerId, timer.dueAt])
+          // A signal wait's timeout wakes the run like a timer.
+          for (const wait of signalWaits) if (wait.dueAt !== undefined) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, wait.waitId, wait.dueAt])
         }
       }
       const released = await client.query(

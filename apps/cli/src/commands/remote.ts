@@ -74,7 +74,7 @@ function asCliError(error: unknown, server: string): unknown {
   return new Error(`the server answered ${error.status} ${error.code}: ${error.message}`, { cause: error })
 }
 
-async function withServer<T>(flags: ServerFlags, io: CliIo, work: (client: LocusClient) => Promise<T>): Promise<T> {
+export async function withServer<T>(flags: ServerFlags, io: CliIo, work: (client: LocusClient) => Promise<T>): Promise<T> {
   const client = clientOf(flags, io)
   try {
     return await work(client)

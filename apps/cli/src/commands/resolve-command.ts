@@ -24,7 +24,7 @@ export interface ResolveFlags {
  * run recorded. A recorded file that cannot be loaded only costs the check
  * here (said on stderr); the run still checks the answer when it reads it.
  */
-async function checkingWorkflow(store: RunStore, runId: string, flags: ResolveFlags, io: CliIo): Promise<WorkflowDefinition | undefined> {
+export async function checkingWorkflow(store: RunStore, runId: string, flags: ResolveFlags, io: CliIo): Promise<WorkflowDefinition | undefined> {
   if (flags.workflow !== undefined) {
     const loaded = await loadWorkflow(flags.workflow, io.cwd)
     return isWorkflowDefinition(loaded.workflow) ? loaded.workflow : undefined
