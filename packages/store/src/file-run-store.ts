@@ -19,6 +19,8 @@ import { fileIdempotencyIndex } from './file-idempotency.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
 import { writesInIssueOrder } from './key-order.js'
+import { createFileStreams } from './file-streams.js'
+import { streamRetentionOf } from './stream-store.js'
 import type {
   ArtifactWriter,
   CreateExecutionOptions,
@@ -49,6 +51,8 @@ export const DEFERRED_ANSWERS_DIR = 'deferred'
 export interface FileRunStoreOptions {
   /** How often a tail looks for new lines, in milliseconds. @default 25 */
   readonly tailPollMs?: number | undefined
+  /** How long a run's token stream is kept after the run ends, in milliseconds. @default 7 days */
+  readonly streamRetention?: number | undefined
 }
 
 /**
@@ -81,6 +85,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   }
 
   const executionDir = (ref: ExecutionRef): string => runPaths(base, ref.runId, ref.executionId).executionDir
+  const streams = createFileStreams(base, streamRetentionOf('createFileRunStore', options.streamRetention), tailPollMs)
 
   async function requireRun(runId: string): Promise<string> {
     const rootDir = runPaths(base, runId).rootDir
@@ -336,6 +341,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     putIdempotencyKey: (key, record, now) => idempotency.put(key, record, now),
     readIdempotencyKey: (key, now) => idempotency.read(key, now),
     releaseIdempotencyKey: (key, runId) => idempotency.release(key, runId),
+    streams,
   }
 }
 

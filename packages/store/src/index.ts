@@ -45,3 +45,25 @@ export {
 } from './store-errors.js'
 export { validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 export type { RunOwner, StoreErrorCode } from './store-errors.js'
+export {
+  DEFAULT_STREAM_RETENTION_MS,
+  STREAM_RECORD_KINDS,
+  StreamWaiters,
+  readBounds,
+  streamKeyOf,
+  streamRetentionOf,
+  waitForRecords,
+  validateStreamRecordInput,
+} from './stream-store.js'
+export type {
+  RunStreams,
+  StreamKey,
+  StreamPruneResult,
+  StreamRead,
+  StreamReadOptions,
+  StreamRecord,
+  StreamRecordInput,
+  StreamRecordKind,
+} from './stream-store.js'
+export { createStreamWriter } from './stream-writer.js'
+export type { StreamWriter, StreamWriterOptions } from './stream-writer.js'

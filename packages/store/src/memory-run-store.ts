@@ -25,6 +25,8 @@ import {
   validateDeferredId,
 } from './store-errors.js'
 import { settle } from './poll.js'
+import { createMemoryStreams } from './memory-streams.js'
+import { streamRetentionOf } from './stream-store.js'
 import { IdempotencyTable, validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 
 interface MemoryExecution {
@@ -44,6 +46,8 @@ interface MemoryRun {
 export interface MemoryRunStoreOptions {
   /** Clock for `createdAt` of runs. @default Date.now */
   readonly now?: (() => number) | undefined
+  /** How long a run's token stream is kept after the run ends, in milliseconds. @default 7 days */
+  readonly streamRetention?: number | undefined
 }
 
 /**
@@ -204,6 +208,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
   }
 
   const idempotency = new IdempotencyTable()
+  const streams = createMemoryStreams((runId) => runs.has(runId), streamRetentionOf('createMemoryRunStore', options.streamRetention))
 
   return {
     kind: 'memory',
@@ -264,6 +269,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       }),
     readIdempotencyKey: (key, now) => settle(() => idempotency.read(validateIdempotencyKey(key), now)),
     releaseIdempotencyKey: (key, runId) => settle(() => idempotency.release(validateIdempotencyKey(key), runId)),
+    streams,
   }
 }
 

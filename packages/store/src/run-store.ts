@@ -1,5 +1,6 @@
 import type { JournalDamage, JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
 import type { RunOwner } from './store-errors.js'
+import type { RunStreams } from './stream-store.js'
 
 /**
  * Why an execution exists: the run's first (`root`), a `resume` that
@@ -235,6 +236,13 @@ export interface RunStore {
   readIdempotencyKey(key: string, now: number): Promise<IdempotencyRecord | undefined>
   /** Forgets `key` while it still names `runId` (a start that failed), so the request may be tried again; true when it was removed. */
   releaseIdempotencyKey(key: string, runId: string): Promise<boolean>
+  /**
+   * The runs' token streams: each LLM request's deltas, batched, with a
+   * gap-free offset per run, kept `streamRetention` after the run ends. The
+   * file, memory and PostgreSQL adapters have it; a store without it streams
+   * nothing (the journal never holds a token either way).
+   */
+  readonly streams?: RunStreams | undefined
 }
 
 /** What the store keeps for an idempotency key: the request it came with and the run that request started. */
