@@ -48,6 +48,8 @@ export type {
   HostSpecificationVersion,
   LlmAttemptRecord,
   TurnProgress,
+  TurnTextEvent,
+  PromptOptions,
   HostTool,
   SessionRequest,
   StopReason,
