@@ -40,7 +40,7 @@ describe('token streams of agent calls', () => {
       const lines: JournalLine[] = []
       for await (const line of store.readLines({ runId: run.runId, executionId: run.runId })) lines.push(line)
       const starts = lines.filter((line) => line.type === 'agent_start')
-      const [first, second] = starts.map((line) => (line.type === 'agent_start' ? line.callId : ''))
+      const [first, second] = starts.map((line) => line.callId)
       const firstRecords = records.filter((record) => record.callId === first)
       expect(firstRecords.map((record) => record.kind)).toEqual(['delta', 'delta', 'delta', 'discarded'])
       expect(textOf(firstRecords)).toBe('zebra quagga okapi ')
@@ -65,7 +65,7 @@ describe('token streams of agent calls', () => {
     const handle = startWorkflowRun(async ({ agent }) => ({ ok: true, answer: (await agent('x', { attempts: 2, timeoutMs: 1000 })).answer }), { host, clock, store })
     await settle()
     // Forty deltas arrived at once: one write went out, the rest wait for the clock.
-    expect((await streamOf(store, handle.runId ?? '')).length).toBeLessThanOrEqual(1)
+    expect((await streamOf(store, handle.runId)).length).toBeLessThanOrEqual(1)
     await clock.advance(49)
     await settle()
     const before = (await store.listRuns())[0]?.runId ?? ''

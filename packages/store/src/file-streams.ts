@@ -23,7 +23,7 @@ interface StreamState {
 }
 
 function codeOf(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined
 }
 
 async function readOptional(path: string): Promise<string | undefined> {

@@ -1,3 +1,4 @@
+import { settle } from './poll.js'
 import { RunNotFoundError } from './store-errors.js'
 import {
   type RunStreams,
@@ -37,27 +38,21 @@ export function createMemoryStreams(hasRun: (runId: string) => boolean, retentio
     }
   }
   return {
-    append(runId, inputs) {
-      try {
+    append: (runId, inputs) =>
+      settle(() => {
         const checked = inputs.map(validateStreamRecordInput)
         if (!hasRun(runId)) throw new RunNotFoundError(runId, 'the memory store')
         const stream = streamOf(runId)
         const kept = checked.map((input): StreamRecord => ({ offset: stream.next++, ...input }))
         stream.records.push(...kept)
         waiters.wake(runId)
-        return Promise.resolve(kept)
-      } catch (error) {
-        return Promise.reject(error as Error)
-      }
-    },
-    read(runId, options) {
-      try {
+        return kept
+      }),
+    read: (runId, options) =>
+      settle(() => {
         const { after, limit } = readBounds(options)
-        return Promise.resolve(read(runId, after, limit))
-      } catch (error) {
-        return Promise.reject(error as Error)
-      }
-    },
+        return read(runId, after, limit)
+      }),
     wait: (runId, after, options) =>
       waitForRecords(() => Promise.resolve(read(runId, after, 1)), after, (ms) => waiters.next(runId, ms, options?.signal), options, undefined),
     end(runId, endedAt) {

@@ -101,12 +101,12 @@ export function validateStreamRecordInput(record: StreamRecordInput): StreamReco
   const fail = (why: string): never => {
     throw new StoreOptionsError(`A stream record ${why}: ${JSON.stringify(record)}.`)
   }
-  if (typeof record !== 'object' || record === null) fail('must be an object')
+  if (typeof record !== 'object') fail('must be an object')
   if (typeof record.executionId !== 'string' || record.executionId.length === 0) fail('needs its executionId')
   if (typeof record.callId !== 'string' || record.callId.length === 0) fail('needs its callId')
   if (!positive(record.attempt)) fail('needs an attempt of 1 or more')
   if (!positive(record.llmAttempt)) fail('needs an llmAttempt of 1 or more')
-  if (!(STREAM_RECORD_KINDS as readonly string[]).includes(record.kind)) fail(`has kind "${String(record.kind)}", not delta, discarded or end`)
+  if (!(STREAM_RECORD_KINDS as readonly string[]).includes(record.kind)) fail(`has kind "${record.kind}", not delta, discarded or end`)
   const base = { executionId: record.executionId, callId: record.callId, attempt: record.attempt, llmAttempt: record.llmAttempt }
   if (record.kind === 'delta') {
     if (typeof record.text !== 'string') fail('of kind delta needs its text')
@@ -180,8 +180,8 @@ export async function waitForRecords(
   next: (ms: number | undefined) => Promise<void>,
   options: { readonly signal?: AbortSignal | undefined; readonly timeoutMs?: number | undefined } | undefined,
   pollMs: number | undefined,
-  now: () => number = Date.now,
 ): Promise<boolean> {
+  const now = Date.now
   const signal = options?.signal
   const deadline = options?.timeoutMs === undefined ? undefined : now() + options.timeoutMs
   for (;;) {
