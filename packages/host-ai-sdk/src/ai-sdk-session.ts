@@ -1,6 +1,6 @@
 import { LocusError, prepareWorkflowResult } from '@locus/outcome'
 import type { RetryClock } from '@locus/retry'
-import type { AgentSession, ArtifactSink, HostTool, SessionRequest, TranscriptEntry, TurnResult } from '@locus/host-contract'
+import type { AgentSession, ArtifactSink, HostTool, SessionRequest, TranscriptEntry, TurnResult, TurnTextEvent } from '@locus/host-contract'
 import type { ModelMessage, ToolResultPart, ToolSet } from 'ai'
 import type { AiSdkAttemptLog, AiSdkLanguageModel } from './ai-sdk-host-options.js'
 import type { LlmFailure } from './classify-llm-error.js'
@@ -32,6 +32,13 @@ export interface AiSdkPromptOptions {
   readonly signal: AbortSignal
   /** Progress of this turn's streamed LLM calls, besides the host's `onProgress`. */
   readonly onProgress?: ((progress: LlmProgress) => void) | undefined
+  /**
+   * The answer's text as it streams, per LLM request of the session
+   * (`llmAttempt` counts every request sent, retries included): deltas, then
+   * `end`, or `discarded` with a cause when the request failed and its text
+   * was thrown away. Without streaming, one delta with the whole text.
+   */
+  readonly onText?: ((event: TurnTextEvent) => void) | undefined
 }
 
 /**
@@ -155,6 +162,8 @@ export class AiSdkSession implements AgentSession {
   /** Attempts not yet written, while `on-failure` waits for a failure. */
   #pendingAttempts: LlmAttempt[] | undefined
   #turn = 0
+  /** LLM requests sent by this session so far, retries included: the `llmAttempt` of its text events. */
+  #llmRequests = 0
   #toolCalls = 0
   #outputTokens = 0
 
@@ -190,14 +199,20 @@ export class AiSdkSession implements AgentSession {
       turnController.abort()
     })
     try {
-      return await this.#runTurn(text, turnController.signal, watch, options.onProgress)
+      return await this.#runTurn(text, turnController.signal, watch, options.onProgress, options.onText)
     } finally {
       watch.stop()
       signal.removeEventListener('abort', onCallerAbort)
     }
   }
 
-  async #runTurn(text: string, signal: AbortSignal, watch: TurnBudgetWatch, onTurnProgress: ((progress: LlmProgress) => void) | undefined): Promise<AiSdkTurnResult> {
+  async #runTurn(
+    text: string,
+    signal: AbortSignal,
+    watch: TurnBudgetWatch,
+    onTurnProgress: ((progress: LlmProgress) => void) | undefined,
+    onText: ((event: TurnTextEvent) => void) | undefined,
+  ): Promise<AiSdkTurnResult> {
     const { ai, model, settings, request, clock } = this.#context
     this.#turn += 1
     const turn = this.#turn
@@ -237,7 +252,11 @@ export class AiSdkSession implements AgentSession {
       // What the provider reported for each attempt that answered; counted chunks are not usage.
       const usages = new Map<number, NonNullable<LlmAttempt['usage']>>()
       const outputBefore = outputTokens
+      /** Each retry attempt of this step's request, by the session-wide `llmAttempt` its text carries. */
+      const requestOrdinals = new Map<number, number>()
       const send = async (attemptSignal: AbortSignal, attempt: number): Promise<LlmStep> => {
+        const llmAttempt = (this.#llmRequests += 1)
+        requestOrdinals.set(attempt, llmAttempt)
         const requestWatch = watch.startRequest()
         const sentAt = clock.now()
         let textChars = 0
@@ -267,6 +286,7 @@ export class AiSdkSession implements AgentSession {
         try {
           if (!settings.streaming) {
             const generated = await generateStep(ai, stepRequest, attemptSignal)
+            if (onText !== undefined && generated.text !== '') onText({ kind: 'delta', llmAttempt, text: generated.text })
             if (generated.inputTokens !== undefined && generated.outputTokens !== undefined) usages.set(attempt, { inputTokens: generated.inputTokens, outputTokens: generated.outputTokens, ...generated.usageDetails })
             return generated
           }
@@ -274,7 +294,8 @@ export class AiSdkSession implements AgentSession {
             activity: () => {
               requestWatch.touch()
             },
-            chunk: (chars) => {
+            chunk: (chars, text) => {
+              if (onText !== undefined && text !== undefined && text !== '') onText({ kind: 'delta', llmAttempt, text })
               chunks += 1
               textChars += chars
               if (!firstTokens.has(attempt)) {
@@ -297,6 +318,11 @@ export class AiSdkSession implements AgentSession {
         clock,
         signal,
         onAttempt: (record) => {
+          const llmAttempt = requestOrdinals.get(record.attempt)
+          if (onText !== undefined && llmAttempt !== undefined) {
+            // A request that did not answer has its text thrown away, whether the host retries it or gives up.
+            onText(record.outcome === 'succeeded' ? { kind: 'end', llmAttempt } : { kind: 'discarded', llmAttempt, cause: `llm-${record.outcome}` })
+          }
           const firstToken = firstTokens.get(record.attempt)
           const usage = record.outcome === 'succeeded' ? usages.get(record.attempt) : undefined
           const bound: TurnBudgetBound | undefined = record.outcome === 'cancelled' ? watch.expired : undefined

@@ -48,8 +48,8 @@ export function usageDetailsOf(usage: LanguageModelUsage): UsageDetails {
 export interface StepObserver {
   /** Any part arrived from the server: the idle clock starts again. */
   activity(): void
-  /** A chunk of output arrived; `textChars` counts the answer text in it (0 for reasoning or tool input). */
-  chunk(textChars: number): void
+  /** A chunk of output arrived; `textChars` counts the answer text in it (0 for reasoning or tool input), `text` is that text. */
+  chunk(textChars: number, text?: string): void
 }
 
 /** Sends the step without streaming: `generateText`, one response at the end. */
@@ -93,7 +93,7 @@ export async function streamStep(ai: AiModule, request: LlmStepRequest, abortSig
         case 'text-delta':
           chunks += 1
           text += part.text
-          observer.chunk(part.text.length)
+          observer.chunk(part.text.length, part.text)
           break
         case 'reasoning-delta':
         case 'tool-input-delta':

@@ -145,6 +145,27 @@ export interface TurnProgress {
   readonly timeToFirstTokenMs?: number
 }
 
+/**
+ * The answer text of a turn as it streams, per LLM request the host sends
+ * (`llmAttempt` 1, 2, ... within the session, a host retry included): each
+ * `delta` of text, then `end` when the request answered, or `discarded` with
+ * a cause when the host threw the request's text away (it failed, timed out,
+ * and the host retries or gives up). The runtime keeps these in the run's
+ * token stream, never in the journal.
+ */
+export type TurnTextEvent =
+  | { readonly kind: 'delta'; readonly llmAttempt: number; readonly text: string }
+  | { readonly kind: 'end'; readonly llmAttempt: number }
+  | { readonly kind: 'discarded'; readonly llmAttempt: number; readonly cause: string }
+
+/** What `prompt` is given besides its text. */
+export interface PromptOptions {
+  readonly signal: AbortSignal
+  readonly onProgress?: (progress: TurnProgress) => void
+  /** The answer's text as it streams; a host that cannot stream may call it once with the whole text, or never. */
+  readonly onText?: (event: TurnTextEvent) => void
+}
+
 /** The result of one prompt in a child session. */
 export interface TurnResult {
   readonly text: string
@@ -167,7 +188,7 @@ export interface TranscriptEntry {
 
 /** A child session: a message history that clarification turns continue. */
 export interface AgentSession {
-  prompt(text: string, options: { readonly signal: AbortSignal; readonly onProgress?: (progress: TurnProgress) => void }): Promise<TurnResult>
+  prompt(text: string, options: PromptOptions): Promise<TurnResult>
   transcript(): readonly TranscriptEntry[]
   close?(): void | Promise<void>
 }

@@ -15,6 +15,8 @@ export type {
   StopReason,
   TranscriptEntry,
   TurnProgress,
+  TurnTextEvent,
+  PromptOptions,
   TurnResult,
   Usage,
 } from './agent-host.js'

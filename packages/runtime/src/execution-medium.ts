@@ -1,6 +1,25 @@
 import type { JournalLine, JournalLineInput } from '@locus/journal'
-import { ARTIFACT_KEYS, type ExecutionWriter, type RunStore } from '@locus/store'
+import type { RetryClock } from '@locus/retry'
+import { ARTIFACT_KEYS, type ExecutionWriter, type RunStore, type StreamKey, type StreamWriter, createStreamWriter } from '@locus/store'
 import { type DeferredAnswerSource, storeAnswerSource } from './deferrals.js'
+import type { TurnTextEvent } from './host.js'
+
+/**
+ * Where an execution's agent calls stream their answer text: the run's token
+ * stream in the store, keyed by (execution, callId, attempt, LLM attempt).
+ */
+export interface CallStreams {
+  /** One text event of an attempt's session, as the host reported it. */
+  text(callId: string, attempt: number, event: TurnTextEvent): void
+  /**
+   * Closes an attempt's requests once the attempt is over: each still open is
+   * ended when the attempt answered; when it did not, every request of it is
+   * discarded with the attempt's failure cause, even those that had ended.
+   */
+  closeAttempt(callId: string, attempt: number, cause: string | undefined): void
+  /** The stream writer, for its write count. */
+  readonly writer: StreamWriter
+}
 
 /** Where a host writes what it keeps of one call attempt (its own transcript files): by name, under the attempt's transcript key. */
 export interface ArtifactSink {
@@ -41,6 +60,44 @@ export interface ExecutionMedium {
   settled(): Promise<void>
   /** The writer's `beforeDispatch`, when it has one: awaited between a call's start line and its dispatch. */
   readonly beforeDispatch?: (() => Promise<void>) | undefined
+  /** The run's token stream, when the store keeps one (a replay streams nothing). */
+  readonly streams?: CallStreams | undefined
+}
+
+/** The schedule of a stream writer on the run's clock: a sleep that a cancel aborts. */
+function scheduleOn(clock: RetryClock): (fire: () => void, ms: number) => () => void {
+  return (fire, ms) => {
+    const controller = new AbortController()
+    clock.sleep(ms, controller.signal).then(
+      () => {
+        if (!controller.signal.aborted) fire()
+      },
+      () => undefined,
+    )
+    return () => {
+      controller.abort()
+    }
+  }
+}
+
+function callStreams(writer: StreamWriter, executionId: string): CallStreams {
+  const keyOf = (callId: string, attempt: number, llmAttempt: number): StreamKey => ({ executionId, callId, attempt, llmAttempt })
+  return {
+    writer,
+    text(callId, attempt, event) {
+      const key = keyOf(callId, attempt, event.llmAttempt)
+      if (event.kind === 'delta') writer.delta(key, event.text)
+      else if (event.kind === 'end') writer.end(key)
+      else writer.discard(key, event.cause)
+    },
+    closeAttempt(callId, attempt, cause) {
+      const keys = writer.openKeys((key) => key.callId === callId && key.attempt === attempt)
+      for (const key of keys) {
+        if (cause === undefined) writer.end(key)
+        else writer.discard(key, cause)
+      }
+    },
+  }
 }
 
 /**
@@ -48,22 +105,42 @@ export interface ExecutionMedium {
  * as artifacts by key. Artifact writes are asynchronous; the execution waits
  * for them with `settled()` before it reports its end.
  */
-export function storeMedium(writer: ExecutionWriter, store: RunStore): ExecutionMedium {
+export function storeMedium(writer: ExecutionWriter, store: RunStore, clock?: RetryClock): ExecutionMedium {
   const pending: Promise<void>[] = []
   const track = (write: Promise<void>): void => {
     pending.push(write)
     write.catch(() => undefined)
   }
+  const streamWriter =
+    store.streams === undefined || writer.kind === 'replay'
+      ? undefined
+      : createStreamWriter(store.streams, writer.runId, clock === undefined ? {} : { now: () => clock.now(), schedule: scheduleOn(clock) })
+  const streams = streamWriter === undefined ? undefined : callStreams(streamWriter, writer.executionId)
+  // The stream is a view for people watching: its writes are waited for, never a reason for the run to fail.
+  const trackStream = (write: Promise<void>): void => {
+    pending.push(write.catch(() => undefined))
+  }
   return {
+    streams,
     runDir: writer.runLocation,
     executionDir: writer.location,
     // A look is one query, one readdir or one map read; a quarter second keeps a remote store's load small.
     deferredAnswers: storeAnswerSource(store, writer.runId, store.kind === 'file' ? 100 : 250),
-    append: (line) => writer.append(line),
+    append: (line) => {
+      const written = writer.append(line)
+      // The run's end starts its stream's retention; a child's end is not the run's.
+      if (written.type === 'run_end' && streamWriter !== undefined && store.streams !== undefined && writer.kind !== 'child') {
+        const runStreams = store.streams
+        trackStream(streamWriter.flush().then(() => runStreams.end(writer.runId, Date.parse(written.ts))))
+      }
+      return written
+    },
     flush: () => {
       track(writer.flush())
+      if (streamWriter !== undefined) trackStream(streamWriter.flush())
     },
     close: () => {
+      if (streamWriter !== undefined) trackStream(streamWriter.flush())
       track(writer.close())
     },
     prepareCall(callId) {

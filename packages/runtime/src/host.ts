@@ -14,6 +14,8 @@ export type {
   StopReason,
   TranscriptEntry,
   TurnProgress,
+  TurnTextEvent,
+  PromptOptions,
   TurnResult,
   Usage,
 } from '@locus/host-contract'

@@ -55,6 +55,8 @@ export type {
   HostSpecificationVersion,
   LlmAttemptRecord,
   TurnProgress,
+  TurnTextEvent,
+  PromptOptions,
   HostTool,
   SessionRequest,
   StopReason,

@@ -331,7 +331,7 @@ function launchInStore<TInput>(
     } })
     return (onLine) => {
       forwardChild = onLine
-      return storeMedium(child, store)
+      return storeMedium(child, store, clock)
     }
   }
   const done = (async () => {
@@ -355,7 +355,7 @@ function launchInStore<TInput>(
         executionId: opened.executionId,
         openMedium: (onLine) => {
           forward = onLine
-          return storeMedium(opened, store)
+          return storeMedium(opened, store, clock)
         },
         openChildMedium,
         clock,
@@ -720,6 +720,7 @@ function mutedOnSuspend(medium: ExecutionMedium, suspension: { readonly suspende
     executionDir: medium.executionDir,
     deferredAnswers: medium.deferredAnswers,
     beforeDispatch: medium.beforeDispatch,
+    streams: medium.streams,
     append: (line) => (suspension.suspended ? ({ ...line, seq: -1, ts: new Date().toISOString() } as unknown as JournalLine) : medium.append(line)),
     flush: () => {
       medium.flush()

@@ -18,10 +18,10 @@ import {
 export type ScriptedStep =
   /** Answer with text, optionally after calling tools and after a delay on the host's clock. */
   | { readonly text: string; readonly delayMs?: number; readonly usage?: Usage; readonly toolCalls?: ReadonlyArray<{ readonly tool: string; readonly args?: unknown }> }
-  /** Never answer: wait until the turn is aborted (a call timeout, a cancellation). */
-  | { readonly hang: true }
-  /** Throw a host error with this cause instead of answering (`sdk-unavailable`, `host-turn-timeout`, ...). */
-  | { readonly throw: FailureCause; readonly message?: string; readonly delayMs?: number }
+  /** Never answer: wait until the turn is aborted (a call timeout, a cancellation), after streaming `partial` when given. */
+  | { readonly hang: true; readonly partial?: string }
+  /** Throw a host error with this cause instead of answering (`sdk-unavailable`, `host-turn-timeout`, ...), after streaming `partial` when given. */
+  | { readonly throw: FailureCause; readonly message?: string; readonly delayMs?: number; readonly partial?: string }
   /** Stop at the provider's output-token limit with truncated text. */
   | { readonly stop: 'length'; readonly text: string }
   /** Answer with a failure the host classified itself (`provider-error`, `unparseable-answer`, ...). */
@@ -147,8 +147,14 @@ export function createScriptedHost(options: ScriptedHostOptions): ScriptedHost {
       let turn = 0
       return {
         transcript: () => transcript,
-        async prompt(text, { signal }): Promise<TurnResult> {
+        async prompt(text, { signal, onText }): Promise<TurnResult> {
           turn += 1
+          // One request a turn: its text streams word by word to onText.
+          const llmAttempt = turn
+          const stream = (answer: string): void => {
+            if (onText === undefined) return
+            for (const piece of answer.match(/\S*\s*/gu) ?? []) if (piece !== '') onText({ kind: 'delta', llmAttempt, text: piece })
+          }
           transcript.push({ role: 'user', content: text })
           calls.push({
             callId: request.callId,
@@ -160,7 +166,12 @@ export function createScriptedHost(options: ScriptedHostOptions): ScriptedHost {
             turn,
           })
           const step = nextStep(request, text)
+          if (('hang' in step || 'throw' in step) && step.partial !== undefined) stream(step.partial)
           const result = await play(step, request, signal)
+          if ('text' in step && result.stopReason === 'end') {
+            stream(result.text)
+            onText?.({ kind: 'end', llmAttempt })
+          }
           transcript.push({ role: 'assistant', content: result.text, stopReason: result.stopReason })
           return result
         },

@@ -154,6 +154,25 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
     `,
   },
   {
+    version: 11,
+    name: "runs' token streams: each LLM request's deltas at a gap-free offset per run, pruned apart from the journal",
+    sql: `
+      create table if not exists $schema.locus_streams (
+        run_id text primary key references $schema.locus_runs (run_id) on delete cascade,
+        next_offset bigint not null default 0,
+        first_kept bigint not null default 0,
+        ended_at_ms bigint
+      );
+      create index if not exists locus_streams_ended_at on $schema.locus_streams (ended_at_ms) where ended_at_ms is not null;
+      create table if not exists $schema.locus_stream_records (
+        run_id text not null references $schema.locus_streams (run_id) on delete cascade,
+        stream_offset bigint not null,
+        record jsonb not null,
+        primary key (run_id, stream_offset)
+      );
+    `,
+  },
+  {
     version: 13,
     name: 'a summary row per run, so listings read rows and never a journal line',
     sql: `
@@ -163,6 +182,9 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
     `,
   },
 ]
+
+/** The NOTIFY channel of token streams; payloads are `<runId>:<next offset>` only. */
+export const STREAM_CHANNEL = 'locus_stream'
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */
 export const JOURNAL_CHANNEL = 'locus_journal'

@@ -42,11 +42,14 @@ import {
   validateIdempotencyKey,
   validateIdempotencyRecord,
   writesInIssueOrder,
+  StreamWaiters,
+  streamRetentionOf,
 } from '@locus/store'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
-import { JOURNAL_CHANNEL, STORE_MIGRATIONS } from './migrations.js'
+import { JOURNAL_CHANNEL, STORE_MIGRATIONS, STREAM_CHANNEL } from './migrations.js'
+import { createPostgresStreams } from './postgres-streams.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 import { withReconnect } from './connection-errors.js'
 import { postgresScheduleStore } from './postgres-schedule-store.js'
@@ -70,6 +73,8 @@ export interface PostgresRunStoreOptions {
    * cannot be reached (a restart, a failover), before the writer fails. @default 30000
    */
   readonly reconnectMs?: number | undefined
+  /** How long a run's token stream is kept after the run ends, in milliseconds. @default 7 days */
+  readonly streamRetention?: number | undefined
 }
 
 /** What {@link PostgresRunStore.migrate} did. */
@@ -435,6 +440,18 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
   const wakers = new Map<string, Set<() => void>>()
   let listener: Promise<pg.Client> | undefined
   let closed = false
+  const streamWaiters = new StreamWaiters()
+  const streams = createPostgresStreams({
+    pool,
+    table,
+    ready,
+    transaction,
+    checkFence,
+    listen: () => listen(),
+    waiters: streamWaiters,
+    retentionMs: streamRetentionOf('createPostgresRunStore', options.streamRetention),
+    pollMs: tailPollMs,
+  })
 
   function listen(): Promise<pg.Client> {
     listener ??= (async () => {
@@ -442,13 +459,16 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       await client.connect()
       client.on('notification', (message) => {
         const runId = message.payload?.slice(0, message.payload.lastIndexOf(':'))
-        if (runId !== undefined) for (const wake of wakers.get(runId) ?? []) wake()
+        if (runId === undefined) return
+        if (message.channel === STREAM_CHANNEL) streamWaiters.wake(runId)
+        else for (const wake of wakers.get(runId) ?? []) wake()
       })
       client.on('error', () => {
         // A lost LISTEN connection only slows tails to their poll interval; the next tail reconnects.
         listener = undefined
       })
       await client.query(`listen ${JOURNAL_CHANNEL}`)
+      await client.query(`listen ${STREAM_CHANNEL}`)
       return client
     })()
     listener.catch(() => {
@@ -848,6 +868,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     },
     readLines,
     tail,
+    streams,
     async readArtifact(ref, key) {
       await requireExecution(ref)
       return artifactsOf(ref).read(key)
@@ -922,6 +943,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     async close() {
       closed = true
       for (const set of wakers.values()) for (const wake of set) wake()
+      streamWaiters.wakeAll()
       const client = await listener?.catch(() => undefined)
       listener = undefined
       await client?.end().catch(() => undefined)

@@ -22,6 +22,8 @@ import { pollUntil, settle } from './poll.js'
 import { writesInIssueOrder } from './key-order.js'
 import { LiveRows } from './live-rows.js'
 import { type ListRunRowsFilter, type RunRow, type RunRowPage, checkRowFilter, newRunRow, pageOfRows, parseRunRow, rowFromLines } from './run-rows.js'
+import { createFileStreams } from './file-streams.js'
+import { streamRetentionOf } from './stream-store.js'
 import type {
   ArtifactWriter,
   CreateExecutionOptions,
@@ -56,6 +58,8 @@ export const RUN_ROW_FILE = 'run.json'
 export interface FileRunStoreOptions {
   /** How often a tail looks for new lines, in milliseconds. @default 25 */
   readonly tailPollMs?: number | undefined
+  /** How long a run's token stream is kept after the run ends, in milliseconds. @default 7 days */
+  readonly streamRetention?: number | undefined
 }
 
 /**
@@ -88,6 +92,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   }
 
   const executionDir = (ref: ExecutionRef): string => runPaths(base, ref.runId, ref.executionId).executionDir
+  const streams = createFileStreams(base, streamRetentionOf('createFileRunStore', options.streamRetention), tailPollMs)
 
   async function requireRun(runId: string): Promise<string> {
     const rootDir = runPaths(base, runId).rootDir
@@ -417,6 +422,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     putIdempotencyKey: (key, record, now) => idempotency.put(key, record, now),
     readIdempotencyKey: (key, now) => idempotency.read(key, now),
     releaseIdempotencyKey: (key, runId) => idempotency.release(key, runId),
+    streams,
   }
 }
 

@@ -60,3 +60,25 @@ export {
   validateSlotRecord,
 } from './schedule-store.js'
 export type { ListSlotsOptions, ScheduleState, ScheduleStore, SlotOutcome, SlotRecord, SlotRequest, SlotSource, StoredSchedule } from './schedule-store.js'
+export {
+  DEFAULT_STREAM_RETENTION_MS,
+  STREAM_RECORD_KINDS,
+  StreamWaiters,
+  readBounds,
+  streamKeyOf,
+  streamRetentionOf,
+  waitForRecords,
+  validateStreamRecordInput,
+} from './stream-store.js'
+export type {
+  RunStreams,
+  StreamKey,
+  StreamPruneResult,
+  StreamRead,
+  StreamReadOptions,
+  StreamRecord,
+  StreamRecordInput,
+  StreamRecordKind,
+} from './stream-store.js'
+export { createStreamWriter } from './stream-writer.js'
+export type { StreamWriter, StreamWriterOptions } from './stream-writer.js'

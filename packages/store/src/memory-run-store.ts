@@ -26,6 +26,8 @@ import {
   validateDeferredId,
 } from './store-errors.js'
 import { settle } from './poll.js'
+import { createMemoryStreams } from './memory-streams.js'
+import { streamRetentionOf } from './stream-store.js'
 import { IdempotencyTable, validateIdempotencyKey, validateIdempotencyRecord } from './idempotency-keys.js'
 import { type RunRow, foldRunRow, newRunRow, pageOfRows } from './run-rows.js'
 
@@ -48,6 +50,8 @@ interface MemoryRun {
 export interface MemoryRunStoreOptions {
   /** Clock for `createdAt` of runs. @default Date.now */
   readonly now?: (() => number) | undefined
+  /** How long a run's token stream is kept after the run ends, in milliseconds. @default 7 days */
+  readonly streamRetention?: number | undefined
 }
 
 /**
@@ -210,6 +214,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
   }
 
   const idempotency = new IdempotencyTable()
+  const streams = createMemoryStreams((runId) => runs.has(runId), streamRetentionOf('createMemoryRunStore', options.streamRetention))
 
   return {
     kind: 'memory',
@@ -273,6 +278,7 @@ export function createMemoryRunStore(options: MemoryRunStoreOptions = {}): RunSt
       }),
     readIdempotencyKey: (key, now) => settle(() => idempotency.read(validateIdempotencyKey(key), now)),
     releaseIdempotencyKey: (key, runId) => settle(() => idempotency.release(validateIdempotencyKey(key), runId)),
+    streams,
   }
 }
 

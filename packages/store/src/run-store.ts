@@ -2,6 +2,7 @@ import type { ScheduleStore } from './schedule-store.js'
 import type { JournalDamage, JournalDurability, JournalLine, JournalLineInput } from '@locus/journal'
 import type { ListRunRowsFilter, RunRow, RunRowPage } from './run-rows.js'
 import type { RunOwner } from './store-errors.js'
+import type { RunStreams } from './stream-store.js'
 
 /**
  * Why an execution exists: the run's first (`root`), a `resume` that
@@ -256,6 +257,13 @@ export interface RunStore {
    * StoreOptionsError for a cursor that does not decode, a bad status or limit
    */
   listRunRows(filter?: ListRunRowsFilter): Promise<RunRowPage>
+  /**
+   * The runs' token streams: each LLM request's deltas, batched, with a
+   * gap-free offset per run, kept `streamRetention` after the run ends. The
+   * file, memory and PostgreSQL adapters have it; a store without it streams
+   * nothing (the journal never holds a token either way).
+   */
+  readonly streams?: RunStreams | undefined
 }
 
 /** What the store keeps for an idempotency key: the request it came with and the run that request started. */

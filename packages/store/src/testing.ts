@@ -10,8 +10,13 @@ import {
   ExecutionExistsError,
   RunExistsError,
   RunNotFoundError,
+  DEFAULT_STREAM_RETENTION_MS,
   type RunStore,
+  type RunStreams,
   StoreOptionsError,
+  type StreamKey,
+  type StreamRecordInput,
+  createStreamWriter,
 } from './index.js'
 
 /** Makes a fresh, empty store for one test; `cleanup` runs after it. */
@@ -497,6 +502,171 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
           }),
           { numRuns: 25 },
         )
+      })
+    })
+    describe('token streams', () => {
+      const key = (callId: string, attempt = 1, llmAttempt = 1, executionId = 'run-s'): StreamKey => ({ executionId, callId, attempt, llmAttempt })
+      const delta = (text: string, at: StreamKey = key('c1')): StreamRecordInput => ({ ...at, kind: 'delta', text })
+      const streamsOf = (store: RunStore): RunStreams => {
+        expect(store.streams).toBeDefined()
+        return store.streams as RunStreams
+      }
+
+      it('appends batches with a gap-free offset per run, across executions, and reads after an offset', async () => {
+        await withStore(factory, async (store) => {
+          const streams = streamsOf(store)
+          expect(await streams.read('run-s')).toEqual({ records: [], firstKept: 0, next: 0 })
+          await (await store.createExecution({ runId: 'run-s', kind: 'root' })).close()
+          const first = await streams.append('run-s', [delta('Hel'), delta('lo'), { ...key('c1'), kind: 'end' }])
+          expect(first.map((record) => record.offset)).toEqual([0, 1, 2])
+          const resumed = await store.createExecution({ runId: 'run-s', kind: 'resume' })
+          const later = key('c2', 2, 3, resumed.executionId)
+          const second = await streams.append('run-s', [delta(' world', later), { ...later, kind: 'discarded', cause: 'call-timeout', text: 'ignored' }])
+          expect(second).toEqual([
+            { offset: 3, ...later, kind: 'delta', text: ' world' },
+            { offset: 4, ...later, kind: 'discarded', cause: 'call-timeout' },
+          ])
+          const all = await streams.read('run-s')
+          expect(all.records).toEqual([...first, ...second])
+          expect(all.next).toBe(5)
+          expect(all.firstKept).toBe(0)
+          expect((await streams.read('run-s', { after: 2 })).records).toEqual(second)
+          expect((await streams.read('run-s', { after: 0, limit: 2 })).records.map((record) => record.offset)).toEqual([1, 2])
+          expect((await streams.read('run-s', { after: 9 })).records).toEqual([])
+          await resumed.close()
+        })
+      })
+
+      it('refuses records that are not ones and appends to unknown runs, and writes nothing then', async () => {
+        await withStore(factory, async (store) => {
+          const streams = streamsOf(store)
+          await expect(streams.append('nope', [delta('x')])).rejects.toSatisfy(RunNotFoundError.isInstance)
+          await (await store.createExecution({ runId: 'run-s', kind: 'root' })).close()
+          const bad: unknown[] = [
+            { ...key('c1'), kind: 'delta' },
+            { ...key('c1'), kind: 'discarded' },
+            { ...key('c1'), kind: 'shout', text: 'x' },
+            { ...key('c1'), attempt: 0, kind: 'end' },
+            { ...key(''), kind: 'end' },
+          ]
+          for (const record of bad) {
+            await expect(streams.append('run-s', [delta('ok'), record as StreamRecordInput])).rejects.toSatisfy(StoreOptionsError.isInstance)
+          }
+          expect((await streams.read('run-s')).next).toBe(0)
+        })
+      })
+
+      it('keeps any sequence of batches in order with offsets 0, 1, 2, ... and no gap', async () => {
+        await fc.assert(
+          fc.asyncProperty(fc.array(fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 6 }), { maxLength: 8 }), async (batches) => {
+            await withStore(factory, async (store) => {
+              await (await store.createExecution({ runId: 'run-s', kind: 'root' })).close()
+              const streams = streamsOf(store)
+              const texts: string[] = []
+              for (const batch of batches) {
+                await streams.append('run-s', batch.map((text) => delta(text)))
+                texts.push(...batch)
+              }
+              const read = await streams.read('run-s', { limit: 1000 })
+              expect(read.records.map((record) => record.text)).toEqual(texts)
+              expect(read.records.map((record) => record.offset)).toEqual(texts.map((_, index) => index))
+              expect(read.next).toBe(texts.length)
+            })
+          }),
+          { numRuns: 15 },
+        )
+      })
+
+      it('wakes a waiter when a record lands after its offset, and an offset beyond the end waits', async () => {
+        await withStore(factory, async (store) => {
+          await (await store.createExecution({ runId: 'run-s', kind: 'root' })).close()
+          const streams = streamsOf(store)
+          expect(await streams.wait('run-s', -1, { timeoutMs: 30 })).toBe(false)
+          const waiting = streams.wait('run-s', 1, { timeoutMs: 5000 })
+          let settled = false
+          void waiting.then(() => (settled = true))
+          await streams.append('run-s', [delta('a'), delta('b')])
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          expect(settled).toBe(false)
+          const startedAt = Date.now()
+          await streams.append('run-s', [delta('c')])
+          expect(await waiting).toBe(true)
+          expect(Date.now() - startedAt).toBeLessThan(2000)
+          expect(await streams.wait('run-s', 0, { timeoutMs: 10 })).toBe(true)
+          const controller = new AbortController()
+          const aborted = streams.wait('run-s', 2, { signal: controller.signal })
+          controller.abort()
+          expect(await aborted).toBe(false)
+        })
+      })
+
+      it('prunes a stream only once the run ended streamRetention ago, keeps its offsets going, and never touches the journal', async () => {
+        await withStore(factory, async (store) => {
+          const writer = await store.createExecution({ runId: 'run-s', kind: 'root' })
+          writer.append(log('kept'))
+          await writer.close()
+          await (await store.createExecution({ runId: 'run-t', kind: 'root' })).close()
+          const streams = streamsOf(store)
+          await streams.append('run-s', [delta('a'), delta('b'), delta('c')])
+          await streams.append('run-t', [delta('x', key('c9', 1, 1, 'run-t'))])
+          const endedAt = 1_700_000_000_000
+          expect((await streams.prune(endedAt + DEFAULT_STREAM_RETENTION_MS * 2)).records).toBe(0)
+          await streams.end('run-s', endedAt)
+          await streams.end('run-s', endedAt + 5)
+          expect((await streams.read('run-s')).endedAt).toBe(endedAt)
+          expect(await streams.prune(endedAt + DEFAULT_STREAM_RETENTION_MS - 1)).toEqual({ runs: 0, records: 0 })
+          expect((await streams.read('run-s')).records).toHaveLength(3)
+          expect(await streams.prune(endedAt + DEFAULT_STREAM_RETENTION_MS)).toEqual({ runs: 1, records: 3 })
+          const pruned = await streams.read('run-s', { after: 0 })
+          expect(pruned).toMatchObject({ records: [], firstKept: 3, next: 3 })
+          // run-t never ended: kept.
+          expect((await streams.read('run-t')).records).toHaveLength(1)
+          const more = await streams.append('run-s', [delta('d')])
+          expect(more[0]?.offset).toBe(3)
+          expect((await streams.read('run-s')).records.map((record) => record.text)).toEqual(['d'])
+          const lines = await collect(store.readLines({ runId: 'run-s', executionId: 'run-s' }))
+          expect(lines.map((line) => line.type)).toEqual(['log'])
+        })
+      })
+
+      it('a stream writer writes at most once per 50 ms by the clock it is given, the first at once and the end at once', async () => {
+        await withStore(factory, async (store) => {
+          await (await store.createExecution({ runId: 'run-s', kind: 'root' })).close()
+          const streams = streamsOf(store)
+          let now = 0
+          const timers: Array<{ at: number; fire: () => void }> = []
+          const writer = createStreamWriter(streams, 'run-s', {
+            now: () => now,
+            schedule: (fire, ms) => {
+              const timer = { at: now + ms, fire }
+              timers.push(timer)
+              return () => timers.splice(timers.indexOf(timer), 1)
+            },
+          })
+          const at = key('c1')
+          writer.delta(at, 'a')
+          expect(writer.writes).toBe(1)
+          for (let ms = 1; ms <= 120; ms += 1) {
+            now = ms
+            for (const timer of timers.filter((candidate) => candidate.at <= now)) {
+              timers.splice(timers.indexOf(timer), 1)
+              timer.fire()
+            }
+            writer.delta(at, String(ms % 10))
+          }
+          expect(writer.writes).toBe(3)
+          writer.end(at)
+          writer.delta(at, 'late')
+          await writer.flush()
+          expect(writer.writes).toBe(4)
+          const read = await streams.read('run-s')
+          expect(read.records).toHaveLength(122)
+          expect(read.records.at(-1)).toMatchObject({ kind: 'end' })
+          writer.discard(at, 'call-timeout')
+          await writer.flush()
+          expect((await streams.read('run-s', { after: 121 })).records).toEqual([{ offset: 122, ...at, kind: 'discarded', cause: 'call-timeout' }])
+          expect(writer.openKeys(() => true)).toEqual([])
+        })
       })
     })
   })

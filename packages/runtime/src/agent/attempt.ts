@@ -1,6 +1,6 @@
 import { type AttemptContext, offAbort, onAbort } from '@locus/retry'
 import type { AgentCallOptions } from '../define.js'
-import { type AgentSession, type CountedBudgets, HostError, type SessionRequest, type TurnResult, type Usage, failureCauseOf } from '../host.js'
+import { type AgentSession, type CountedBudgets, HostError, type PromptOptions, type SessionRequest, type TurnResult, type TurnTextEvent, type Usage, failureCauseOf } from '../host.js'
 import type { RunState } from '../run-state.js'
 import { type AttemptEnd, addUsage, classifyTurn } from './attempt-end.js'
 import { judgeAnswer } from './choice.js'
@@ -95,15 +95,25 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
   })
   const request = plan.request
   const onProgress = run.onProgress
-  const promptOptions =
-    onProgress === undefined
-      ? { signal: controller.signal }
+  const streams = run.medium.streams
+  const promptOptions: PromptOptions = {
+    signal: controller.signal,
+    ...(onProgress === undefined
+      ? {}
       : {
-          signal: controller.signal,
           onProgress: (progress: { readonly kind: string }) => {
             onProgress({ ...progress, callId: request.callId, logicalCallId: request.logicalCallId, attempt: request.attempt, agent: request.agent })
           },
-        }
+        }),
+    ...(streams === undefined
+      ? {}
+      : {
+          onText: (event: TurnTextEvent) => {
+            // Text a host streams after our fuse or a cancellation fired belongs to an attempt already thrown away.
+            if (firedBy === undefined) streams.text(request.callId, request.attempt, event)
+          },
+        }),
+  }
   /** Sends one turn; undefined means our fuse or a cancellation ended it, whatever the host answered. */
   const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
     const pending = session.prompt(text, promptOptions)

@@ -92,6 +92,8 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
   }
   const plan = { prompt: call.prompt, options, attempts: call.attempts, request, budgets: call.budgets }
   const end = throwsWhenUnavailable(await runAttempt(run, plan, context, sessionRef))
+  // The answer that counts is the journal's agent_end: an attempt that did not answer has all its text thrown away.
+  run.medium.streams?.closeAttempt(callId, attempt, end.kind === 'answered' ? undefined : end.failureCause)
   const durationMs = run.clock.now() - startedAt
   // Priced and settled as soon as the attempt ends, before a retry reserves its own worst case.
   const cost = closeAttemptCost(run, callId, modelOfRole(run.workflow, run.host, where.agent), end.kind === 'threw' ? undefined : end.usage)
