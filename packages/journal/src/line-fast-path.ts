@@ -387,6 +387,13 @@ const CHECKS: Readonly<Record<string, Check>> = {
   run_cancel_requested: object({ ...common, reason: isString, by: isNonEmpty }),
   timer_start: object({ ...common, timerId: isNonEmpty, logicalCallId: isNonEmpty, ordinal: isNonEmpty, dueAt: isTimestamp, ...callPlace, replayed: optional(isBoolean) }),
   timer_fired: object({ ...common, timerId: isNonEmpty, firedAt: isTimestamp, lateMs: isDuration, replayed: optional(isBoolean) }),
+  queued: object({
+    ...common,
+    keys: (value) => Array.isArray(value) && value.every((key) => typeof key === 'string'),
+    reason: oneOf(['concurrency', 'rate', 'priority']),
+    waitedMs: isDuration,
+  }),
+  rate_wait: object({ ...common, limit: isNonEmpty, waitedMs: isDuration, callId: optional(isString) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

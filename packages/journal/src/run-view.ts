@@ -317,6 +317,23 @@ export interface RunView {
    * `dueAt` (ISO 8601), the time the run sleeps until. `undefined` otherwise.
    */
   readonly sleepingUntil: string | undefined
+  /** How long the run waited to start and for what (its `queued` line); `undefined` when it started at once. */
+  readonly queued: QueuedView | undefined
+  /** The LLM requests that waited for a rate limit (`rate_wait`): how many, and for how long in all. */
+  readonly rateWaits: RateWaitsView
+}
+
+/** A run's wait before its start, from its `queued` line. */
+export interface QueuedView {
+  readonly keys: readonly string[]
+  readonly reason: 'concurrency' | 'rate' | 'priority'
+  readonly waitedMs: number
+}
+
+/** The rate-limit waits of a run's LLM requests. */
+export interface RateWaitsView {
+  readonly count: number
+  readonly waitedMs: number
 }
 
 /** A `sleep()` timer started and not yet fired, as the journal shows it. */
@@ -484,6 +501,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const divergences: ReplayDivergedLine[] = []
   // Timers started and not fired; a fired one leaves, so a long run of sleeps costs nothing here.
   const openTimers = new Map<string, TimerStartLine>()
+  let queued: QueuedView | undefined
+  let rateWaits: RateWaitsView = { count: 0, waitedMs: 0 }
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
   const counted = new Map<string, CallOutcome>()
@@ -845,6 +864,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'timer_fired':
         openTimers.delete(line.timerId)
         return
+      case 'queued':
+        queued ??= { keys: [...line.keys], reason: line.reason, waitedMs: line.waitedMs }
+        return
+      case 'rate_wait':
+        rateWaits = { count: rateWaits.count + 1, waitedMs: rateWaits.waitedMs + line.waitedMs }
+        return
       default:
         return
     }
@@ -929,6 +954,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       [...openTimers.values()]
         .map(({ timerId, logicalCallId, ordinal, dueAt }) => ({ timerId, logicalCallId, ordinal, dueAt }))
         .sort((left, right) => Date.parse(left.dueAt) - Date.parse(right.dueAt)),
+    get queued() {
+      return queued
+    },
+    get rateWaits() {
+      return rateWaits
+    },
     get sleepingUntil() {
       if (runEndOf() !== undefined) return undefined
       let earliest: string | undefined

@@ -231,6 +231,8 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   run_cancel_requested: { type: 'run_cancel_requested', reason: 'the operator stopped it', by: 'key-1a2b3c4d' },
   timer_start: { type: 'timer_start', timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: '2026-03-01T00:00:02.000Z', label: 'cool-off' },
   timer_fired: { type: 'timer_fired', timerId: 'timer-2', firedAt: '2026-03-01T00:00:02.250Z', lateMs: 250 },
+  queued: { type: 'queued', keys: ['tenant:acme', 'global'], reason: 'concurrency', waitedMs: 1200 },
+  rate_wait: { type: 'rate_wait', limit: 'openai/gpt-4o rpm', waitedMs: 800, callId: 'call-1' },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -365,6 +367,18 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     firedAt: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
     lateMs: duration,
     replayed: fc.option(fc.boolean(), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('queued' as const),
+    keys: fc.array(id, { maxLength: 3 }),
+    reason: fc.constantFrom('concurrency' as const, 'rate' as const, 'priority' as const),
+    waitedMs: duration,
+  }),
+  fc.record({
+    type: fc.constant('rate_wait' as const),
+    limit: id,
+    waitedMs: duration,
+    callId: fc.option(id, { nil: undefined }),
   }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 
