@@ -95,6 +95,10 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return `waiting on timer ${line.timerId} (sleep${where(line)}) until ${line.dueAt}${line.replayed === true ? ', started by an earlier execution' : ''}`
     case 'timer_fired':
       return `timer ${line.timerId} fired${line.lateMs > 0 ? ` ${formatDuration(line.lateMs)} late` : ''}${line.replayed === true ? ' [replayed]' : ''}`
+    case 'queued':
+      return `waited ${formatDuration(line.waitedMs)} to start (${line.reason}${line.keys.length === 0 ? '' : `; keys ${line.keys.join(', ')}`})`
+    case 'rate_wait':
+      return `waited ${formatDuration(line.waitedMs)} for rate limit ${line.limit}`
   }
 }
 
