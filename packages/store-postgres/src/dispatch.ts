@@ -305,7 +305,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       takenAt = performance.now()
       const client = await pool.connect()
       try {
-        return await admit(client, schema, payload.runId, owner, leaseMs, RUN_TASK)
+        return await admit(client, schema, { runId: payload.runId, owner, leaseMs, task: RUN_TASK })
       } finally {
         client.release()
       }

@@ -44,7 +44,7 @@ export async function recordFlow(client: pg.ClientBase, schema: string, runId: s
   await client.query('select pg_advisory_xact_lock($1)', [FLOW_LOCK])
   const lane = keys[0]?.key ?? ''
   const weight = keys[0]?.weight ?? 1
-  const { rows } = await client.query<{ rank: number }>(
+  const { rows } = await client.query<{ rank: number | string }>(
     `with v as (select virtual_time from "${schema}".locus_flow_clock where id),
      up as (
        insert into "${schema}".locus_flow_lanes as l (key, last_rank) values ($1, (select virtual_time from v) + $2)
@@ -84,7 +84,8 @@ interface FlowRow {
  * lease is taken in the same transaction as the count of the keys' slots, so
  * no two workers take a key's last slot.
  */
-export async function admit(client: pg.ClientBase, schema: string, runId: string, owner: string, leaseMs: number, task: string): Promise<Admission> {
+export async function admit(client: pg.ClientBase, schema: string, job: { readonly runId: string; readonly owner: string; readonly leaseMs: number; readonly task: string }): Promise<Admission> {
+  const { runId, owner, leaseMs, task } = job
   const runs = `"${schema}".locus_runs`
   const keys = `"${schema}".locus_run_keys`
   const leases = `"${schema}".locus_leases`
@@ -200,7 +201,7 @@ async function takeLease(client: pg.ClientBase, leases: string, runId: string, o
 
 /** Shifts every rank back by the virtual time once it grows large, keeping job priorities in range; under the flow lock. */
 async function renormalize(client: pg.ClientBase, schema: string): Promise<void> {
-  const { rows } = await client.query<{ v: number }>(`select virtual_time as v from "${schema}".locus_flow_clock where id`)
+  const { rows } = await client.query<{ v: number | string }>(`select virtual_time as v from "${schema}".locus_flow_clock where id`)
   const shift = Math.floor(Number(rows[0]?.v ?? 0))
   if (shift < RENORMALIZE_AT) return
   await client.query(`update "${schema}".locus_flow_clock set virtual_time = virtual_time - $1 where id`, [shift])

@@ -1,6 +1,6 @@
 // One test body for a workflow's concurrency limits, run in process (createRuntime over a memory store) and on
 // PostgreSQL workers (two workers sharing a database): the same limit holds on both.
-import type { JournalLine } from '@locus/journal'
+import type { JournalLine, QueuedLine } from '@locus/journal'
 import { createRuntime, defineTool, defineWorkflow } from '@locus/runtime'
 import { createMemoryRunStore } from '@locus/store'
 import pg from 'pg'
@@ -75,14 +75,14 @@ async function limitHolds(launcher: Launcher, seen: ReturnType<typeof tracker>):
   expect(seen.most.get('tenant:big')).toBeGreaterThanOrEqual(1)
   expect(seen.most.get('tenant:big')).toBeLessThanOrEqual(TENANT_LIMIT)
   expect(seen.most.get('global')).toBeLessThanOrEqual(GLOBAL_LIMIT)
-  const queued = (await Promise.all(runIds.map((runId) => launcher.lines(runId)))).flatMap((lines) => lines.filter((line) => line.type === 'queued'))
+  const queued = (await Promise.all(runIds.map((runId) => launcher.lines(runId)))).flatMap((lines) => lines.filter((line): line is QueuedLine => line.type === 'queued'))
   // Six big runs under a limit of two: some waited for a slot, and said so (keys and wait) right after run_start.
   expect(queued.length).toBeGreaterThan(0)
   for (const line of queued) {
     expect(line).toMatchObject({ reason: expect.stringMatching(/^(concurrency|priority)$/) as string })
-    expect(line.type === 'queued' && line.keys.includes('global')).toBe(true)
+    expect(line.keys.includes('global')).toBe(true)
   }
-  expect(queued.some((line) => line.type === 'queued' && line.reason === 'concurrency')).toBe(true)
+  expect(queued.some((line) => line.reason === 'concurrency')).toBe(true)
 }
 
 describe('a concurrency limit', () => {
@@ -138,12 +138,12 @@ describe('a concurrency limit', () => {
       const workflow = tenantWorkflow(seen)
       for (let index = 0; index < 2; index += 1) workers.push(await startRunWorker({ connectionString: dbUrl, workflows: [workflow], concurrency: 4, leaseMs: 2000 }))
       // Audits the lease rows while the runs go: no moment where a key has more live leases than its limit.
-      let auditing = true
+      const auditState = { auditing: true }
       let worst = 0
       const auditor = new pg.Client({ connectionString: dbUrl })
       await auditor.connect()
       const audit = (async () => {
-        while (auditing) {
+        while (auditState.auditing) {
           const { rows } = await auditor.query<{ key: string; lim: number; n: string }>(
             `select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id
              where l.owner is not null and l.expires_at > clock_timestamp() group by k.key`,
@@ -175,7 +175,7 @@ describe('a concurrency limit', () => {
         seen,
       )
       } finally {
-        auditing = false
+        auditState.auditing = false
         await audit.catch(() => undefined)
         await auditor.end()
       }
