@@ -36,6 +36,12 @@ export interface QueuedInfo {
   readonly waitedMs: number
 }
 
+/** A value as a message shows it: JSON where it has one. */
+function show(value: unknown): string {
+  const json = JSON.stringify(value) as string | undefined
+  return json ?? (typeof value === 'function' ? 'a function' : typeof value)
+}
+
 /** The priorities a run may have: 0 (the default) to 9; a higher one starts first among runs of the same key. */
 export const MIN_PRIORITY = 0
 export const MAX_PRIORITY = 9
@@ -61,8 +67,8 @@ export function checkFlowDefinition(definition: { readonly name: string; readonl
     if (typeof entry !== 'object' || entry === null) refuse(`${where} must be { key, limit, weight? }`)
     const { key, limit, weight } = entry as Record<string, unknown>
     if (typeof key !== 'function') refuse(`${where}.key must be a function of the input returning a string`)
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) refuse(`${where}.limit must be a positive whole number, not ${JSON.stringify(limit) ?? String(limit)}`)
-    if (weight !== undefined && (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0)) refuse(`${where}.weight must be a positive number, not ${JSON.stringify(weight) ?? String(weight)}`)
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) refuse(`${where}.limit must be a positive whole number, not ${show(limit)}`)
+    if (weight !== undefined && (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0)) refuse(`${where}.weight must be a positive number, not ${show(weight)}`)
   })
 }
 
@@ -74,8 +80,8 @@ export function checkFlowDefinition(definition: { readonly name: string; readonl
 export function checkPriority(priority: unknown): number {
   if (priority === undefined) return MIN_PRIORITY
   if (typeof priority !== 'number' || !Number.isSafeInteger(priority) || priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
-    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `priority must be a whole number from ${String(MIN_PRIORITY)} to ${String(MAX_PRIORITY)}, not ${JSON.stringify(priority) ?? String(priority)}.`, [
-      `priority: ${JSON.stringify(priority) ?? String(priority)}`,
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `priority must be a whole number from ${String(MIN_PRIORITY)} to ${String(MAX_PRIORITY)}, not ${show(priority)}.`, [
+      `priority: ${show(priority)}`,
     ])
   }
   return priority
@@ -96,7 +102,7 @@ export function resolveFlowKeys(
   concurrencyKey?: string,
 ): FlowKey[] {
   if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey.length === 0)) {
-    throw new RuntimeInputError('CONCURRENCY_KEY_INVALID', `Workflow "${definition.name}": concurrencyKey must be a non-empty string, not ${JSON.stringify(concurrencyKey) ?? String(concurrencyKey)}.`, [
+    throw new RuntimeInputError('CONCURRENCY_KEY_INVALID', `Workflow "${definition.name}": concurrencyKey must be a non-empty string, not ${show(concurrencyKey)}.`, [
       'concurrencyKey: not a non-empty string',
     ])
   }
@@ -118,7 +124,7 @@ export function resolveFlowKeys(
     if (typeof value !== 'string' || value.length === 0) {
       throw new RuntimeInputError(
         'CONCURRENCY_KEY_INVALID',
-        `Workflow "${definition.name}": ${where} returned ${typeof value === 'string' ? 'an empty string' : (JSON.stringify(value) ?? String(value))}, not a non-empty string; the run was not started or queued.`,
+        `Workflow "${definition.name}": ${where} returned ${typeof value === 'string' ? 'an empty string' : (show(value))}, not a non-empty string; the run was not started or queued.`,
         [`${where}: not a non-empty string`],
       )
     }

@@ -50,7 +50,7 @@ describe('concurrency declarations', () => {
       resolveFlowKeys(throwing, {})
       expect.unreachable()
     } catch (error) {
-      expect(RuntimeInputError.isInstance(error) && error.code).toBe('CONCURRENCY_KEY_INVALID')
+      expect(RuntimeInputError.isInstance(error) ? error.code : undefined).toBe('CONCURRENCY_KEY_INVALID')
       expect((error as Error).message).toContain('"throws": concurrency[0].key threw (no tenant)')
     }
     expect(resolveFlowKeys(wf, { tenant: 'acme' }, 'override')).toEqual([
@@ -102,7 +102,7 @@ describe('the in-process limiter', () => {
           // Within a key and a priority, first come first started.
           for (const tenant of ['a', 'b', 'c']) {
             for (const priority of [0, 5]) {
-              const order = started.filter((index) => requests[index]?.tenant === tenant && requests[index]?.priority === priority)
+              const order = started.filter((index) => requests[index]?.tenant === tenant && requests[index].priority === priority)
               expect(order).toEqual([...order].sort((x, y) => x - y))
             }
           }
@@ -122,7 +122,7 @@ describe('the in-process limiter', () => {
       waits.push(
         limiter.acquire({ keys: [{ key: tenant, weight: 1 }, { key: 'global', limit: 1, weight: 1 }] }).then((slot) => {
           order.push(tenant)
-          queueMicrotask(() => slot.release())
+          queueMicrotask(() => { slot.release(); })
         }),
       )
     }
