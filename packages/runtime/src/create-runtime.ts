@@ -375,7 +375,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const launched = launch(runOptions?.runId, (hooks) => {
         const handle = startWorkflowRun(definition, base(admitted, hooks))
         // The slot is the execution's: it goes back when the execution ends, however it ends.
-        if (slot !== undefined) void handle.done.finally(() => slot.release()).catch(() => undefined)
+        if (slot !== undefined) void handle.done.finally(() => { slot.release(); }).catch(() => undefined)
         return {
           done: handle.done,
           flush: () => {
