@@ -101,6 +101,10 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return `waiting for signal ${line.name} (${line.waitId})${line.dueAt === undefined ? '' : ` until ${line.dueAt}`}${line.replayed === true ? ', started by an earlier execution' : ''}`
     case 'signal_wait_end':
       return `${line.waitId} ${line.timedOut === true ? 'timed out' : `took signal ${line.name} #${String(line.signalSeq ?? -1)}`}${line.replayed === true ? ' [replayed]' : ''}`
+    case 'queued':
+      return `waited ${formatDuration(line.waitedMs)} to start (${line.reason}${line.keys.length === 0 ? '' : `; keys ${line.keys.join(', ')}`})`
+    case 'rate_wait':
+      return `waited ${formatDuration(line.waitedMs)} for rate limit ${line.limit}`
   }
 }
 

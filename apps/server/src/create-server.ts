@@ -311,6 +311,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
       ...(body.allowUnpriced === undefined ? {} : { allowUnpriced: body.allowUnpriced }),
+      ...(body.concurrencyKey === undefined ? {} : { concurrencyKey: body.concurrencyKey }),
+      ...(body.priority === undefined ? {} : { priority: body.priority }),
     }
     const start = async (runId?: string): Promise<{ runId: string; executionId: string }> => {
       const handle = await runtime.start(name, runId === undefined ? runOptions : { ...runOptions, runId })

@@ -60,6 +60,12 @@ export const StartRunBodySchema = z
       .boolean()
       .optional()
       .describe('With budgets.maxCostUsd: start although a model has no price (its requests reserve nothing). Not for runs queued for workers, whose flags decide it.'),
+    concurrencyKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Stands in for the value of the workflow's first concurrency key (under its limit); with none declared, a key with no limit that takes turns with the others."),
+    priority: z.number().int().min(0).max(9).optional().describe('0 to 9: among runs waiting on the same key, a higher one starts first. Default 0.'),
   })
   .strict()
 

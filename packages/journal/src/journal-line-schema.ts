@@ -35,6 +35,8 @@ export const JOURNAL_LINE_TYPES = [
   'signal_received',
   'signal_wait_start',
   'signal_wait_end',
+  'queued',
+  'rate_wait',
 ] as const
 export type JournalLineType = (typeof JOURNAL_LINE_TYPES)[number]
 
@@ -694,6 +696,32 @@ export const SignalWaitEndLineSchema = z
     replayed: z.boolean().optional(),
   })
   .meta({ id: 'SignalWaitEndLine' })
+/**
+ * `queued`: the run waited before it started, right after its `run_start`:
+ * for a concurrency slot of one of its `keys`, for a rate limit, or behind
+ * runs of its key with a higher priority or queued earlier. The wait spent no
+ * attempt, retry or invocation.
+ */
+export const QueuedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('queued'),
+    keys: z.array(z.string()).describe('The concurrency keys the run holds a slot of.'),
+    reason: z.enum(['concurrency', 'rate', 'priority']).describe('What it waited for.'),
+    waitedMs: duration.describe('Milliseconds from its enqueue to its start.'),
+  })
+  .meta({ id: 'QueuedLine' })
+
+/** `rate_wait`: an LLM request waited for a shared rate limit (or a provider's `Retry-After`) before it was sent. */
+export const RateWaitLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('rate_wait'),
+    limit: nonEmpty.describe('The limit waited on: `provider/model` of its match, with `rpm`, `tpm` or `retry-after`.'),
+    waitedMs: duration.describe('Milliseconds the request waited.'),
+    callId: z.string().optional().describe('The agent attempt whose request waited.'),
+  })
+  .meta({ id: 'RateWaitLine' })
 
 /** Any journal line, discriminated by `type`. This schema is the contract; the reader's fast path agrees with it. */
 export const JournalLineSchema = z
@@ -725,6 +753,8 @@ export const JournalLineSchema = z
     SignalReceivedLineSchema,
     SignalWaitStartLineSchema,
     SignalWaitEndLineSchema,
+    QueuedLineSchema,
+    RateWaitLineSchema,
   ])
   .meta({ id: 'JournalLine' })
 
@@ -753,6 +783,8 @@ export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>
 export type ChildStartLine = z.output<typeof ChildStartLineSchema>
 export type ChildEndLine = z.output<typeof ChildEndLineSchema>
 export type LeaseAcquiredLine = z.output<typeof LeaseAcquiredLineSchema>
+export type QueuedLine = z.output<typeof QueuedLineSchema>
+export type RateWaitLine = z.output<typeof RateWaitLineSchema>
 export type LeaseLostLine = z.output<typeof LeaseLostLineSchema>
 export type WorkerTakeoverLine = z.output<typeof WorkerTakeoverLineSchema>
 export type RunCancelRequestedLine = z.output<typeof RunCancelRequestedLineSchema>
@@ -791,6 +823,8 @@ export type JournalLine =
   | SignalReceivedLine
   | SignalWaitStartLine
   | SignalWaitEndLine
+  | QueuedLine
+  | RateWaitLine
 
 /** The fields the writer fills in on every line. */
 export type JournalCommonField = 'v' | 'seq' | 'ts' | 'runId' | 'executionId'

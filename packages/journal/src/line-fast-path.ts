@@ -390,6 +390,13 @@ const CHECKS: Readonly<Record<string, Check>> = {
   signal_received: object({ ...common, name: isNonEmpty, payload: isJson, from: isNonEmpty, via: oneOf(SIGNAL_VIAS), signalSeq: isCount }),
   signal_wait_start: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, ordinal: isNonEmpty, dueAt: optional(isTimestamp), ...callPlace, replayed: optional(isBoolean) }),
   signal_wait_end: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, signalSeq: optional(isCount), timedOut: optional((value) => value === true), replayed: optional(isBoolean) }),
+  queued: object({
+    ...common,
+    keys: (value) => Array.isArray(value) && value.every((key) => typeof key === 'string'),
+    reason: oneOf(['concurrency', 'rate', 'priority']),
+    waitedMs: isDuration,
+  }),
+  rate_wait: object({ ...common, limit: isNonEmpty, waitedMs: isDuration, callId: optional(isString) }),
   log: object({
     ...common,
     level: oneOf(['info', 'warn', 'error']),

@@ -326,6 +326,10 @@ export interface RunView {
   openSignalWaits(): OpenSignalWaitView[]
   /** The signal each ended wait took, by wait id (`timedOut` for one that timed out). */
   signalWaitEnds(): ReadonlyMap<string, SignalWaitEndLine>
+  /** How long the run waited to start and for what (its `queued` line); `undefined` when it started at once. */
+  readonly queued: QueuedView | undefined
+  /** The LLM requests that waited for a rate limit (`rate_wait`): how many, and for how long in all. */
+  readonly rateWaits: RateWaitsView
 }
 
 /** A `waitForSignal()` started and not yet ended, as the journal shows it. */
@@ -334,6 +338,19 @@ export interface OpenSignalWaitView {
   readonly name: string
   /** When it times out, ISO 8601; absent without a timeout. */
   readonly dueAt?: string
+}
+
+/** A run's wait before its start, from its `queued` line. */
+export interface QueuedView {
+  readonly keys: readonly string[]
+  readonly reason: 'concurrency' | 'rate' | 'priority'
+  readonly waitedMs: number
+}
+
+/** The rate-limit waits of a run's LLM requests. */
+export interface RateWaitsView {
+  readonly count: number
+  readonly waitedMs: number
 }
 
 /** A `sleep()` timer started and not yet fired, as the journal shows it. */
@@ -504,6 +521,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const signals = new Map<number, SignalReceivedLine>()
   const openSignalWaits = new Map<string, SignalWaitStartLine>()
   const signalWaitEnds = new Map<string, SignalWaitEndLine>()
+  let queued: QueuedView | undefined
+  let rateWaits: RateWaitsView = { count: 0, waitedMs: 0 }
   const looseErrors: ErrorLine[] = []
   // Final outcomes already counted, so a call counted as failed and then retried is re-counted once.
   const counted = new Map<string, CallOutcome>()
@@ -875,6 +894,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         openSignalWaits.delete(line.waitId)
         if (!signalWaitEnds.has(line.waitId)) signalWaitEnds.set(line.waitId, line)
         return
+      case 'queued':
+        queued ??= { keys: [...line.keys], reason: line.reason, waitedMs: line.waitedMs }
+        return
+      case 'rate_wait':
+        rateWaits = { count: rateWaits.count + 1, waitedMs: rateWaits.waitedMs + line.waitedMs }
+        return
       default:
         return
     }
@@ -962,6 +987,12 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     signals: () => [...signals.values()].sort((left, right) => left.signalSeq - right.signalSeq),
     openSignalWaits: () => [...openSignalWaits.values()].map(({ waitId, name, dueAt }) => ({ waitId, name, ...(dueAt === undefined ? {} : { dueAt }) })),
     signalWaitEnds: () => signalWaitEnds,
+    get queued() {
+      return queued
+    },
+    get rateWaits() {
+      return rateWaits
+    },
     get sleepingUntil() {
       if (runEndOf() !== undefined) return undefined
       let earliest: string | undefined

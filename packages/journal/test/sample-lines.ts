@@ -234,6 +234,8 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   signal_received: { type: 'signal_received', name: 'approve', payload: { ok: true }, from: 'ops-key', via: 'api', signalSeq: 0 },
   signal_wait_start: { type: 'signal_wait_start', waitId: 'signal-wait-3', name: 'approve', ordinal: '3', dueAt: '2026-03-01T00:01:00.000Z' },
   signal_wait_end: { type: 'signal_wait_end', waitId: 'signal-wait-3', name: 'approve', signalSeq: 0 },
+  queued: { type: 'queued', keys: ['tenant:acme', 'global'], reason: 'concurrency', waitedMs: 1200 },
+  rate_wait: { type: 'rate_wait', limit: 'openai/gpt-4o rpm', waitedMs: 800, callId: 'call-1' },
 }
 
 /** Stamps an input with the common fields, as the writer would. */
@@ -376,6 +378,18 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     name: id,
     signalSeq: fc.option(fc.nat(), { nil: undefined }),
     timedOut: fc.option(fc.constant(true as const), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('queued' as const),
+    keys: fc.array(id, { maxLength: 3 }),
+    reason: fc.constantFrom('concurrency' as const, 'rate' as const, 'priority' as const),
+    waitedMs: duration,
+  }),
+  fc.record({
+    type: fc.constant('rate_wait' as const),
+    limit: id,
+    waitedMs: duration,
+    callId: fc.option(id, { nil: undefined }),
   }),
 ).map((input) => compactDeep(input) as JournalLineInput)
 

@@ -52,7 +52,7 @@ export const ERROR_CODE_REGISTRY = {
   ...entries('@locus/protocol', 'usage', ['PROTOCOL_MESSAGE_INVALID', 'PROTOCOL_HOST_OPTIONS_INVALID']),
   ...entries('@locus/runtime', 'failure', ['AGENT_CALL_FAILED', 'SCHEMA_VALIDATION', 'TOOL_CALL_FAILED', 'CHILD_WORKFLOW_FAILED']),
   ...entries('@locus/host-contract', 'failure', ['HOST_ERROR']),
-  ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID', 'SLEEP_DURATION_INVALID', 'SCHEDULE_INVALID']),
+  ...entries('@locus/runtime', 'usage', ['TRANSPORT_RETRY_REFUSED', 'UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID', 'SLEEP_DURATION_INVALID', 'SCHEDULE_INVALID', 'CONCURRENCY_KEY_INVALID']),
   ...entries('@locus/runtime', 'conflict', ['RUN_COMPLETED']),
   ...entries('@locus/host-ai-sdk', 'usage', ['AI_SDK_HOST_OPTIONS_INVALID']),
   ...entries('@locus/cost', 'usage', ['PRICE_FILE_INVALID', 'COST_OPTIONS_INVALID']),

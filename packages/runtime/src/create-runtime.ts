@@ -17,7 +17,8 @@ import { startReplay, startResume } from './resume-run.js'
 import { abortAs } from './cancel-requests.js'
 import type { RunOptions } from './run-options.js'
 import type { RunBudgets } from './budgets.js'
-import { type RunHandle as ExecutionHandle, type RunResult, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
+import { type RunHandle as ExecutionHandle, type RunResult, parseWorkflowInput, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
+import { type ConcurrencyLimiter, type QueueSnapshot, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
 
 /** How a started, resumed or replayed execution is reached: one shape for all three. */
 export interface RunHandle {
@@ -121,6 +122,14 @@ export interface RuntimeOptions {
    * ownership lock: resume one run from one process at a time.
    */
   readonly store?: RunStore | undefined
+  /**
+   * How the workflows' `concurrency` limits are kept: by an in-process
+   * limiter shared by every run this runtime starts (the default), or by
+   * someone else (`'none'`: a PostgreSQL worker admits runs itself). Pass a
+   * limiter to share one between runtimes of one process.
+   * @default 'in-process'
+   */
+  readonly flowControl?: 'in-process' | 'none' | ConcurrencyLimiter | undefined
   /** Options every run starts with; each call's options override them. */
   readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'> | undefined
 }
@@ -182,6 +191,8 @@ export interface Runtime {
   signal(runId: string, name: string, payload: unknown, sender?: { readonly from?: string; readonly via?: SignalVia }): Promise<SignalOutcome>
   /** Answers query `name` of a run from its journal fold alone, whoever holds it; undefined `result` is null. */
   query(runId: string, name: string): Promise<QueryOutcome>
+  /** Per concurrency key: runs holding a slot, runs waiting to start, and the oldest wait (`GET /v1/queues`, `locus queues`). */
+  queues?(): Promise<QueueSnapshot[]>
 }
 
 /** What a query answered. */
@@ -218,6 +229,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
   const store = options.store ?? createFileRunStore(runsDir)
   const liveRuns = new Map<string, RunHandle>()
+  const limiter: ConcurrencyLimiter | undefined =
+    options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter() : options.flowControl
 
   function workflowOf(workflow: WorkflowDefinition | string | undefined, fallbackName?: string): WorkflowDefinition {
     if (workflow !== undefined && typeof workflow !== 'string') return workflow
@@ -374,8 +387,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     workflows,
     async start(workflow, runOptions) {
       const definition = workflowOf(workflow)
-      return launch(runOptions?.runId, (hooks) => {
-        const handle = startWorkflowRun(definition, base(runOptions, hooks))
+      let slot: Awaited<ReturnType<ConcurrencyLimiter['acquire']>> | undefined
+      if (limiter !== undefined && (definition.concurrency !== undefined || runOptions?.concurrencyKey !== undefined)) {
+        // Keys come from the validated input; a bad input, a bad key or a bad priority refuses the start before anything is written.
+        const keys = resolveFlowKeys(definition, parseWorkflowInput(definition, runOptions?.input), runOptions?.concurrencyKey)
+        const priority = checkPriority(runOptions?.priority)
+        if (keys.length > 0) slot = await limiter.acquire({ keys, priority })
+      }
+      const admitted = slot?.queued === undefined ? runOptions : { ...runOptions, queued: slot.queued }
+      const launched = launch(runOptions?.runId, (hooks) => {
+        const handle = startWorkflowRun(definition, base(admitted, hooks))
+        // The slot is the execution's: it goes back when the execution ends, however it ends.
+        if (slot !== undefined) void handle.done.finally(() => { slot.release(); }).catch(() => undefined)
         return {
           done: handle.done,
           flush: () => {
@@ -384,6 +407,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           answer: (deferredId, answer) => answerOn(handle, deferredId, answer),
         }
       })
+      launched.catch(() => slot?.release())
+      return launched
     },
     async resume(runId, resumeOptions) {
       // The first line of each execution says how the run started; resumeRun reads the rest once, for its recording.
@@ -418,6 +443,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return true
     },
     live: (runId) => liveRuns.get(runId),
+    queues: () => Promise.resolve(limiter?.snapshot() ?? []),
     pendingDeferrals: async (runId) => [...(await deferralsOf(runId)).open.values()],
     async signal(runId, name, payload, sender) {
       const stored = await readStoredRun(store, runId)

@@ -4,6 +4,7 @@ import type { RetryPolicy } from '@locus/retry'
 import type { RunView, SignalVia } from '@locus/journal'
 import type { z } from 'zod'
 import type { AgentConfig, CallBudgets, Usage } from './host.js'
+import { type ConcurrencyLimit, type DeadlineCounts, checkFlowDefinition } from './flow-control.js'
 
 /** What a tool's `run` receives besides its arguments. */
 export interface ToolCallContext {
@@ -328,6 +329,21 @@ export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = T
   readonly signals?: SignalSet
   /** Queries answered from the run's journal fold (`GET /v1/runs/{id}/queries/{name}`, `locus query`), by name. */
   readonly queries?: QuerySet
+  /**
+   * Concurrency limits: at most `limit` runs with the same `key(input)` hold
+   * a slot at once, on one process or across every worker sharing a
+   * PostgreSQL database (a run parked on a deferral or a timer holds none).
+   * Several may apply to one run (per tenant and global). Keys take turns
+   * among runs ready to start, weighted by `weight`. A limit that is not a
+   * positive whole number is refused here; a key function that throws or
+   * returns a non-string refuses the run's start (`CONCURRENCY_KEY_INVALID`).
+   */
+  readonly concurrency?: readonly ConcurrencyLimit<TInput>[]
+  /**
+   * Whether the run's `budgets.deadlineMs` counts from its start (time spent
+   * waiting for a slot is free) or from its enqueue. @default 'from-start'
+   */
+  readonly deadlineCounts?: DeadlineCounts
   // A method, so that a workflow with typed tools is still a WorkflowDefinition.
   run(context: WorkflowContext<TInput, TTools>): unknown
 }
@@ -352,6 +368,7 @@ const WORKFLOW_MARKER = Symbol.for('locus.workflow')
  * ```
  */
 export function defineWorkflow<TInput, TTools extends ToolSet = ToolSet>(definition: WorkflowDefinition<TInput, TTools>): WorkflowDefinition<TInput, TTools> {
+  checkFlowDefinition(definition)
   const marked = { ...definition }
   Object.defineProperty(marked, WORKFLOW_MARKER, { value: true, enumerable: false })
   return marked

@@ -18,6 +18,7 @@ export const RUNTIME_ERROR_CODES = [
   'RUN_COMPLETED',
   'SLEEP_DURATION_INVALID',
   'SCHEDULE_INVALID',
+  'CONCURRENCY_KEY_INVALID',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
 
@@ -229,6 +230,7 @@ const RUNTIME_INPUT_ERROR_CODES = [
   'WORKFLOW_DEFINITION_INVALID',
   'SLEEP_DURATION_INVALID',
   'SCHEDULE_INVALID',
+  'CONCURRENCY_KEY_INVALID',
 ] as const
 
 /** Marks a {@link RuntimeInputError}; registered, so every installed copy of the package shares it. */

@@ -11,6 +11,7 @@ import type { WorkflowDefinition } from './define.js'
 import type { RunStore } from '@locus/store'
 import type { TriggerTransport } from '@locus/protocol'
 import { describeZodIssues } from './zod-issues.js'
+import type { QueuedInfo } from './flow-control.js'
 
 /** Options of one run. */
 export interface RunOptions {
@@ -70,6 +71,21 @@ export interface RunOptions {
    * unpriced and reserve nothing. @default false (such a run is refused)
    */
   readonly allowUnpriced?: boolean
+  /**
+   * Stands in for the value of the workflow's first concurrency key (under
+   * that declaration's limit); with none declared, a key with no limit that
+   * takes turns with the other keys.
+   */
+  readonly concurrencyKey?: string
+  /** 0 to 9: among runs waiting on the same key, a higher one starts first. @default 0 */
+  readonly priority?: number
+  /**
+   * The run waited to start (for a concurrency slot, a rate limit or runs of
+   * higher priority): journaled as a `queued` line right after `run_start`,
+   * and taken off its deadline when the workflow counts it `from-enqueue`.
+   * Set by the worker or limiter that admitted it.
+   */
+  readonly queued?: QueuedInfo
   /** Where the workflow came from (a file path), recorded in run_start so resume and replay can load it again. */
   readonly source?: string
   /**
@@ -182,6 +198,16 @@ const runOptionsSchema = z
       )
       .optional(),
     source: z.string().min(1).optional(),
+    concurrencyKey: z.string({ error: 'concurrencyKey must be a string' }).min(1, 'concurrencyKey must not be empty').optional(),
+    priority: z.number({ error: 'priority must be a number' }).int('priority must be a whole number').min(0, 'priority must be 0 to 9').max(9, 'priority must be 0 to 9').optional(),
+    queued: z
+      .object({
+        keys: z.array(z.string()),
+        reason: z.enum(['concurrency', 'rate', 'priority']),
+        waitedMs: z.number().int().min(0),
+      })
+      .strict()
+      .optional(),
     refuseCompleted: z.boolean({ error: 'refuseCompleted must be true or false' }).optional(),
     retryBudget: z
       .number({ error: 'retryBudget must be a number' })

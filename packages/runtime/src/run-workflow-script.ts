@@ -443,7 +443,8 @@ function startExecution<TInput>(
     clock,
     controller.signal,
     // A child is bounded by its root's deadline and cap: measured from the root's start, counted on the root's ledger.
-    parent === undefined ? startedAt : parent.startedAt,
+    // A root whose workflow counts its deadline from its enqueue has already spent the time it waited to start.
+    parent === undefined ? startedAt - (definition.deadlineCounts === 'from-enqueue' && (internals.kind ?? 'root') === 'root' ? (options.queued?.waitedMs ?? 0) : 0) : parent.startedAt,
     parent === undefined ? options.budgets?.deadlineMs : parent.deadlineMs,
     parent === undefined ? options.budgets?.maxTotalAgentInvocations : parent.maxInvocations,
     callDefaults,
@@ -524,6 +525,10 @@ function startExecution<TInput>(
     ...(definition.workspaceMode === undefined ? {} : { workspaceMode: definition.workspaceMode }),
     ...(parent === undefined ? {} : { parentRunId: parent.runId, parentExecutionId: parent.executionId, parentCallId: internals.parent?.childCallId }),
   })
+  // The wait before the start, evidence beside the start itself (a resume's wait is its own).
+  if (parent === undefined && options.queued !== undefined) {
+    run.emit({ type: 'queued', keys: [...options.queued.keys], reason: options.queued.reason, waitedMs: options.queued.waitedMs })
+  }
   if (ownership?.tookOver !== undefined) {
     const from = ownership.tookOver.previous
     run.emit({

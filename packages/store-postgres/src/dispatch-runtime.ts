@@ -16,6 +16,7 @@ import { RunExistsError, StoreOptionsError, allocatedExecutionId } from '@locus/
 import pg from 'pg'
 import { RUN_TASK, enqueueRun, migrateDispatch, requestCancel } from './dispatch.js'
 import { REQUEUE_SQL } from './run-task.js'
+import { queueSnapshot } from './flow.js'
 import { type PostgresRunStore, createPostgresRunStore } from './postgres-run-store.js'
 
 /** Options of {@link createDispatchRuntime}. */
@@ -36,8 +37,8 @@ export interface DispatchRuntime extends Runtime {
   close(): Promise<void>
 }
 
-/** The run options a queued run keeps: its input, id and budgets (over the worker's defaults). The rest is the worker's to choose. */
-const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets'])
+/** The run options a queued run keeps: its input, id, budgets (over the worker's defaults), concurrency key and priority. The rest is the worker's to choose. */
+const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets', 'concurrencyKey', 'priority'])
 
 /**
  * A {@link Runtime} for processes that serve runs but do not execute them
@@ -138,7 +139,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       if (extra.length > 0) {
         throw new RuntimeInputError(
           'RUN_OPTIONS_INVALID',
-          `A run queued for workers takes its input, run id and budgets only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
+          `A run queued for workers takes its input, run id, budgets, concurrency key and priority only; ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} chosen by the worker that runs it (locus worker flags).`,
           extra.map((key) => `${key}: not supported for a queued run`),
         )
       }
@@ -150,7 +151,9 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       try {
         await enqueueRun(client, {
           runId,
-          workflow: definition.name,
+          workflow: definition,
+          ...(runOptions.concurrencyKey === undefined ? {} : { concurrencyKey: runOptions.concurrencyKey }),
+          ...(runOptions.priority === undefined ? {} : { priority: runOptions.priority }),
           ...(runOptions.input === undefined ? {} : { input: runOptions.input }),
           ...(runOptions.budgets === undefined ? {} : { budgets: runOptions.budgets }),
           schema,
@@ -220,6 +223,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     cancel: () => false,
     requestCancel: (runId, reason, by) => requestCancel(pool, runId, schema, { reason, by }),
     live: () => undefined,
+    queues: () => queueSnapshot(pool, schema),
     pendingDeferrals: (runId) => reader.pendingDeferrals(runId),
     answerDeferred: (runId, deferredId, answer) => reader.answerDeferred(runId, deferredId, answer),
     signal: (runId, name, payload, sender) => reader.signal(runId, name, payload, sender),

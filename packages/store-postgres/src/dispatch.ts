@@ -1,5 +1,5 @@
-import type { AgentHost, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
-import { createRuntime, recordRunOutcome } from '@locus/runtime'
+import type { AgentHost, QueuedInfo, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
+import { checkPriority, createRuntime, parseWorkflowInput, recordRunOutcome, resolveFlowKeys } from '@locus/runtime'
 import type { JournalLineInput, OpenSignalWaitView, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
@@ -10,6 +10,7 @@ import { REQUEUE_SQL, RUN_TASK, TIMER_JOB_SQL } from './run-task.js'
 import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
 import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
 import { patchGraphileWorker } from './graphile-patches.js'
+import { admit, recordFlow, wakeWaiting } from './flow.js'
 
 export { RUN_TASK } from './run-task.js'
 
@@ -25,8 +26,18 @@ interface RunJobPayload {
 /** Options of {@link enqueueRun}. */
 export interface EnqueueRunOptions {
   readonly runId: string
-  readonly workflow: string
+  /**
+   * The workflow: its name, or its definition. Given the definition, the
+   * input is checked and the run's concurrency keys are computed from it
+   * now: a key function that throws or returns a non-string refuses the
+   * enqueue (`CONCURRENCY_KEY_INVALID`) and nothing is queued.
+   */
+  readonly workflow: string | WorkflowDefinition
   readonly input?: unknown
+  /** Stands in for the value of the workflow's first concurrency key; with none declared, a key without a limit that takes turns with the others. */
+  readonly concurrencyKey?: string | undefined
+  /** 0 to 9: among runs waiting on the same key, a higher one starts first. @default 0 */
+  readonly priority?: number | undefined
   /** The run's budgets: kept on its row, they win over the defaults of the worker that runs it, field by field. */
   readonly budgets?: RunBudgets | undefined
   /** Schema of the Locus tables. @default 'public' */
@@ -41,16 +52,33 @@ export interface EnqueueRunOptions {
  */
 export async function enqueueRun(client: pg.ClientBase, options: EnqueueRunOptions): Promise<void> {
   const schema = options.schema ?? 'public'
+  const definition = typeof options.workflow === 'string' ? undefined : options.workflow
+  const workflow = typeof options.workflow === 'string' ? options.workflow : options.workflow.name
+  // Before the transaction: a bad key or priority queues nothing.
+  const priority = checkPriority(options.priority)
+  const keys =
+    definition === undefined
+      ? options.concurrencyKey === undefined
+        ? []
+        : resolveFlowKeys({ name: workflow }, options.input, options.concurrencyKey)
+      : resolveFlowKeys(definition, definition.concurrency === undefined ? options.input : parseWorkflowInput(definition, options.input), options.concurrencyKey)
   await client.query('begin')
   try {
-    await client.query(`insert into "${schema}".locus_runs (run_id, workflow, input, budgets) values ($1, $2, $3::jsonb, $4::jsonb) on conflict do nothing`, [
+    const inserted = await client.query(`insert into "${schema}".locus_runs (run_id, workflow, input, budgets) values ($1, $2, $3::jsonb, $4::jsonb) on conflict do nothing`, [
       options.runId,
-      options.workflow,
+      workflow,
       options.input === undefined ? null : JSON.stringify(options.input),
       options.budgets === undefined ? null : JSON.stringify(options.budgets),
     ])
+    // Its turn among the queued runs: its keys' lane, and the job's priority that carries it.
+    const jobPriority = inserted.rowCount === 1 ? await recordFlow(client, schema, options.runId, keys, priority) : null
     const payload: RunJobPayload = { runId: options.runId }
-    await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'preserve_run_at')`, [RUN_TASK, JSON.stringify(payload), options.runId])
+    await client.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, job_key_mode := 'preserve_run_at', priority := $4::int)`, [
+      RUN_TASK,
+      JSON.stringify(payload),
+      options.runId,
+      jobPriority,
+    ])
     await client.query('commit')
   } catch (error) {
     await client.query('rollback').catch(() => undefined)
@@ -235,6 +263,24 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   /** Hands a live run over (suspends it, then releases and re-queues it), by run id. */
   const handOvers = new Map<string, () => Promise<void>>()
   let stopping = false
+  // A freed slot wakes the runs waiting for it (their put-back jobs), at most one wake query in flight.
+  let waking: Promise<unknown> | undefined
+  let wakeAgain = false
+  const wakeSoon = (): void => {
+    if (waking !== undefined) {
+      wakeAgain = true
+      return
+    }
+    waking = wakeWaiting(pool, schema)
+      .catch(() => undefined)
+      .finally(() => {
+        waking = undefined
+        if (wakeAgain && !stopping) {
+          wakeAgain = false
+          wakeSoon()
+        }
+      })
+  }
 
   const task: Task = async (rawPayload, helpers) => {
     const payload = rawPayload as RunJobPayload
@@ -252,8 +298,28 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       await pool.query(REQUEUE_SQL, [RUN_TASK, payload.runId])
       return
     }
-    // A job taken while the database is away waits for it here instead of failing (and using up an attempt).
+    // Flow control first: a run whose keys are full is put back (no attempt spent), and on its lane's turn the
+    // lane's best waiting run starts instead of this one. The lease comes with the admission, in one transaction.
     let takenAt = performance.now()
+    const admission = await withReconnect(async () => {
+      takenAt = performance.now()
+      const client = await pool.connect()
+      try {
+        return await admit(client, schema, { runId: payload.runId, owner, leaseMs, task: RUN_TASK })
+      } finally {
+        client.release()
+      }
+    }, Number.POSITIVE_INFINITY)
+    if (admission.kind === 'parked') return
+    if (admission.kind === 'leased') {
+      try {
+        await executeUnderLease(admission.lease, admission.runId === payload.runId ? payload : { runId: admission.runId }, takenAt, admission.queued)
+      } finally {
+        wakeSoon()
+      }
+      return
+    }
+    // A job taken while the database is away waits for it here instead of failing (and using up an attempt).
     const lease = await withReconnect(() => {
       takenAt = performance.now()
       return store.acquireLease(payload.runId, owner, leaseMs)
@@ -270,7 +336,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     await executeUnderLease(lease, payload, takenAt)
   }
 
-  async function executeUnderLease(first: RunLease, payload: RunJobPayload, takenAt: number): Promise<void> {
+  async function executeUnderLease(first: RunLease, payload: RunJobPayload, takenAt: number, waited?: QueuedInfo): Promise<void> {
     let lease = first
     let handle: RunHandle | undefined
     const state: { lost: boolean; leaving: 'park' | 'stop' | undefined } = { lost: false, leaving: undefined }
@@ -284,7 +350,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     }
     const fenced = guarded(announcing(store.fenced(lease), lease, leaseMs), guard, onLost)
     // The worker's defaults apply where a run's start recorded no budgets of its own (a resume reads them back).
-    const runtime = createRuntime({ store: fenced, workflows: options.workflows, ...(options.host === undefined ? {} : { host: options.host }), ...(runDefaults === undefined ? {} : { defaults: runDefaults }) })
+    // Flow control was the admission's (across workers); the runtime keeps no limiter of its own.
+    const runtime = createRuntime({ store: fenced, workflows: options.workflows, flowControl: 'none', ...(options.host === undefined ? {} : { host: options.host }), ...(runDefaults === undefined ? {} : { defaults: runDefaults }) })
     // Started means the root's run_start committed; a root without lines is started afresh. Ended means
     // the latest execution with lines ends with run_end.
     const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; budgets: RunBudgets | null; status: string; started: boolean; ended: boolean }>(
@@ -344,7 +411,12 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       } else {
         if (workflow === undefined) throw new StoreOptionsError(`Run "${payload.runId}" was not queued by enqueueRun: it names no workflow.`)
         const budgets = mergeRunBudgets(options.defaults?.budgets, queued[0]?.budgets ?? undefined)
-        handle = await runtime.start(workflow, { runId: payload.runId, ...(input === undefined || input === null ? {} : { input }), ...(budgets === undefined ? {} : { budgets }) })
+        handle = await runtime.start(workflow, {
+          runId: payload.runId,
+          ...(input === undefined || input === null ? {} : { input }),
+          ...(budgets === undefined ? {} : { budgets }),
+          ...(waited === undefined ? {} : { queued: waited }),
+        })
       }
       live.set(payload.runId, handle)
       const running = handle
@@ -514,6 +586,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
 
   async function sweep(): Promise<void> {
     if (performance.now() - workerBeatAt >= workerBeatMs) await beatWorker()
+    // Slots freed by a worker that died (its leases lapsed) or missed by a wake: the waiting runs are woken here.
+    wakeSoon()
     const [{ rows: dead }, expired] = await Promise.all([
       // Jobs locked by a worker that stopped heartbeating (killed between taking a job and taking its lease, say).
       pool.query<{ locked_by: string }>(
@@ -627,6 +701,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       stopping = true
       clearInterval(sweeper)
       await sweeping
+      await waking
       clearTimeout(listenTimer)
       await listener?.end().catch(() => undefined)
       // No new jobs from here; the live runs are handed over while graphile-worker waits for their tasks.

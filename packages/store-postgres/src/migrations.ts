@@ -154,6 +154,40 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
     `,
   },
   {
+    version: 10,
+    name: 'flow control: the concurrency keys of a run, its priority and turn, fair lanes, and shared rate-limit buckets',
+    sql: `
+      alter table $schema.locus_runs add column if not exists priority smallint not null default 0;
+      alter table $schema.locus_runs add column if not exists flow_rank double precision;
+      alter table $schema.locus_runs add column if not exists queued_reason text;
+      alter table $schema.locus_runs add column if not exists admitted_at timestamptz;
+      create table if not exists $schema.locus_run_keys (
+        run_id text not null references $schema.locus_runs (run_id) on delete cascade,
+        key text not null,
+        lim integer check (lim is null or lim > 0),
+        lane boolean not null default false,
+        primary key (run_id, key)
+      );
+      create index if not exists locus_run_keys_key on $schema.locus_run_keys (key, lane);
+      create table if not exists $schema.locus_flow_lanes (
+        key text primary key,
+        last_rank double precision not null default 0
+      );
+      create table if not exists $schema.locus_flow_clock (
+        id boolean primary key default true check (id),
+        virtual_time double precision not null default 0
+      );
+      insert into $schema.locus_flow_clock (id, virtual_time) values (true, 0) on conflict do nothing;
+      create table if not exists $schema.locus_rate_buckets (
+        name text primary key,
+        window_start_ms bigint not null default 0,
+        requests integer not null default 0,
+        tokens bigint not null default 0,
+        closed_until_ms bigint not null default 0
+      );
+    `,
+  },
+  {
     version: 11,
     name: "runs' token streams: each LLM request's deltas at a gap-free offset per run, pruned apart from the journal",
     sql: `
