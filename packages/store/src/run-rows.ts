@@ -1,6 +1,8 @@
 import type { JournalLine } from '@locus/journal'
-import type { ExecutionKind } from './run-store.js'
 import { StoreOptionsError } from './store-errors.js'
+
+/** The kinds of execution a row is folded from (the store's `ExecutionKind`, named here so the row types stay a leaf of run-store). */
+type ExecutionKind = 'root' | 'resume' | 'replay' | 'child'
 
 /**
  * Where a run stands as its summary row says: `queued` until its first line
