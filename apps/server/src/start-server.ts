@@ -2,6 +2,7 @@ import type { Server } from 'node:http'
 import { isIP } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { type DrainReport, type ResumeSuspendedReport, type TimerParking, drainRuns, resumeSuspendedRuns, startTimerParking } from '@locus/runtime'
+import type { RunRow } from '@locus/store'
 import { ServerOptionsError, parseApiKeys, readApiKeysFile } from './auth.js'
 import { buildServer } from './create-server.js'
 import type { CreateServerOptions } from './server-options.js'
@@ -114,17 +115,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Checked before listening, so a bad name stops the start with its reason.
   const allowedHosts = allowedHostsFor(host, options.allowedHosts)
   parseAllowedOrigins(options.allowedOrigins)
-  let parking: TimerParking | undefined
-  const { app, state, track } = buildServer({
-    ...options,
-    apiKeys,
-    allowedHosts,
-    onTrack: (handle) => {
-      parking?.watch(handle)
-      options.onTrack?.(handle)
-    },
-  })
-  parking =
+  // Created before the server so it watches every run the server tracks; it calls back into the server only later.
+  const parking: TimerParking | undefined =
     options.parkSleepingAfterMs === undefined
       ? undefined
       : startTimerParking(options.runtime, {
@@ -136,6 +128,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
             console.error(`[locus server] waking run ${runId} after its sleep failed:`, error)
           },
         })
+  const { app, state, track } = buildServer({
+    ...options,
+    apiKeys,
+    allowedHosts,
+    onTrack: (handle) => {
+      parking?.watch(handle)
+      options.onTrack?.(handle)
+    },
+  })
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => {
@@ -155,7 +156,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const resuming =
     options.resumeSuspended === false
       ? Promise.resolve()
-      : resumeSuspendedRuns(options.runtime, { signal: state.shutdown.signal, ...(parking === undefined ? {} : { skip: parking.parksLater }) })
+      : resumeSuspendedRuns(options.runtime, { signal: state.shutdown.signal, ...(parking === undefined ? {} : { skip: (row: RunRow) => parking.parksLater(row) }) })
           .then(async (report) => {
             // Runs a previous server parked on a timer wake at their due time.
             await parking?.scan()
