@@ -558,6 +558,18 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     return row === undefined ? undefined : { ...row, createdAt }
   }
 
+  /** The lines a run's row folds: every root, resume and child execution's (replays never move a row). */
+  async function rowSources(runId: string): Promise<{ executionId: string; kind: ExecutionKind; lines: JournalLine[] }[]> {
+    const sources: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
+    for (const info of await listExecutionsOf(runId)) {
+      if (info.kind === 'replay') continue
+      const lines: JournalLine[] = []
+      for await (const line of readLines(info)) lines.push(line)
+      sources.push({ executionId: info.executionId, kind: info.kind, lines })
+    }
+    return sources
+  }
+
   async function readRunRow(runId: string): Promise<RunRow | undefined> {
     const live = rows.get(runId)
     if (live !== undefined) return live
@@ -571,14 +583,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     const row = first.summary === null ? undefined : rowOf(first)
     if (row !== undefined) return row
     // A run from before rows (or whose row was never written): its journals say what it is.
-    const infos = await listExecutionsOf(runId)
-    const executionsLines: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
-    for (const info of infos) {
-      if (info.kind === 'replay') continue
-      const lines: JournalLine[] = []
-      for await (const line of readLines(info)) lines.push(line)
-      executionsLines.push({ executionId: info.executionId, kind: info.kind, lines })
-    }
+    const executionsLines = await rowSources(runId)
     if (executionsLines.every((execution) => execution.lines.length === 0)) return rowOf({ ...first, summary: null })
     return rowFromLines(runId, first.created_ms, executionsLines)
   }
@@ -617,14 +622,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       rows.open(runId, newRunRow(runId, runId, createdAt), version)
       return
     }
-    const infos = await listExecutionsOf(runId)
-    const executionsLines: { executionId: string; kind: ExecutionKind; lines: JournalLine[] }[] = []
-    for (const info of infos) {
-      if (info.kind === 'replay') continue
-      const lines: JournalLine[] = []
-      for await (const line of readLines(info)) lines.push(line)
-      executionsLines.push({ executionId: info.executionId, kind: info.kind, lines })
-    }
+    const executionsLines = await rowSources(runId)
     rows.open(runId, rowFromLines(runId, createdAt, executionsLines), version)
   }
 
