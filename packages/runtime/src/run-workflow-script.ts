@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events'
 import { join, resolve } from 'node:path'
 import {
   type JournalLine,
+  type JournalLineInput,
   type RunCost,
   type RunView,
   createRunView,
@@ -222,6 +223,19 @@ export function parseWorkflowInput(definition: Pick<WorkflowDefinition, 'name' |
   if (parsed.success) return parsed.data
   const issues = describeZodIssues(parsed.error, 'input')
   throw new RuntimeInputError('WORKFLOW_INPUT_INVALID', `Invalid input for workflow "${definition.name}":\n  ${issues.join('\n  ')}`, issues)
+}
+
+/**
+ * Journals a line from an abort listener. A listener must not throw: the event target would rethrow the error as an
+ * uncaught exception and take the process down. A writer that refuses the line has failed already (a lost lease, a
+ * closed journal), and that failure reaches the run's ending through the writer, so the refusal is dropped here.
+ */
+function emitFromListener(run: RunState, line: JournalLineInput): void {
+  try {
+    run.emit(line)
+  } catch {
+    // Reported by the writer's own failure, not here.
+  }
 }
 
 /** Aborts `target` when `source` aborts (at once when it has), with its reason; returns the function that stops forwarding. */
@@ -576,7 +590,7 @@ function startExecution<TInput>(
   const onSuspend = (): void => {
     if (scriptSettled || suspension.suspended || controller.signal.aborted) return
     const reason = suspendSignal?.reason === undefined ? 'suspended by the host' : String(suspendSignal.reason)
-    run.emit({ type: 'log', level: 'info', message: `execution suspended: ${reason}; the run has not ended, and resume continues it`, data: { suspended: true, reason } })
+    emitFromListener(run, { type: 'log', level: 'info', message: `execution suspended: ${reason}; the run has not ended, and resume continues it`, data: { suspended: true, reason } })
     suspension.suspended = true
     controller.abort(`suspended: ${reason}`)
   }
@@ -587,7 +601,7 @@ function startExecution<TInput>(
   const onCancelRequested = (): void => {
     if (scriptSettled || suspension.suspended) return
     const reason: unknown = controller.signal.reason
-    run.emit({
+    emitFromListener(run, {
       type: 'run_cancel_requested',
       reason: typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : 'cancelled by the host',
       by: requesterOf(controller.signal) ?? 'host',

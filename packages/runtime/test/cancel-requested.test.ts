@@ -3,7 +3,7 @@
 // or the signal a caller gave the run; a suspension is not one.
 import type { JournalLine } from '@locus/journal'
 import { abortAs, createRuntime, createScriptedHost, defineDeferredTool, defineWorkflow, drainRuns, resumeRun } from '@locus/runtime'
-import { createMemoryRunStore } from '@locus/store'
+import { type ExecutionWriter, LeaseLostError, type RunStore, createMemoryRunStore } from '@locus/store'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
@@ -96,5 +96,47 @@ describe('run_cancel_requested', () => {
     expect(report.cancelled).toEqual([working.runId])
     expect(requests(await allLines(store, working.runId))).toEqual([{ executionId: working.runId, reason: 'the server is shutting down', by: 'server' }])
     expect(requests(await allLines(store, waiting.runId))).toEqual([])
+  })
+
+  it.each(['cancel', 'suspend'] as const)('a %s after the writer failed (a lost lease) journals nothing and throws nothing out of the abort listener', async (stop) => {
+    const inner = createMemoryRunStore()
+    let lost = false
+    // Every append refused once the lease is gone, as the PostgreSQL writer does.
+    const store: RunStore = Object.assign(Object.create(inner) as RunStore, {
+      async createExecution(options: Parameters<RunStore['createExecution']>[0]): Promise<ExecutionWriter> {
+        const writer = await inner.createExecution(options)
+        return Object.assign(Object.create(writer) as ExecutionWriter, {
+          append(input: Parameters<ExecutionWriter['append']>[0]) {
+            if (lost) throw new LeaseLostError(writer.runId, 1, 2)
+            return writer.append(input)
+          },
+        })
+      },
+    })
+    const uncaught: unknown[] = []
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error)
+    }
+    process.on('uncaughtException', onUncaught)
+    try {
+      const handle = await createRuntime({ workflows: [approval], store }).start('approval')
+      await new Promise<void>((resolve) => {
+        if (handle.waitingOnly()) resolve()
+        else
+          handle.onWaitingChange((now) => {
+            if (now) resolve()
+          })
+      })
+      lost = true
+      if (stop === 'cancel') handle.cancel('lease lost')
+      else handle.suspend('lease lost')
+      // The run's ending reports the writer's failure; however it ends, it ends.
+      await handle.done.catch(() => undefined)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(uncaught).toEqual([])
+      expect(requests(await allLines(inner, handle.runId))).toEqual([])
+    } finally {
+      process.off('uncaughtException', onUncaught)
+    }
   })
 })
