@@ -16,6 +16,7 @@ import { openApiDocument } from './openapi.js'
 import type { RouteContext } from './route-context.js'
 import type { CreateServerOptions, Env, ErrorContext, ServerState } from './server-options.js'
 import { mountWorkerRoutes } from './worker-routes.js'
+import { mountScheduleRoutes } from './schedule-routes.js'
 import { mountDeployCheck } from './deploy-check-route.js'
 import { mountMcpRoute } from './mcp-route.js'
 import { mountInspector } from './inspector/mount-inspector.js'
@@ -44,7 +45,7 @@ import {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountEventsToken, mountInspector, mountMcpRoute, mountDeployCheck]
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountScheduleRoutes, mountEventsToken, mountInspector, mountMcpRoute, mountDeployCheck]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20
@@ -350,24 +351,6 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
           })
     const runs = page.rows.map((row) => rowListItem(row, liveState(row.runId))).filter((item) => query.status === undefined || item.status === query.status)
     return c.json({ runs, nextCursor: page.nextCursor ?? null })
-  })
-
-  const scheduleStore = (): NonNullable<CreateServerOptions['schedules']> => {
-    if (options.schedules === undefined) throw new ApiError('not_found', 'This server keeps no schedules: its store has none.')
-    return options.schedules
-  }
-  app.get('/v1/schedules', guard('runs:read'), async (c) => {
-    const store = scheduleStore()
-    const schedules = []
-    for (const state of await store.listSchedules()) schedules.push({ ...state, lastSlot: (await store.listSlots(state.schedule.id, { limit: 1 }))[0] ?? null })
-    return c.json({ schedules })
-  })
-  app.get('/v1/schedules/:id', guard('runs:read'), async (c) => {
-    const store = scheduleStore()
-    const id = c.req.param('id') ?? ''
-    const state = await store.readSchedule(id).catch(() => undefined)
-    if (state === undefined) throw new ApiError('not_found', `No schedule "${id}"; GET /v1/schedules lists them.`)
-    return c.json({ ...state, slots: await store.listSlots(id, { limit: 100 }) })
   })
 
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {

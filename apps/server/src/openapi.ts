@@ -27,6 +27,9 @@ import {
   RunIdSchema,
   RunListSchema,
   ScheduleListSchema,
+  ScheduleItemSchema,
+  SlotsRequestedSchema,
+  BackfillBodySchema,
   ScheduleSchema,
   RunPendingSchema,
   RunResultResponseSchema,
@@ -59,6 +62,9 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   RunList: RunListSchema,
   ScheduleList: ScheduleListSchema,
   Schedule: ScheduleSchema,
+  ScheduleState: ScheduleItemSchema,
+  SlotsRequested: SlotsRequestedSchema,
+  BackfillBody: BackfillBodySchema,
   RunResult: RunResultResponseSchema,
   RunPending: RunPendingSchema,
   Health: HealthSchema,
@@ -164,6 +170,10 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'get /v1/runs': 'listRuns',
   'get /v1/schedules': 'listSchedules',
   'get /v1/schedules/{id}': 'getSchedule',
+  'post /v1/schedules/{id}/pause': 'pauseSchedule',
+  'post /v1/schedules/{id}/unpause': 'unpauseSchedule',
+  'post /v1/schedules/{id}/trigger': 'triggerSchedule',
+  'post /v1/schedules/{id}/backfill': 'backfillSchedule',
   'get /v1/runs/{id}': 'getRun',
   'get /v1/runs/{id}/result': 'getRunResult',
   'get /v1/runs/{id}/journal': 'getRunJournal',
@@ -315,6 +325,32 @@ function openApiBody(runPath: string[]): JsonObject {
         get: operation('A schedule and its slot records', 'runs:read', {
           parameters: parameters(z.object({}), runPath),
           responses: { '200': json('Schedule', 'The schedule'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
+        }),
+      },
+      '/v1/schedules/{id}/pause': {
+        post: operation('Pause a schedule: its slots are recorded paused until it is unpaused', 'runs:start', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': json('ScheduleState', 'The schedule, paused'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
+        }),
+      },
+      '/v1/schedules/{id}/unpause': {
+        post: operation('Unpause a schedule: its next slot fires', 'runs:start', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '200': json('ScheduleState', 'The schedule, active'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
+        }),
+      },
+      '/v1/schedules/{id}/trigger': {
+        post: operation('Ask for a slot now, fired by the process that holds the schedule', 'runs:start', {
+          parameters: parameters(z.object({}), runPath),
+          responses: { '202': json('SlotsRequested', 'The slot asked for'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
+        }),
+      },
+      '/v1/schedules/{id}/backfill': {
+        post: operation("Ask for every slot of the schedule in a range, whatever its age", 'runs:start', {
+          description: 'A slot that has a record already keeps it. A range with more than 10,000 slots is refused (400): backfill it in parts.',
+          parameters: parameters(z.object({}), runPath),
+          requestBody: body('BackfillBody', true),
+          responses: { '202': json('SlotsRequested', 'The slots asked for'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large') },
         }),
       },
       '/v1/runs/{id}': {

@@ -191,6 +191,16 @@ export const ScheduleItemSchema = z.object({
 export const ScheduleListSchema = z.object({ schedules: z.array(ScheduleItemSchema.extend({ lastSlot: SlotRecordSchema.nullable() })) })
 export const ScheduleSchema = ScheduleItemSchema.extend({ slots: z.array(SlotRecordSchema).describe('Slot records, newest first (at most 100)') })
 
+/** The body of `POST /v1/schedules/{id}/backfill`: the range whose slots are asked for, both ends included. */
+export const BackfillBodySchema = z
+  .object({
+    from: z.string().refine((text) => Number.isFinite(Date.parse(text)), 'not a time; pass ISO 8601, as 2026-01-01T00:00:00Z').describe('The first time of the range, ISO 8601'),
+    to: z.string().refine((text) => Number.isFinite(Date.parse(text)), 'not a time; pass ISO 8601, as 2026-01-01T00:00:00Z').describe('The last time of the range, ISO 8601'),
+  })
+  .strict()
+/** What a trigger or a backfill asked for: the slots the holding process fires. */
+export const SlotsRequestedSchema = z.object({ scheduleId: z.string(), requested: z.array(z.string()).describe('Slot times, ISO 8601, oldest first') })
+
 /** `result.json` of the latest execution, with `ok` true only for a completed run whose answer is complete. */
 export const RunResultResponseSchema = z.object({
   schema: z.string(),

@@ -1,4 +1,4 @@
-import { defineSchedule } from '@locus/runtime'
+import { MAX_BACKFILL_SLOTS, backfillSlots } from '@locus/runtime'
 import type { ScheduleState, ScheduleStore, SlotRecord } from '@locus/store'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -25,8 +25,6 @@ export interface ScheduleBackfillFlags extends ScheduleFlags {
   readonly to: string
 }
 
-/** Most slots one backfill may ask for. */
-const MAX_BACKFILL_SLOTS = 10_000
 
 async function withSchedules<T>(flags: ScheduleFlags, io: CliIo, body: (schedules: ScheduleStore) => Promise<T>): Promise<T> {
   const { store, close } = openRunStore(flags, io, { maxConnections: 2 })
@@ -159,23 +157,9 @@ export async function scheduleBackfillCommand(id: string, flags: ScheduleBackfil
   if (to < from) throw new CliError('CLI_USAGE', `--to ${flags.to} is before --from ${flags.from}.`)
   return withSchedules(flags, io, async (schedules) => {
     const state = await requireSchedule(schedules, id)
-    const stored = state.schedule
-    // The slot arithmetic is the runtime's: the stored definition is read back through defineSchedule.
-    const definition = defineSchedule({
-      id: stored.id,
-      workflow: stored.workflow,
-      ...(stored.cron === undefined ? {} : { cron: stored.cron }),
-      ...(stored.every === undefined ? {} : { every: stored.every }),
-      ...(stored.timezone === undefined ? {} : { timezone: stored.timezone }),
-      input: stored.input,
-      overlap: stored.overlap as 'skip',
-      catchUpWindow: stored.catchUpWindow,
-    })
-    const slots: string[] = []
-    for (let slot = definition.nextSlot(from - 1); slot !== undefined && slot <= to; slot = definition.nextSlot(slot)) {
-      if (slots.length >= MAX_BACKFILL_SLOTS) throw new CliError('CLI_USAGE', `--from ${flags.from} --to ${flags.to} holds more than ${MAX_BACKFILL_SLOTS} slots; backfill a shorter range at a time.`)
-      slots.push(new Date(slot).toISOString())
-    }
+    // The slot arithmetic is the runtime's, the same the server's backfill route uses.
+    const { slots, more } = backfillSlots(state.schedule, from, to)
+    if (more) throw new CliError('CLI_USAGE', `--from ${flags.from} --to ${flags.to} holds more than ${MAX_BACKFILL_SLOTS} slots; backfill a shorter range at a time.`)
     await schedules.requestSlots(
       id,
       slots.map((slot) => ({ slot, source: 'backfill' as const })),
