@@ -183,7 +183,7 @@ Examples:
 
   const report = program
     .command('report')
-    .description('the outcome table and the gaps-per-tool table over a period')
+    .description('the outcome table, the gaps-per-tool table, the money and the schedule slots that did not start a run, over a period')
     .option('--since <duration>', 'how far back to count, such as 24h, 7d or 30d (default: 30d)', (value: string) => parseDuration(value, '--since'))
     .option('--json', 'print both reports as one JSON object')
   addRunsDir(report)

@@ -6,6 +6,9 @@ import { resolveRunsDir } from '../runs-dir.js'
 import { styleFor } from '../style.js'
 import type { OutputFlags } from './run-flags.js'
 import { CliError } from '../cli-error.js'
+import { formatTable } from '../format-table.js'
+import { openRunStore } from '../open-run-store.js'
+import type { SlotOutcome } from '@locus/store'
 
 /** Flags of `locus report`. */
 export interface ReportFlags extends OutputFlags {
@@ -39,8 +42,9 @@ export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<Exit
   }
   try {
     const report = await readOutcomeReport(store, since)
+    const unfired = await unfiredSlots(runsDir, io, since)
     if (flags.json === true) {
-      io.stdout.write(`${JSON.stringify(report)}\n`)
+      io.stdout.write(`${JSON.stringify({ ...report, schedules: { unfired } })}\n`)
       return EXIT_CODES.completed
     }
     const { outcomes, gaps, cost } = report
@@ -55,10 +59,54 @@ export async function reportCommand(flags: ReportFlags, io: CliIo): Promise<Exit
       '',
       style.bold('Cost per answer outcome'),
       priced ? formatCostReport(cost) : style.dim('no priced run in this window; runs record their cost when priced (locus run --prices prices.json)'),
+      '',
+      style.bold('Schedule slots that did not start a run'),
+      unfired.length === 0
+        ? style.dim('none in this window')
+        : formatTable([['SCHEDULE', 'SLOT', 'OUTCOME', 'WHY'], ...unfired.map((slot) => [slot.scheduleId, slot.slot, slot.outcome, slot.error ?? (slot.runId === undefined ? '' : `run ${slot.runId} still going`)])]),
     ]
     io.stdout.write(`${out.join('\n')}\n`)
     return EXIT_CODES.completed
   } finally {
     await store.close()
+  }
+}
+
+/** A slot of a schedule that ended without starting a run: skipped, missed, paused or failed to start. */
+export interface UnfiredSlot {
+  readonly scheduleId: string
+  readonly slot: string
+  readonly outcome: Exclude<SlotOutcome, 'started'>
+  readonly runId?: string
+  readonly error?: string
+}
+
+/**
+ * The firings that did not happen in the window, oldest first, from the run
+ * store's schedule records (PostgreSQL with `LOCUS_DATABASE_URL`, else the
+ * runs directory). Only reads: a runs directory without schedules has none.
+ */
+async function unfiredSlots(runsDir: string, io: CliIo, since: Date): Promise<UnfiredSlot[]> {
+  const url = io.env.LOCUS_DATABASE_URL
+  const { store, close } = openRunStore(url !== undefined && url !== '' ? { databaseUrl: url } : { runsDir }, io, { maxConnections: 1 })
+  try {
+    const schedules = store.schedules
+    if (schedules === undefined) return []
+    const unfired: UnfiredSlot[] = []
+    for (const state of await schedules.listSchedules()) {
+      for (const record of await schedules.listSlots(state.schedule.id)) {
+        if (record.outcome === 'started' || Date.parse(record.slot) < since.getTime()) continue
+        unfired.push({
+          scheduleId: state.schedule.id,
+          slot: record.slot,
+          outcome: record.outcome,
+          ...(record.runId === undefined ? {} : { runId: record.runId }),
+          ...(record.error === undefined ? {} : { error: record.error }),
+        })
+      }
+    }
+    return unfired.sort((a, b) => a.slot.localeCompare(b.slot) || a.scheduleId.localeCompare(b.scheduleId))
+  } finally {
+    await close()
   }
 }
