@@ -64,6 +64,11 @@ describe('locus serve parks a sleeping run on the file store', () => {
     expect(fired).toHaveLength(1)
     // Woken by the parking's own timer: late by its wake-up, not by a poll interval.
     expect(fired[0]?.type === 'timer_fired' ? fired[0].lateMs : -1).toBeLessThan(1_000)
+    // Resumed ahead of the due time (the wake lead), so reading the run back is not added to its lateness.
+    const lines = await linesOf(runtime, runId)
+    const dueAt = lines.find((line) => line.type === 'timer_start' && line.replayed !== true)
+    const resumedAt = lines.find((line) => line.type === 'run_start' && line.executionId !== runId)
+    expect(dueAt?.type === 'timer_start' && resumedAt !== undefined ? Date.parse(resumedAt.ts) < Date.parse(dueAt.dueAt) : false).toBe(true)
   }, 20_000)
 
   it('wakes a run a stopped server parked, from the summary rows, when a new server starts on the store', async () => {

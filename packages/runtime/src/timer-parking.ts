@@ -5,6 +5,13 @@ import type { RunHandle, Runtime } from './create-runtime.js'
 export interface TimerParkingOptions {
   /** How long a run must wait only on `sleep()` timers before it is parked. @default 1000 */
   readonly parkAfterMs?: number | undefined
+  /**
+   * How long before its due time a parked run is resumed, so that reading it
+   * back from the store and claiming it happen before the timer is due, not
+   * after (the resumed sleep waits for what is left). A run due sooner than
+   * this is not parked. @default 250
+   */
+  readonly wakeLeadMs?: number | undefined
   /** The wall clock that decides when a parked run is due. @default Date.now */
   readonly now?: (() => number) | undefined
   /** Called with each handle a wake-up resumed, so its owner can track it (a server lists and drains its runs). */
@@ -50,6 +57,10 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
   if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) {
     throw new RangeError(`startTimerParking: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   }
+  const wakeLeadMs = options.wakeLeadMs ?? 250
+  if (!Number.isSafeInteger(wakeLeadMs) || wakeLeadMs < 0) {
+    throw new RangeError(`startTimerParking: wakeLeadMs must be a whole number of milliseconds, 0 or more, not ${String(wakeLeadMs)}.`)
+  }
   const now = options.now ?? Date.now
   const wakeUps = new Map<string, { at: number; timer: NodeJS.Timeout }>()
   const unwatch = new Set<() => void>()
@@ -58,9 +69,9 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
   function schedule(runId: string, at: number): void {
     if (closed) return
     clearTimeout(wakeUps.get(runId)?.timer)
-    const delay = Math.min(MAX_DELAY_MS, Math.max(0, at - now()))
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, at - wakeLeadMs - now()))
     const timer = setTimeout(() => {
-      if (at > now()) {
+      if (at - wakeLeadMs > now()) {
         schedule(runId, at)
         return
       }
@@ -92,7 +103,8 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
       const at = row === undefined ? undefined : wakeAtOf(row)
       // Only a run still waiting on timers alone, and only for long enough to be worth a suspend.
       if (closed || row === undefined || at === undefined || !sleepsOnly(row) || !handle.waitingOnly()) return
-      if (at - now() <= parkAfterMs) return
+      // A run due within the wake lead would be resumed as soon as it was parked.
+      if (at - now() <= Math.max(parkAfterMs, wakeLeadMs)) return
       parking = true
       handle.suspend(`parked while it sleeps until ${new Date(at).toISOString()}; this process wakes it then`)
       const result = await handle.done.catch(() => undefined)
