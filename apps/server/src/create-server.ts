@@ -366,6 +366,18 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const deadline = Date.now() + Math.min(query.wait ?? 0, maxWaitSeconds) * 1000
     const signals = [c.req.raw.signal, state.shutdown.signal]
     for (;;) {
+      // A run this server executes and that has not ended is answered from its live fold: no store read.
+      const held = runtime.live(runId)
+      const described = held === undefined ? undefined : await runtime.describe(runId)
+      if (held !== undefined && described?.live === true && described.disposition === undefined) {
+        const left = deadline - Date.now()
+        if (left <= 0 || signals.some((signal) => signal.aborted)) {
+          const status = liveState(runId).cancelling ? ('cancelling' as const) : described.status
+          return c.json({ runId, executionId: described.executionId, status, links: linksOf(runId) }, 202)
+        }
+        await Promise.race([held.done.catch(() => undefined), sleep(left, signals)])
+        continue
+      }
       const stored = await load(runId)
       const result = resultOf(stored.latest)
       if (result !== undefined) return c.json(clientValue(result), 200)

@@ -1,4 +1,4 @@
-import { type PendingDeferral, type RunResultFile, type StoredExecution, type StoredRun, executionStanding } from '@locus/runtime'
+import { type PendingDeferral, type RunResultFile, type StoredExecution, type StoredRun, executionStanding, isOkEnding } from '@locus/runtime'
 import type { RunRow, RunRowStatus } from '@locus/store'
 import type { z } from 'zod'
 import type { LinksSchema, RunListItemSchema, RunResultResponseSchema, RunSchema, RunStatus } from './schemas.js'
@@ -160,5 +160,5 @@ export function resultOf(execution: StoredExecution): z.infer<typeof RunResultRe
   } else {
     return undefined
   }
-  return { ...body, ok: body.disposition === 'completed' && (body.answerOutcome === undefined || body.answerOutcome === 'complete') }
+  return { ...body, ok: isOkEnding(body.disposition, body.answerOutcome) }
 }

@@ -83,3 +83,27 @@ describe('GET /v1/runs reads summary rows', () => {
     expect(response.body.error.message).toMatch(/cursor/)
   })
 })
+
+describe('GET /v1/runs/{id}/result of a run this server executes', () => {
+  it('answers 202 from the live fold without reading the store, then the result once the run ended', async () => {
+    const counted = countingStore(createFileRunStore(tempRunsDir()))
+    const host = createScriptedHost({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }] })
+    const runtime = createRuntime({ workflows: WORKFLOWS, host, store: counted.store })
+    const server = await testServer({ runtime })
+    const started = await server.json<{ runId: string }>('/v1/workflows/waits/runs', { method: 'POST', body: JSON.stringify({ input: {} }) })
+    const runId = started.body.runId
+    const before = counted.reads()
+    for (const wait of ['', '?wait=0']) {
+      const pending = await server.json<{ status: string; executionId: string }>(`/v1/runs/${runId}/result${wait}`)
+      expect(pending.status).toBe(202)
+      expect(pending.body).toMatchObject({ status: 'running', executionId: runId })
+    }
+    expect(counted.reads()).toBe(before)
+    const waiting = server.json<{ disposition: string; ok: boolean }>(`/v1/runs/${runId}/result?wait=10`)
+    expect((await server.request(`/v1/runs/${runId}/cancel`, { method: 'POST', body: JSON.stringify({ reason: 'enough' }) })).status).toBe(202)
+    const ended = await waiting
+    expect(ended.status).toBe(200)
+    expect(ended.body).toMatchObject({ disposition: 'cancelled', ok: false })
+  })
+})
+

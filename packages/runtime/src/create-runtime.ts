@@ -12,6 +12,7 @@ import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
+import { type RunDescription, describeFromView, describeStoredRun } from './describe-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
 import { abortAs } from './cancel-requests.js'
@@ -74,6 +75,8 @@ interface Started {
   readonly done: Promise<RunResult>
   readonly flush?: () => void
   readonly answer?: (deferredId: string, answer: DeferredAnswer) => DeferredAnswerOutcome | undefined
+  /** The execution in this process, once it exists: its live fold and open deferrals, for `describe`. */
+  readonly execution?: () => ExecutionHandle | undefined
 }
 
 /** An answer handed to the execution that waits for it. */
@@ -96,6 +99,7 @@ function startedLater(starting: Promise<{ readonly handle: ExecutionHandle; read
       handle?.flush()
     },
     answer: (deferredId, answer) => (handle === undefined ? undefined : answerOn(handle, deferredId, answer)),
+    execution: () => handle,
   }
 }
 
@@ -155,6 +159,14 @@ export interface Runtime {
   replay(runId: string, options?: Omit<RuntimeRunOptions, 'host'> & { readonly workflow?: WorkflowDefinition | string }): Promise<RunHandle>
   /** A stored run, folded: each execution's RunView, result file and summary. */
   get(runId: string, options?: ReadStoredRunOptions): Promise<StoredRun>
+  /**
+   * How a run stands: status, ending, the one `ok`, figures, what it waits on.
+   * From the live fold, without a store read, while this runtime executes the
+   * run; from the store otherwise.
+   *
+   * @throws RunNotFoundError (`RUN_NOT_FOUND`) for a run the store does not have
+   */
+  describe(runId: string): Promise<RunDescription>
   /**
    * A page of stored runs' summary rows, newest first, filtered by workflow,
    * status and creation time; `nextCursor` names the next page. Reads rows
@@ -229,6 +241,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
   const store = options.store ?? createFileRunStore(runsDir)
   const liveRuns = new Map<string, RunHandle>()
+  // What describe reads of a live run: its execution in this process (never the store).
+  const executions = new WeakMap<RunHandle, Started>()
   const limiter: ConcurrencyLimiter | undefined =
     options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter() : options.flowControl
 
@@ -279,6 +293,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         settled = true
         const handle = handleOf()
         liveRuns.set(handle.runId, handle)
+        if (started !== undefined) executions.set(handle, started)
         resolve(handle)
       }
       const handleOf = (): RunHandle => ({
@@ -405,6 +420,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
             handle.flush()
           },
           answer: (deferredId, answer) => answerOn(handle, deferredId, answer),
+          execution: () => handle,
         }
       })
       launched.catch(() => slot?.release())
@@ -435,6 +451,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       })
     },
     get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
+    async describe(runId) {
+      const handle = liveRuns.get(runId)
+      const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
+      const view = execution?.view()
+      if (handle !== undefined && execution !== undefined && view?.runStart !== undefined) {
+        return describeFromView(view, {
+          runId,
+          executionId: handle.executionId,
+          live: true,
+          openStatus: handle.waitingOnly() ? 'waiting' : 'running',
+          pendingDeferrals: execution.pendingDeferrals(),
+        })
+      }
+      return describeStoredRun(store, runId)
+    },
     list: (filter) => store.listRunRows(filter),
     cancel(runId, reason, by) {
       const handle = liveRuns.get(runId)

@@ -137,6 +137,12 @@ export interface RunHandle {
   /** The deferrals waiting now. */
   pendingDeferrals(): string[]
   /**
+   * The run's live fold, kept as lines are written: this execution's lines,
+   * and for a resume the run's earlier executions too. Read without touching
+   * the store; undefined until the execution exists.
+   */
+  view(): RunView | undefined
+  /**
    * Suspends the execution without ending the run: calls in flight are
    * abandoned as on cancel, one `log` line records `reason`, and no `run_end`
    * is written; `done` resolves with `suspended: true`. A no-op once the
@@ -399,6 +405,7 @@ function launchInStore<TInput>(
     resolveDeferred: (deferredId, result) => started?.resolveDeferred(deferredId, result) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     rejectDeferred: (deferredId, error) => started?.rejectDeferred(deferredId, error) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     pendingDeferrals: () => started?.pendingDeferrals() ?? [],
+    view: () => started?.view(),
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.
     suspend: () => undefined,
     waitingOnly: () => started?.waitingOnly() ?? false,
@@ -722,6 +729,7 @@ function startExecution<TInput>(
     rejectDeferred: (deferredId, error) =>
       run.deferrals.answer(deferredId, { kind: 'rejected', error: error.error, retryable: error.retryable === true, ...(error.code === undefined ? {} : { code: error.code }) }),
     pendingDeferrals: () => run.deferrals.pending(),
+    view: () => runView ?? view,
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.
     suspend: () => undefined,
     waitingOnly: () => run.activity.waitingOnly,

@@ -219,6 +219,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     },
     replay: (runId, replayOptions) => reader.replay(runId, replayOptions),
     get: (runId, readOptions) => reader.get(runId, readOptions),
+    // Runs execute on workers: every description comes from the store.
+    describe: (runId) => reader.describe(runId),
     list: (filter) => reader.list(filter),
     cancel: () => false,
     requestCancel: (runId, reason, by) => requestCancel(pool, runId, schema, { reason, by }),
