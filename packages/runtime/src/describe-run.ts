@@ -43,7 +43,7 @@ export interface RunDescription {
  * answer judged `complete` when the run judged one. A failed, cancelled or
  * partial run is never ok.
  */
-export function isOkEnding(disposition: RunDisposition | undefined, answerOutcome: AnswerOutcome | string | undefined): boolean {
+export function isOkEnding(disposition: RunDisposition | undefined, answerOutcome: string | undefined): boolean {
   return disposition === 'completed' && (answerOutcome === undefined || answerOutcome === 'complete')
 }
 
