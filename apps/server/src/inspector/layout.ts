@@ -83,7 +83,7 @@ export function page(options: PageOptions, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · Locus inspector</title><style>${raw(CSS)}</style></head>
 <body><a class="visually-hidden" href="#main">Skip to content</a>
-<header class="top"><a href="/">Locus run inspector</a><a href="/report">Outcome report</a>${live ? html`<p id="live-status" role="status" aria-live="polite">Live: following the run</p>` : ''}${options.signedIn === undefined ? '' : html`<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${options.signedIn.csrf}"><span>${options.signedIn.principal}</span> <button type="submit">Sign out</button></form>`}</header>
+<header class="top"><a href="/">Locus run inspector</a><a href="/report">Outcome report</a><a href="/schedules">Schedules</a>${live ? html`<p id="live-status" role="status" aria-live="polite">Live: following the run</p>` : ''}${options.signedIn === undefined ? '' : html`<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${options.signedIn.csrf}"><span>${options.signedIn.principal}</span> <button type="submit">Sign out</button></form>`}</header>
 <main id="main"${live ? html` data-events="${options.eventsUrl}"` : ''}>${body}</main>
 ${live ? html`<script src="/inspector.js" defer></script>` : ''}
 </body></html>`.value

@@ -14,6 +14,7 @@ import { INSPECTOR_SCRIPT, page } from './layout.js'
 import { type ExecutionModel, readExecutionModel } from './run-model.js'
 import { type RunPageInput, renderRunBody } from './render-run.js'
 import { renderReportBody } from './render-report.js'
+import { renderScheduleBody, renderSchedulesBody } from './render-schedules.js'
 import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, requireScope } from './session.js'
 import { answerWords, badge, dispositionWords, duration, when } from './words.js'
 
@@ -38,6 +39,9 @@ const PAGE_HEADERS = {
 /** Ended executions never change, so their folded models are kept between requests: this many, least recently used out first. */
 const CACHED_MODELS = 8
 const enc = encodeURIComponent
+
+/** Slot records a schedule's page shows, newest first. */
+const SLOTS_SHOWN = 200
 
 function pageNumber(value: string | undefined): number {
   const parsed = Number(value ?? '0')
@@ -197,6 +201,28 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     const report = await readOutcomeReport(outcomes, new Date(now - days * DAY_MS))
     const where = outcomes.kind === 'sqlite' ? 'the SQLite outcome store' : 'the PostgreSQL outcome store'
     return respond(c, page({ title: 'Outcome report', signedIn: signedIn(viewer) }, renderReportBody(report, days, where)))
+  }))
+
+  const scheduleStore = (): NonNullable<RouteContext['options']['schedules']> => {
+    const schedules = routes.options.schedules
+    if (schedules === undefined) throw new ApiError('not_found', 'This server keeps no schedules: its store has none.')
+    return schedules
+  }
+
+  app.get('/schedules', pageRoute(async (c, viewer) => {
+    const schedules = scheduleStore()
+    const rows = []
+    for (const state of await schedules.listSchedules()) rows.push({ state, last: (await schedules.listSlots(state.schedule.id, { limit: 1 }))[0] })
+    return respond(c, page({ title: 'Schedules', signedIn: signedIn(viewer) }, renderSchedulesBody(rows)))
+  }))
+
+  app.get('/schedules/:id', pageRoute(async (c, viewer) => {
+    const schedules = scheduleStore()
+    const id = c.req.param('id') ?? ''
+    const state = await schedules.readSchedule(id).catch(() => undefined)
+    if (state === undefined) throw new ApiError('not_found', `No schedule "${id}"; /schedules lists them.`)
+    const slots = await schedules.listSlots(id, { limit: SLOTS_SHOWN })
+    return respond(c, page({ title: `Schedule ${id}`, signedIn: signedIn(viewer) }, renderScheduleBody(state, slots)))
   }))
 
   async function executionModel(runId: string, execution: string | undefined): Promise<{ infos: ExecutionInfo[]; info: ExecutionInfo; model: ExecutionModel }> {
