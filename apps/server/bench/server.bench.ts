@@ -5,7 +5,9 @@
 //    append to the client reading the frame (clients in a child process),
 //    against RunHandle.subscribe in the server's process; every subscriber must
 //    receive every line; peak heap per subscriber;
-// 3. requests per second for GET /v1/runs/{id}, against runtime.get().
+// 3. requests per second for GET /v1/runs/{id}, against runtime.get();
+// 4. GET /v1/runs?workflow= over 10,000 stored runs (summary rows), p50/p99,
+//    against the store's listRunRows in-process.
 // LOCUS_BENCH_SMOKE=1 runs every part at a small size in seconds.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -14,6 +16,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { reportTarget } from '@locus/bench-kit'
 import { createRuntime, defineWorkflow } from '@locus/runtime'
+import { createFileRunStore } from '@locus/store'
 import { z } from 'zod'
 import { startServer } from '../src/index.js'
 
@@ -24,6 +27,9 @@ const LINES = Number(process.env.LOCUS_BENCH_LINES ?? (smoke ? 100 : 1_000))
 const PAUSE_MS = Number(process.env.LOCUS_BENCH_PAUSE_MS ?? 2)
 const GETS = smoke ? 300 : 5_000
 const GET_CONCURRENCY = 32
+const LISTED_RUNS = Number(process.env.LOCUS_BENCH_LISTED_RUNS ?? (smoke ? 500 : 10_000))
+const LISTED_WORKFLOWS = 50
+const LISTINGS = smoke ? 50 : 500
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with node --expose-gc (pnpm --filter @locus/server bench does)')
@@ -164,6 +170,49 @@ try {
   console.log(`\n3. GET /v1/runs/{id} on a completed run, ${GET_CONCURRENCY} at a time, ${GETS} requests (client fetch in the same process)`)
   console.log(`   floor: runtime.get() in-process   ${floorRate.toFixed(0)} /s`)
   console.log(`   GET /v1/runs/{id} over HTTP       ${httpRate.toFixed(0)} requests/s (${(floorRate / httpRate).toFixed(2)}x slower than the floor)`)
+
+  // ---- 4. GET /v1/runs?workflow= over many stored runs: rows only.
+  const listDir = join(scratch, 'listed')
+  const writer = createFileRunStore(listDir)
+  for (let index = 0; index < LISTED_RUNS; index += 1) {
+    const execution = await writer.createExecution({ runId: `run-${String(index).padStart(6, '0')}`, kind: 'root', now: () => 1_700_000_000_000 + index })
+    execution.append({ type: 'run_start', workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, input: {}, options: {} })
+    if (index % 2 === 0) execution.append({ type: 'run_end', disposition: 'completed', ok: true, result: null, durationMs: 1 })
+    await execution.close()
+  }
+  const listStore = createFileRunStore(listDir)
+  const listRuntime = createRuntime({ workflows: [quick], store: listStore })
+  const listServer = await startServer({ runtime: listRuntime, port: 0, env: {}, shutdownGraceMs: 1_000 })
+  try {
+    const timed = async (task: (index: number) => Promise<unknown>): Promise<number[]> => {
+      const samples: number[] = []
+      for (let index = 0; index < LISTINGS; index += 1) {
+        const begin = performance.now()
+        await task(index)
+        samples.push(performance.now() - begin)
+      }
+      return samples.sort((a, b) => a - b)
+    }
+    // The first listing of a store reads every row file; later ones keep what they read (a stat for each row shown).
+    const coldBegin = performance.now()
+    await listStore.listRunRows({ workflow: 'wf-0', limit: 20 })
+    const coldMs = performance.now() - coldBegin
+    const listFloor = await timed((index) => listStore.listRunRows({ workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, limit: 20 }))
+    const listHttp = await timed(async (index) => {
+      const response = await fetch(`${listServer.url}/v1/runs?workflow=wf-${String(index % LISTED_WORKFLOWS)}&limit=20`)
+      if (response.status !== 200) throw new Error(`GET /v1/runs answered ${response.status}`)
+      const body = (await response.json()) as { runs: unknown[] }
+      const expected = Math.min(20, LISTED_RUNS / LISTED_WORKFLOWS)
+      if (body.runs.length !== expected) throw new Error(`GET /v1/runs listed ${body.runs.length} runs, expected ${expected}`)
+    })
+    console.log(`\n4. GET /v1/runs?workflow=&limit=20 over ${LISTED_RUNS} stored runs of ${LISTED_WORKFLOWS} workflows (file store), ${LISTINGS} requests one at a time`)
+    console.log(`   first listing of a cold store: ${ms(coldMs)} (reads every run.json once)`)
+    console.log(`   floor: store.listRunRows in-process   p50 ${ms(percentile(listFloor, 50))}, p99 ${ms(percentile(listFloor, 99))}`)
+    console.log(`   GET /v1/runs?workflow= over HTTP      p50 ${ms(percentile(listHttp, 50))}, p99 ${ms(percentile(listHttp, 99))} (p99 ${(percentile(listHttp, 99) / percentile(listFloor, 99)).toFixed(2)}x the floor's)`)
+    reportTarget('GET /v1/runs?workflow= p99 over the file store', percentile(listHttp, 99), 20, ' ms')
+  } finally {
+    await listServer.close()
+  }
 } finally {
   await server.close()
   rmSync(scratch, { recursive: true, force: true })

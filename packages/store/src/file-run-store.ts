@@ -21,7 +21,8 @@ import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './exec
 import { pollUntil, settle } from './poll.js'
 import { writesInIssueOrder } from './key-order.js'
 import { LiveRows } from './live-rows.js'
-import { type ListRunRowsFilter, type RunRow, type RunRowPage, checkRowFilter, newRunRow, pageOfRows, parseRunRow, rowFromLines } from './run-rows.js'
+import { createFileRowIndex } from './file-row-index.js'
+import { type ListRunRowsFilter, type RunRow, type RunRowPage, newRunRow, parseRunRow, rowFromLines } from './run-rows.js'
 import { createFileStreams } from './file-streams.js'
 import { streamRetentionOf } from './stream-store.js'
 import type {
@@ -393,15 +394,9 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     return rebuilt
   }
 
-  async function listRunRows(filter: ListRunRowsFilter = {}): Promise<RunRowPage> {
-    checkRowFilter(filter)
-    const found: RunRow[] = []
-    for (const info of await listRuns(filter.since === undefined ? {} : { since: filter.since })) {
-      const row = await readRunRow(info.runId).catch(() => undefined)
-      if (row !== undefined) found.push(row)
-    }
-    return pageOfRows(found, filter)
-  }
+  // Listings keep the rows they read between calls, and re-read a row file only when it was replaced.
+  const rowIndex = createFileRowIndex({ base, rowFile: RUN_ROW_FILE, live: (runId) => rows.get(runId), read: readRunRow })
+  const listRunRows = (filter: ListRunRowsFilter = {}): Promise<RunRowPage> => rowIndex.list(filter)
 
   return {
     kind: 'file',
