@@ -7,22 +7,11 @@ import { type FullOutcomeReport, type OutcomeStore, readOutcomeReport } from '@l
 import { createPostgresOutcomeStore } from '@locus/partial/postgres'
 import { createSqliteOutcomeStore } from '@locus/partial/sqlite'
 import { type AgentHost, createRuntime, createScriptedHost, defineWorkflow, readStoredRun } from '@locus/runtime'
-import { parseHTML } from 'linkedom'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createServer } from '../src/index.js'
 import { tempRunsDir } from './helpers.js'
-
-interface El {
-  readonly textContent: string | null
-  getAttribute(name: string): string | null
-  querySelector(selector: string): El | null
-  querySelectorAll(selector: string): ArrayLike<El> & Iterable<El>
-}
-const parse = (text: string): El => (parseHTML(text) as unknown as { document: El }).document
-const textOf = (element: El | null | undefined): string => (element?.textContent ?? '').replace(/\s+/g, ' ').trim()
-/** A table's body rows as cell texts (the row header first). */
-const rowsOf = (document: El, selector: string): string[][] => [...document.querySelectorAll(`${selector} tbody tr`)].map((row) => [...row.querySelectorAll('th, td')].map((cell) => textOf(cell)))
+import { parse, rowsOf, textOf } from './html-doc.js'
 
 const databaseUrl = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 const prices = createPriceTable({ prices: parsePriceFile({ models: { scripted: { input: '3', output: '15' } } }) })

@@ -1,20 +1,10 @@
 // The inspector's schedule pages (issue #33): each schedule with its timing in cronstrue's words, and a schedule's
 // slot records, newest first, each started slot linking to its run; escaped like every page, 404 for an unknown id.
 import { createFileRunStore } from '@locus/store'
-import { parseHTML } from 'linkedom'
 import { describe, expect, it } from 'vitest'
 import { createServer } from '../src/index.js'
 import { tempRunsDir, testRuntime } from './helpers.js'
-
-interface El {
-  readonly textContent: string | null
-  getAttribute(name: string): string | null
-  querySelector(selector: string): El | null
-  querySelectorAll(selector: string): ArrayLike<El> & Iterable<El>
-}
-const parse = (text: string): El => (parseHTML(text) as unknown as { document: El }).document
-const textOf = (element: El | null | undefined): string => (element?.textContent ?? '').replace(/\s+/g, ' ').trim()
-const rowsOf = (document: El, selector: string): string[][] => [...document.querySelectorAll(`${selector} tbody tr`)].map((row) => [...row.querySelectorAll('th, td')].map((cell) => textOf(cell)))
+import { parse, rowsOf, textOf } from './html-doc.js'
 
 describe('inspector schedule pages', () => {
   it('lists schedules in words and shows one with its slots, newest first, linking started slots to their runs', async () => {
