@@ -477,6 +477,7 @@ function startExecution<TInput>(
   run.suspension = suspension
   run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
   run.worker = parent === undefined ? options.worker : parent.worker
+  run.rateLimiter = parent === undefined ? options.rateLimiter : parent.rateLimiter
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
   run.prices = parent === undefined ? options.prices : parent.prices
   // One ledger for the run tree: a child spends from its root's, and a resume starts from what earlier executions spent.
