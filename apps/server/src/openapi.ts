@@ -28,6 +28,7 @@ import {
   RunListSchema,
   ScheduleListSchema,
   ScheduleSchema,
+  QueueListSchema,
   RunPendingSchema,
   RunResultResponseSchema,
   RunSchema,
@@ -58,6 +59,7 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Run: RunSchema,
   RunList: RunListSchema,
   ScheduleList: ScheduleListSchema,
+  QueueList: QueueListSchema,
   Schedule: ScheduleSchema,
   RunResult: RunResultResponseSchema,
   RunPending: RunPendingSchema,
@@ -163,6 +165,7 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'post /v1/workflows/{name}/runs': 'startRun',
   'get /v1/runs': 'listRuns',
   'get /v1/schedules': 'listSchedules',
+  'get /v1/queues': 'listQueues',
   'get /v1/schedules/{id}': 'getSchedule',
   'get /v1/runs/{id}': 'getRun',
   'get /v1/runs/{id}/result': 'getRunResult',
@@ -309,6 +312,12 @@ function openApiBody(runPath: string[]): JsonObject {
         get: operation('Schedules registered in the store, with their latest slot', 'runs:read', {
           parameters: parameters(z.object({})),
           responses: { '200': json('ScheduleList', 'The schedules'), ...errors('invalid_request', ...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/queues': {
+        get: operation('Per concurrency key and shared rate limit: runs running, runs waiting and the oldest wait', 'runs:read', {
+          parameters: parameters(z.object({})),
+          responses: { '200': json('QueueList', 'The queues'), ...errors('invalid_request', ...AUTH_ERRORS) },
         }),
       },
       '/v1/schedules/{id}': {

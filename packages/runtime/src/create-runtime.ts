@@ -211,6 +211,11 @@ export type QueryOutcome =
   | { readonly ok: true; readonly result: JsonValue }
   | { readonly ok: false; readonly status: 'unknown'; readonly message: string; readonly declared: readonly string[] }
 
+/** The limiter reads the runs' clock when one is injected (waits then measure on it), else its own. */
+function clockNow(clock: { now(): number } | undefined): { now?: () => number } {
+  return clock === undefined ? {} : { now: () => clock.now() }
+}
+
 function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefinition> {
   const list = Array.isArray(workflows) ? (workflows as readonly WorkflowDefinition[]) : Object.values(workflows as Record<string, WorkflowDefinition>)
   const map = new Map<string, WorkflowDefinition>()
@@ -241,7 +246,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const store = options.store ?? createFileRunStore(runsDir)
   const liveRuns = new Map<string, RunHandle>()
   const limiter: ConcurrencyLimiter | undefined =
-    options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter() : options.flowControl
+    options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter(clockNow(options.defaults?.clock)) : options.flowControl
   const rateLimiter: RateLimiter | undefined =
     options.rateLimiter ?? (options.rateLimits === undefined ? undefined : createRateLimiter({ limits: options.rateLimits, clock: options.defaults?.clock }))
 
