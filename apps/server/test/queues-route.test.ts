@@ -21,7 +21,10 @@ function manualClock(start: number) {
     now: () => now,
     sleep: (ms: number, signal?: AbortSignal) =>
       new Promise<void>((resolve) => {
-        if (!(ms > 0) || signal?.aborted === true) return resolve()
+        if (!(ms > 0) || signal?.aborted === true) {
+          resolve()
+          return
+        }
         const sleeper = { at: now + ms, wake: resolve }
         sleepers.push(sleeper)
         signal?.addEventListener('abort', () => {
@@ -95,9 +98,9 @@ describe('GET /v1/queues', () => {
       while (gates.length === 0) await new Promise((resolve) => setTimeout(resolve, 1))
       gates.shift()?.()
       // Three requests a minute: the second run's second call waits for the minute to turn.
-      let ended = false
-      void secondHandle.done.then(() => (ended = true))
-      while (!ended) if (!(await clock.advanceToNextSleep())) await new Promise((resolve) => setTimeout(resolve, 1))
+      const state = { ended: false }
+      void secondHandle.done.then(() => (state.ended = true))
+      while (!state.ended) if (!(await clock.advanceToNextSleep())) await new Promise((resolve) => setTimeout(resolve, 1))
 
       const run = (await (await get('/v1/runs/q-second')).json()) as { waits: unknown; status: string }
       expect(run.status).toBe('completed')

@@ -70,7 +70,8 @@ export interface RateLimiter {
 const WINDOW_MS = 60_000
 
 function show(value: unknown): string {
-  return JSON.stringify(value) ?? typeof value
+  const json = JSON.stringify(value) as string | undefined
+  return json ?? typeof value
 }
 
 /**

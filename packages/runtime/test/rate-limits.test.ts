@@ -8,11 +8,11 @@ import { z } from 'zod'
 
 /** Moves the manual clock from sleep to sleep until `done` settles; real ticks let the run reach its next sleep. */
 async function drive<T>(clock: ManualClock, done: Promise<T>): Promise<T> {
-  let finished = false
+  const state = { finished: false }
   void done.finally(() => {
-    finished = true
+    state.finished = true
   }).catch(() => undefined)
-  while (!finished) {
+  while (!state.finished) {
     if (!(await clock.advanceToNextSleep())) await new Promise((resolve) => setTimeout(resolve, 1))
   }
   return done
