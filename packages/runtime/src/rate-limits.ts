@@ -114,6 +114,7 @@ interface Charge {
   tokens: number
 }
 
+
 interface Bucket {
   readonly limit: RateLimit
   readonly name: string
@@ -125,8 +126,24 @@ interface Bucket {
   readonly waiting: Set<{ readonly since: number }>
 }
 
+/** What a limit has seen in the last minute: its starts and token charges (oldest first), and when a `Retry-After` ends. */
+export interface RateWindow {
+  readonly starts: number[]
+  readonly charges: { readonly at: number; tokens: number }[]
+  readonly closedUntil: number
+}
+
+/**
+ * How long a request of `tokens` must wait for `limit`, given what the limit
+ * saw (`window`, pruned to the last 60 s in place), and which part holds it:
+ * the rule every {@link RateLimiter} keeps, in process or in a database.
+ */
+export function rateLimitDelay(limit: RateLimit, window: RateWindow, now: number, tokens: number): { readonly ms: number; readonly kind: 'rpm' | 'tpm' | 'retry-after' } {
+  return delayOf({ limit, starts: window.starts, charges: window.charges, closedUntil: window.closedUntil }, now, tokens)
+}
+
 /** What keeps a request from a bucket now: how long, and which part of the limit. */
-function delayOf(bucket: Bucket, now: number, tokens: number): { readonly ms: number; readonly kind: 'rpm' | 'tpm' | 'retry-after' } {
+function delayOf(bucket: Pick<Bucket, 'limit' | 'starts' | 'charges' | 'closedUntil'>, now: number, tokens: number): { readonly ms: number; readonly kind: 'rpm' | 'tpm' | 'retry-after' } {
   const horizon = now - WINDOW_MS
   while (bucket.starts.length > 0 && (bucket.starts[0] as number) <= horizon) bucket.starts.shift()
   while (bucket.charges.length > 0 && (bucket.charges[0] as Charge).at <= horizon) bucket.charges.shift()

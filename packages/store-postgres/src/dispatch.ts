@@ -1,5 +1,5 @@
 import type { AgentHost, QueuedInfo, RateLimit, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
-import { checkPriority, createRateLimiter, createRuntime, parseWorkflowInput, recordRunOutcome, resolveFlowKeys } from '@locus/runtime'
+import { checkPriority, checkRateLimits, createRuntime, parseWorkflowInput, recordRunOutcome, resolveFlowKeys } from '@locus/runtime'
 import type { JournalLineInput, OpenSignalWaitView, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
@@ -8,6 +8,7 @@ import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
 import { REQUEUE_SQL, RUN_TASK, TIMER_JOB_SQL } from './run-task.js'
 import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
+import { createPostgresRateLimiter } from './rate-limiter.js'
 import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
 import { patchGraphileWorker } from './graphile-patches.js'
 import { admit, recordFlow, wakeWaiting } from './flow.js'
@@ -188,8 +189,8 @@ export interface RunWorkerOptions {
   /** Told when a run's outcome could not be recorded; the run's own ending stands. */
   readonly onMetricsError?: ((runId: string, error: unknown) => void) | undefined
   /**
-   * Rate limits on the LLM calls of every run this worker executes (one
-   * limiter for the worker's runs; not yet shared between workers):
+   * Rate limits on the LLM calls of every run this worker executes, shared
+   * with every worker on the database that declares them (migration 14):
    * `[{ match: { provider?, model? }, requestsPerMinute?, tokensPerMinute? }]`.
    */
   readonly rateLimits?: readonly RateLimit[] | undefined
@@ -240,7 +241,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
   // Refused before the worker connects: a limit with neither number, or a bad one, throws RUN_OPTIONS_INVALID.
-  const rateLimiter = options.rateLimits === undefined ? undefined : createRateLimiter({ limits: options.rateLimits })
+  const rateLimits = options.rateLimits === undefined ? undefined : checkRateLimits(options.rateLimits)
   const runDefaults =
     options.defaults === undefined
       ? undefined
@@ -267,6 +268,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     client.on('error', () => undefined)
   })
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
+  // Shared with every worker on the database (migration 14): a sliding minute per limit, and Retry-After closings.
+  const rateLimiter = rateLimits === undefined ? undefined : createPostgresRateLimiter({ pool, schema, limits: rateLimits })
   const live = new Map<string, RunHandle>()
   /** Hands a live run over (suspends it, then releases and re-queues it), by run id. */
   const handOvers = new Map<string, () => Promise<void>>()
