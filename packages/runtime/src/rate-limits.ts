@@ -62,8 +62,12 @@ export interface RateLimiter {
   readonly limits: readonly RateLimit[]
   /** Waits until every limit matching the request has room, then charges it; resolves at once when none matches. */
   acquire(request: RateRequest): Promise<RateTicket>
-  /** A provider answered 429 with `Retry-After`: every limit matching the request is closed for `ms`, for every call sharing the limiter. */
-  retryAfter(request: { readonly provider: string; readonly model: string }, ms: number): void
+  /**
+   * A provider answered 429 with `Retry-After`: every limit matching the
+   * request is closed for `ms`, for every call sharing the limiter. Resolves
+   * once the closing is kept (at once in process); it never rejects.
+   */
+  retryAfter(request: { readonly provider: string; readonly model: string }, ms: number): Promise<void>
   snapshot(): RateLimitSnapshot[]
 }
 
@@ -246,11 +250,12 @@ export function createRateLimiter(options: { readonly limits: readonly RateLimit
       }
     },
     retryAfter(request, ms) {
-      if (!(ms > 0)) return
+      if (!(ms > 0)) return Promise.resolve()
       const until = clock.now() + ms
       for (const bucket of matching(request)) bucket.closedUntil = Math.max(bucket.closedUntil, until)
       // Waiters recompute: one sleeping for less than the new closing sleeps again.
       for (const sleeper of [...sleepers]) sleeper.abort()
+      return Promise.resolve()
     },
     snapshot() {
       const now = clock.now()

@@ -153,7 +153,7 @@ export function createPostgresRateLimiter(options: PostgresRateLimiterOptions): 
         for (const { name } of mine) waiting.get(name)?.delete(marker)
       }
     },
-    // Resolves once the closing is stored, for whoever wants to wait for it; the runtime does not.
+    // Resolves once the closing is stored (a failed write is dropped: the provider's own 429s still hold the caller back).
     async retryAfter(request, ms) {
       if (!(ms > 0)) return
       const until = Math.ceil(clock.now() + ms)

@@ -44,7 +44,7 @@ export async function waitForRate(run: RunState, request: SessionRequest, turn: 
       for (const attempt of result.llmAttempts ?? []) {
         // A provider's 429 with Retry-After closes the limit for every call sharing it, not only this one.
         if (attempt.retryAfterMs !== undefined && (attempt.status === 429 || attempt.code === 'rate_limited')) {
-          limiter.retryAfter({ provider: target.provider, model: attempt.model }, attempt.retryAfterMs)
+          void limiter.retryAfter({ provider: target.provider, model: attempt.model }, attempt.retryAfterMs)
         }
       }
     },
