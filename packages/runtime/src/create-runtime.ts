@@ -19,7 +19,7 @@ import type { RunOptions } from './run-options.js'
 import type { RunBudgets } from './budgets.js'
 import { type RunHandle as ExecutionHandle, type RunResult, parseWorkflowInput, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
 import { type ConcurrencyLimiter, type QueueSnapshot, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
-import { type RateLimit, type RateLimiter, createRateLimiter, rateQueues } from './rate-limits.js'
+import { type RateLimit, type RateLimiter, createRateLimiter, hostRateLimiter, rateQueues } from './rate-limits.js'
 
 /** How a started, resumed or replayed execution is reached: one shape for all three. */
 export interface RunHandle {
@@ -248,7 +248,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const limiter: ConcurrencyLimiter | undefined =
     options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter(clockNow(options.defaults?.clock)) : options.flowControl
   const rateLimiter: RateLimiter | undefined =
-    options.rateLimiter ?? (options.rateLimits === undefined ? undefined : createRateLimiter({ limits: options.rateLimits, clock: options.defaults?.clock }))
+    options.rateLimiter ??
+    (options.rateLimits === undefined
+      ? // The host's own limits, checked here (a bad one refuses the runtime) and shared by every runtime using that host.
+        hostRateLimiter(options.host, options.defaults?.clock)
+      : createRateLimiter({ limits: options.rateLimits, clock: options.defaults?.clock }))
 
   function workflowOf(workflow: WorkflowDefinition | string | undefined, fallbackName?: string): WorkflowDefinition {
     if (workflow !== undefined && typeof workflow !== 'string') return workflow

@@ -283,3 +283,22 @@ export function createRateLimiter(options: { readonly limits: readonly RateLimit
 export function rateQueues(limiter: RateLimiter | undefined): QueueSnapshot[] {
   return (limiter?.snapshot() ?? []).map((limit) => ({ key: `rate:${limit.limit}`, running: limit.started, waiting: limit.waiting, oldestWaitMs: limit.oldestWaitMs }))
 }
+
+const hostLimiters = new WeakMap<object, RateLimiter>()
+
+/**
+ * The limiter of a host that declares `rateLimits`: one per host object,
+ * shared by every run that uses it, reading the clock of the first run that
+ * asks. Undefined for a host without limits.
+ *
+ * @throws RuntimeInputError `RUN_OPTIONS_INVALID` when the host's limits are bad
+ */
+export function hostRateLimiter(host: { readonly rateLimits?: readonly RateLimit[] } | undefined, clock?: RetryClock): RateLimiter | undefined {
+  if (host?.rateLimits === undefined) return undefined
+  let limiter = hostLimiters.get(host)
+  if (limiter === undefined) {
+    limiter = createRateLimiter({ limits: host.rateLimits, clock })
+    hostLimiters.set(host, limiter)
+  }
+  return limiter
+}

@@ -204,4 +204,23 @@ describe('rate limits on a run', () => {
     for await (const line of runtime.store.readLines({ runId: 'r-first', executionId: firstResult.executionId })) firstLines.push(line)
     expect(firstLines.some((line) => line.type === 'rate_wait')).toBe(false)
   })
+
+  it("a host's own rateLimits are shared by every runtime that uses that host, and bad ones refuse the run", async () => {
+    const clock = createManualClock()
+    const scripted = createScriptedHost({ rules: [{ steps: [{ text: 'ok' }] }], clock })
+    const host: AgentHost = { name: 'limited', openSession: (request) => scripted.openSession(request), rateLimits: [{ match: { provider: 'limited' }, requestsPerMinute: 1 }] }
+    const wf = defineWorkflow({ name: 'one-call', run: async ({ agent }) => ({ answer: (await agent('hi')).answer }) })
+    const results = []
+    for (const runId of ['r-host-1', 'r-host-2']) {
+      const runtime = createRuntime({ store: createMemoryRunStore(), workflows: [wf], host, defaults: { clock } })
+      const run = await runtime.start('one-call', { runId })
+      const result = await drive(clock, run.done)
+      const lines: JournalLine[] = []
+      for await (const line of runtime.store.readLines({ runId, executionId: result.executionId })) lines.push(line)
+      results.push(lines.filter((line) => line.type === 'rate_wait'))
+    }
+    expect(results).toEqual([[], [expect.objectContaining({ limit: 'limited/* rpm', waitedMs: 60_000 })]])
+    const bad: AgentHost = { ...host, rateLimits: [{ match: {} }] }
+    expect(() => createRuntime({ store: createMemoryRunStore(), workflows: [wf], host: bad, defaults: { clock } })).toThrow(/rateLimits\[0\] limits nothing/)
+  })
 })

@@ -8,10 +8,16 @@ export interface RateRoom {
   settle(turn: Pick<TurnResult, 'usage' | 'llmAttempts'>): void
 }
 
-/** The provider of a role's requests: the host's `settings.provider`, else the model id's part before `/`, else the host's name. */
+/**
+ * The provider of a role's requests: the host's `settings.provider` or
+ * `settings.providerName`, else its `settings.api` unless `openai-compatible`,
+ * else the model id's part before `/`, else the host's name.
+ */
 export function providerOf(run: RunState, model: string): string {
-  const settings = run.host?.settings as { readonly provider?: unknown } | undefined
-  if (typeof settings?.provider === 'string' && settings.provider.length > 0) return settings.provider
+  const settings = run.host?.settings as { readonly provider?: unknown; readonly providerName?: unknown; readonly api?: unknown } | undefined
+  for (const named of [settings?.provider, settings?.providerName, settings?.api === 'openai-compatible' ? undefined : settings?.api]) {
+    if (typeof named === 'string' && named.length > 0) return named
+  }
   const slash = model.indexOf('/')
   if (slash > 0) return model.slice(0, slash)
   return run.host?.name ?? 'unknown'
@@ -28,7 +34,10 @@ export function providerOf(run: RunState, model: string): string {
 export async function waitForRate(run: RunState, request: SessionRequest, turn: { readonly inputChars: number; readonly signal: AbortSignal }): Promise<RateRoom | undefined> {
   const limiter = run.rateLimiter
   if (limiter === undefined) return { settle: () => undefined }
-  const model = modelOfRole(run.workflow, run.host, request.agent)
+  // A host that resolves a request's model says best (the AI SDK host's resolveModelId); else the role's.
+  const resolve = (run.host as { resolveModelId?: (request: SessionRequest) => unknown } | undefined)?.resolveModelId
+  const resolved = resolve === undefined ? undefined : resolve(request)
+  const model = typeof resolved === 'string' && resolved.length > 0 ? resolved : modelOfRole(run.workflow, run.host, request.agent)
   const target = { provider: providerOf(run, model), model }
   let ticket
   try {
