@@ -13,7 +13,7 @@ export interface RateRoom {
  * `settings.providerName`, else its `settings.api` unless `openai-compatible`,
  * else the model id's part before `/`, else the host's name.
  */
-export function providerOf(run: RunState, model: string): string {
+function providerOf(run: RunState, model: string): string {
   const settings = run.host?.settings as { readonly provider?: unknown; readonly providerName?: unknown; readonly api?: unknown } | undefined
   for (const named of [settings?.provider, settings?.providerName, settings?.api === 'openai-compatible' ? undefined : settings?.api]) {
     if (typeof named === 'string' && named.length > 0) return named
