@@ -1,10 +1,11 @@
 // Rate limits shared by workers on one PostgreSQL database: two limiters (two workers' pools) on one
 // database and one manual clock keep one sliding minute, and a Retry-After one of them saw holds the other.
-import type { RateTicket } from '@locus/runtime'
+import type { JournalLine } from '@locus/journal'
+import { type AgentHost, type RateTicket, type TurnResult, defineWorkflow } from '@locus/runtime'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPostgresRateLimiter, migrateDispatch } from '../src/index.js'
-import { admin, databaseUrl, testDatabaseUrl } from './pg-test-database.js'
+import { createPostgresRateLimiter, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
 
 /** A clock that moves only when the test moves it. */
 function manualClock() {
@@ -121,5 +122,69 @@ describe.skipIf(url === undefined)('rate limits shared on PostgreSQL', () => {
     const ticket = await drive(clock, second.acquire({ provider: 'p', model: 'm' }).finally(() => (granted = 1)), () => 1, () => granted)
     expect(ticket.wait).toEqual({ limit: '*/m retry-after', waitedMs: 1500 })
     expect(clock.now()).toBe(1_000_000 + 2000)
+  })
+
+  it("a worker's run waits out the Retry-After a 429 gave another worker's run: rate_wait, no extra attempt", async () => {
+    const seen: { prompt: string; at: number }[] = []
+    const host: AgentHost = {
+      name: 'loopback',
+      openSession: () => ({
+        transcript: () => [],
+        prompt(text): Promise<TurnResult> {
+          seen.push({ prompt: text, at: Date.now() })
+          if (text !== 'first') return Promise.resolve({ text: 'fine', stopReason: 'end' })
+          return Promise.resolve({
+            text: '',
+            stopReason: 'error',
+            failureCause: 'provider-error',
+            reason: 'HTTP 429',
+            llmAttempts: [{ model: 'm', turn: 1, step: 1, attempt: 1, maxAttempts: 1, outcome: 'failed', durationMs: 1, streamed: false, code: 'rate_limited', status: 429, retryAfterMs: 3000 }],
+          })
+        },
+      }),
+    }
+    const caller = defineWorkflow({
+      name: 'caller',
+      agents: { caller: { model: 'm' } },
+      async run({ agent, input }) {
+        try {
+          return { answer: (await agent((input as { prompt: string }).prompt, { agent: 'caller' })).answer }
+        } catch {
+          return { limited: true }
+        }
+      },
+    })
+    const rateLimits = [{ match: { model: 'm' }, requestsPerMinute: 1000 }]
+    const client = new pg.Client({ connectionString: dbUrl })
+    await client.connect()
+    const completed = (runId: string) =>
+      until(`${runId} to complete`, async () => {
+        const { rows } = await client.query<{ status: string }>('select status from locus_runs where run_id = $1', [runId])
+        return rows[0]?.status === 'completed' ? true : undefined
+      }, 20_000)
+    try {
+      // The first worker's run meets the 429; the worker then stops, so what holds the second is in the database.
+      const first = await startRunWorker({ connectionString: dbUrl, workflows: [caller], host, rateLimits, leaseMs: 2000 })
+      await enqueueRun(client, { runId: 'rl-first', workflow: caller, input: { prompt: 'first' } })
+      await completed('rl-first')
+      await first.stop()
+      const second = await startRunWorker({ connectionString: dbUrl, workflows: [caller], host, rateLimits, leaseMs: 2000 })
+      try {
+        await enqueueRun(client, { runId: 'rl-second', workflow: caller, input: { prompt: 'second' } })
+        await completed('rl-second')
+      } finally {
+        await second.stop()
+      }
+      const at = (prompt: string) => seen.find((one) => one.prompt === prompt)?.at ?? Number.NaN
+      expect(at('second') - at('first')).toBeGreaterThanOrEqual(2900)
+      const lines = (await client.query<{ line: JournalLine }>(`select line from locus_journal where run_id = 'rl-second' order by execution_id, seq`)).rows.map((row) => row.line)
+      const waits = lines.filter((line) => line.type === 'rate_wait')
+      expect(waits).toEqual([expect.objectContaining({ limit: '*/m retry-after', callId: 'call-1-a1' })])
+      expect((waits[0] as { waitedMs: number }).waitedMs).toBeGreaterThan(0)
+      // The wait spent no attempt: one agent_start, attempt 1.
+      expect(lines.filter((line) => line.type === 'agent_start').map((line) => (line as { attempt: number }).attempt)).toEqual([1])
+    } finally {
+      await client.end()
+    }
   })
 })
