@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Runtime, createRuntime, createScriptedHost, defineTool, defineWorkflow } from '@locus/runtime'
 import { type RunningServer, startServer } from '@locus/server'
+import { createRequire } from 'node:module'
+import { enqueueRun, migrateDispatch } from '@locus/store-postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { jsonLines, runLocus } from './helpers.js'
+import { adminQuery, jsonLines, repoRoot, runLocus } from './helpers.js'
 
 const KEY = 'cli-queues-key-0123456789abcdef'
 const gates: (() => void)[] = []
@@ -78,5 +80,31 @@ describe('locus queues', () => {
     const result = await runLocus(['queues'], { env: { LOCUS_DATABASE_URL: '' } })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('locus queues needs --server <url> (a Locus server) or --database-url <url>')
+  })
+
+  const url = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+  it.skipIf(url === undefined && (process.env.CI ?? '') === '')('with --database-url reads the PostgreSQL workers\' admission tables', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const database = `locus_cli_queues_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+    await adminQuery(url, `create database "${database}"`)
+    const parsed = new URL(url)
+    parsed.pathname = `/${database}`
+    try {
+      await migrateDispatch(parsed.href)
+      // pg as @locus/store-postgres resolves it: the CLI declares no types of its own for it.
+      const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string }) => Parameters<typeof enqueueRun>[0] & { connect(): Promise<unknown>; end(): Promise<unknown> } }
+      const client = new pg.Client({ connectionString: parsed.href })
+      await client.connect()
+      try {
+        await enqueueRun(client, { runId: 'cq-pg', workflow: tenantJob, input: { tenant: 'globex' } })
+      } finally {
+        await client.end()
+      }
+      const result = await runLocus(['queues', '--database-url', parsed.href, '--json'])
+      expect(result.stderr).toBe('')
+      expect(jsonLines(result.stdout)).toEqual([{ type: 'queue', key: 'tenant:globex', running: 0, waiting: 1, oldestWaitMs: expect.any(Number) as number }])
+    } finally {
+      await adminQuery(url, `drop database if exists "${database}" with (force)`)
+    }
   })
 })

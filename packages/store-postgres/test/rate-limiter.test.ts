@@ -4,7 +4,7 @@ import type { JournalLine } from '@locus/journal'
 import { type AgentHost, type RateTicket, type TurnResult, defineWorkflow } from '@locus/runtime'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPostgresRateLimiter, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { createPostgresRateLimiter, enqueueRun, migrateDispatch, readQueues, startRunWorker } from '../src/index.js'
 import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
 
 /** A clock that moves only when the test moves it. */
@@ -186,5 +186,18 @@ describe.skipIf(url === undefined)('rate limits shared on PostgreSQL', () => {
     } finally {
       await client.end()
     }
+  })
+
+  it('readQueues (locus queues --database-url) lists a key whose run waits for a worker', async () => {
+    const keyed = defineWorkflow({ name: 'keyed', concurrency: [{ key: () => 'tenant:acme', limit: 1 }], run: () => ({ ok: true }) })
+    const client = new pg.Client({ connectionString: dbUrl })
+    await client.connect()
+    try {
+      await enqueueRun(client, { runId: 'rq-waiting', workflow: keyed, input: {} })
+    } finally {
+      await client.end()
+    }
+    const queues = await readQueues(dbUrl)
+    expect(queues).toEqual([{ key: 'tenant:acme', running: 0, waiting: 1, oldestWaitMs: expect.any(Number) as number }])
   })
 })
