@@ -79,6 +79,39 @@ describe('the in-process rate limiter', () => {
     )
   })
 
+  it('in any 60 s the tokens charged (worst case, then settled) stay within tokensPerMinute', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ gapMs: fc.integer({ min: 0, max: 30_000 }), worst: fc.integer({ min: 1, max: 1000 }), usedPart: fc.double({ min: 0, max: 1, noNaN: true }) }), { minLength: 1, maxLength: 20 }),
+        async (requests) => {
+          const perMinute = 1000
+          const clock = createManualClock()
+          const limiter = createRateLimiter({ limits: [{ match: {}, tokensPerMinute: perMinute }], clock })
+          const charged: { at: number; tokens: number }[] = []
+          const pending: Promise<void>[] = []
+          for (const request of requests) {
+            await clock.advance(request.gapMs)
+            pending.push(
+              limiter.acquire({ provider: 'p', model: 'm', tokens: request.worst }).then((ticket) => {
+                // Settled at once to what it used: never more than its worst case.
+                const used = Math.floor(request.worst * request.usedPart)
+                ticket.settle(used)
+                charged.push({ at: clock.now(), tokens: used })
+              }),
+            )
+          }
+          await drive(clock, Promise.all(pending))
+          expect(charged).toHaveLength(requests.length)
+          for (const from of charged) {
+            const inWindow = charged.filter((other) => other.at >= from.at && other.at < from.at + 60_000).reduce((sum, other) => sum + other.tokens, 0)
+            expect(inWindow).toBeLessThanOrEqual(perMinute)
+          }
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+
   it('charges a token limit the worst case before the request and settles it to the real usage after', async () => {
     const clock = createManualClock()
     const limiter = createRateLimiter({ limits: [{ match: { provider: 'p' }, tokensPerMinute: 1000 }], clock })
