@@ -27,7 +27,8 @@ import { checkDeployCommand } from './commands/check-deploy-command.js'
 import { resolveCommand } from './commands/resolve-command.js'
 import { type MessageFlags, queryCommand, signalCommand } from './commands/messages-command.js'
 import { dbMigrateCommand, workerCommand } from './commands/worker-command.js'
-import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow } from './commands/remote.js'
+import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow, withServer } from './commands/remote.js'
+import { type QueuesFlags, defaultQueueSources, queuesCommand } from './commands/queues-command.js'
 
 const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
 
@@ -164,6 +165,17 @@ Examples:
   addServer(ls)
   addVerbose(ls).action(async (flags: Parameters<typeof lsCommand>[0] & Parameters<typeof remoteLs>[0]) => {
     setExitCode(flags.server === undefined ? await lsCommand(flags, io) : await remoteLs(flags, io))
+  })
+
+  const queues = program
+    .command('queues')
+    .description('per concurrency key and rate limit: runs running, runs waiting and the oldest wait (from a server or PostgreSQL workers)')
+    .option('--database-url <url>', 'the queues of the PostgreSQL workers of this database (or $LOCUS_DATABASE_URL)')
+    .option('--json', 'one JSON object a key')
+  addServer(queues)
+  addVerbose(queues).action(async (flags: QueuesFlags) => {
+    const sources = defaultQueueSources((serverFlags, serverIo) => withServer(serverFlags, serverIo, async (client) => [...(await client.listQueues())]))
+    setExitCode(await queuesCommand(flags, io, sources))
   })
 
   const journal = program

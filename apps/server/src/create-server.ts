@@ -353,6 +353,12 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.json({ runs, nextCursor: page.nextCursor ?? null })
   })
 
+  app.get('/v1/queues', guard('runs:read'), async (c) => {
+    // The in-process limiters of this server's runtime, or the admission tables of PostgreSQL workers.
+    const queues = (await runtime.queues?.()) ?? []
+    return c.json({ queues: queues.map((queue) => ({ key: queue.key, running: queue.running, waiting: queue.waiting, oldestWaitMs: queue.oldestWaitMs })) })
+  })
+
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     const stored = await load(runId)

@@ -31,6 +31,7 @@ import {
   SlotsRequestedSchema,
   BackfillBodySchema,
   ScheduleSchema,
+  QueueListSchema,
   RunPendingSchema,
   RunResultResponseSchema,
   RunSchema,
@@ -61,6 +62,7 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Run: RunSchema,
   RunList: RunListSchema,
   ScheduleList: ScheduleListSchema,
+  QueueList: QueueListSchema,
   Schedule: ScheduleSchema,
   ScheduleState: ScheduleItemSchema,
   SlotsRequested: SlotsRequestedSchema,
@@ -169,6 +171,7 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'post /v1/workflows/{name}/runs': 'startRun',
   'get /v1/runs': 'listRuns',
   'get /v1/schedules': 'listSchedules',
+  'get /v1/queues': 'listQueues',
   'get /v1/schedules/{id}': 'getSchedule',
   'post /v1/schedules/{id}/pause': 'pauseSchedule',
   'post /v1/schedules/{id}/unpause': 'unpauseSchedule',
@@ -319,6 +322,12 @@ function openApiBody(runPath: string[]): JsonObject {
         get: operation('Schedules registered in the store, with their latest slot', 'runs:read', {
           parameters: parameters(z.object({})),
           responses: { '200': json('ScheduleList', 'The schedules'), ...errors('invalid_request', ...AUTH_ERRORS) },
+        }),
+      },
+      '/v1/queues': {
+        get: operation('Per concurrency key and shared rate limit: runs running, runs waiting and the oldest wait', 'runs:read', {
+          parameters: parameters(z.object({})),
+          responses: { '200': json('QueueList', 'The queues'), ...errors('invalid_request', ...AUTH_ERRORS) },
         }),
       },
       '/v1/schedules/{id}': {

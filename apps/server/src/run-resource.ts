@@ -89,6 +89,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
       executionId: deferral.executionId,
     })),
     sleepingUntil: sleepingUntil ?? null,
+    waits: { queued: stored.view.queued === undefined ? null : { ...stored.view.queued, keys: [...stored.view.queued.keys] }, rate: { ...stored.view.rateWaits } },
     links: linksOf(stored.runId),
   }
 }

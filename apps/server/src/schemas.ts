@@ -157,8 +157,35 @@ export const RunSchema = z.object({
     .string()
     .nullable()
     .describe('While the run sleeps (`sleep()` in its script, status `waiting`): the earliest due time of its open timers, ISO 8601; null otherwise.'),
+  waits: z
+    .object({
+      queued: z
+        .object({
+          keys: z.array(z.string()).describe('The concurrency keys the run holds a slot of.'),
+          reason: z.enum(['concurrency', 'rate', 'priority']).describe('What it waited for.'),
+          waitedMs: z.number().int().describe('Milliseconds from its enqueue to its start.'),
+        })
+        .nullable()
+        .describe('How long the run waited to start and for what (its `queued` line, RunView.queued); null when it started at once.'),
+      rate: z
+        .object({
+          count: z.number().int().describe('LLM requests that waited for a rate limit.'),
+          waitedMs: z.number().int().describe('Milliseconds they waited in all.'),
+        })
+        .describe('Its LLM requests\' waits for shared rate limits (`rate_wait` lines, RunView.rateWaits).'),
+    })
+    .describe('What the run waited for, spending no attempt, retry or invocation.'),
   links: LinksSchema,
 })
+
+/** One key of `GET /v1/queues`. */
+export const QueueItemSchema = z.object({
+  key: z.string().describe('A concurrency key, or `rate:<provider>/<model>` for a shared rate limit.'),
+  running: z.number().int().describe('Runs holding a slot of the key (for a rate limit: requests started in the last minute).'),
+  waiting: z.number().int().describe('Runs waiting to start (for a rate limit: calls waiting for room).'),
+  oldestWaitMs: z.number().int().describe('How long the oldest of them has waited; 0 when none waits.'),
+})
+export const QueueListSchema = z.object({ queues: z.array(QueueItemSchema) })
 
 export const RunListItemSchema = z.object({
   runId: z.string(),

@@ -12,6 +12,7 @@ import type {
   ResultAnswer,
   RunAccepted,
   RunBudgets,
+  QueueInfo,
   RunInfo,
   RunList,
   RunResult,
@@ -89,6 +90,8 @@ export interface LocusClient {
   startRun(workflow: string, options?: StartRunOptions): Promise<StartedRun>
   listRuns(options?: ListRunsOptions): Promise<RunList>
   getRun(runId: string): Promise<RunInfo>
+  /** Per concurrency key and shared rate limit: runs running and waiting, and the oldest wait (`GET /v1/queues`). */
+  listQueues(): Promise<readonly QueueInfo[]>
   /** The result once the run ended; waits up to `wait` seconds (the server caps it, 60 by default). */
   getResult(runId: string, options?: { readonly wait?: number; readonly signal?: AbortSignal }): Promise<ResultAnswer>
   /** Asks for the result until the run ends (each request waits up to `waitSeconds`, default 30). */
@@ -222,6 +225,9 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
     },
     getRun(runId) {
       return body<RunInfo>({ method: 'GET', path: runPath(runId) })
+    },
+    async listQueues() {
+      return (await body<{ queues: QueueInfo[] }>({ method: 'GET', path: '/v1/queues' })).queues
     },
     async getResult(runId, result = {}) {
       const answer = await json<RunResult | RunAccepted>({ method: 'GET', path: `${runPath(runId)}/result`, query: { wait: result.wait }, signal: result.signal })

@@ -98,7 +98,26 @@ export interface RunInfo {
   readonly deferred: readonly PendingDeferral[]
   /** While the run sleeps (`sleep()`, status `waiting`): the earliest due time of its open timers, ISO 8601; null otherwise (absent from older servers). */
   readonly sleepingUntil?: string | null
+  /** What the run waited for: its start (`queued`, null when it started at once) and its LLM requests' rate-limit waits (absent from older servers). */
+  readonly waits?: RunWaits
   readonly links: RunLinks
+}
+
+/** A run's waits, which spent no attempt, retry or invocation. */
+export interface RunWaits {
+  readonly queued: { readonly keys: readonly string[]; readonly reason: 'concurrency' | 'rate' | 'priority'; readonly waitedMs: number } | null
+  readonly rate: { readonly count: number; readonly waitedMs: number }
+}
+
+/** One key of `GET /v1/queues`: a concurrency key, or `rate:<provider>/<model>` for a shared rate limit. */
+export interface QueueInfo {
+  readonly key: string
+  /** Runs holding a slot of the key (for a rate limit: requests started in the last minute). */
+  readonly running: number
+  /** Runs waiting to start (for a rate limit: calls waiting for room). */
+  readonly waiting: number
+  /** How long the oldest of them has waited; 0 when none waits. */
+  readonly oldestWaitMs: number
 }
 
 export interface RunListItem {

@@ -1,5 +1,5 @@
 import { type RetryClock, type RetryPolicy, RetryPolicySchema } from '@locus/retry'
-import { LAUNCH_MODES, type LaunchMode } from '@locus/host-contract'
+import { type HostRateLimit, LAUNCH_MODES, type LaunchMode } from '@locus/host-contract'
 import type { LanguageModel } from 'ai'
 import { z } from 'zod'
 import { AiSdkHostOptionsError } from './ai-sdk-host-error.js'
@@ -107,6 +107,13 @@ export interface AiSdkHostOptions {
   /** The host's name in the run journal. @default 'ai-sdk' */
   readonly name?: string
   /**
+   * Shared rate limits on this host's requests, kept by the runtime that
+   * calls it: `[{ match: { provider?, model? }, requestsPerMinute?, tokensPerMinute? }]`.
+   * A request's provider is `providerName`, else `api` (unless
+   * `openai-compatible`), else its model id's part before `/`.
+   */
+  readonly rateLimits?: readonly HostRateLimit[]
+  /**
    * The turn budget: how long one turn may run in all (`totalMs`) and how
    * long an LLM request may go without a byte from the server (`idleMs`)
    * before the host aborts the turn as `host-turn-timeout`, which `attempts`
@@ -213,6 +220,18 @@ const optionsSchema = z
     attemptLog: z.enum(AI_SDK_ATTEMPT_LOG_MODES, { error: `attemptLog must be one of ${AI_SDK_ATTEMPT_LOG_MODES.join(', ')}` }).optional(),
     onLlmAttempt: z.custom<(attempt: LlmAttempt) => void>(isFunction, { error: 'onLlmAttempt must be a function' }).optional(),
     name: z.string().min(1).optional(),
+    rateLimits: z
+      .array(
+        z
+          .object({
+            match: z.object({ provider: z.string().min(1).optional(), model: z.string().min(1).optional() }).strict(),
+            requestsPerMinute: z.number().int('requestsPerMinute must be a positive whole number').positive('requestsPerMinute must be a positive whole number').optional(),
+            tokensPerMinute: z.number().int('tokensPerMinute must be a positive whole number').positive('tokensPerMinute must be a positive whole number').optional(),
+          })
+          .strict()
+          .refine((limit) => limit.requestsPerMinute !== undefined || limit.tokensPerMinute !== undefined, 'a rate limit needs requestsPerMinute, tokensPerMinute or both'),
+      )
+      .optional(),
     turnBudget: turnBudgetSchema.optional(),
     launchMode: z.enum(LAUNCH_MODES, { error: `launchMode must be one of ${LAUNCH_MODES.join(', ')}` }).optional(),
     streaming: z.boolean().optional(),

@@ -141,6 +141,7 @@ export function createAiSdkHost(options: AiSdkHostOptions): AiSdkHost {
     name: parsed.name ?? 'ai-sdk',
     specificationVersion: 'v1',
     settings: describeAiSdkHostSettings(parsed),
+    ...(parsed.rateLimits === undefined ? {} : { rateLimits: parsed.rateLimits }),
     resolveModelId: (request) => resolveAgentSettings(parsed, request as SessionRequest).modelId,
     async openSession(request: SessionRequest | AiSdkSessionRequest): Promise<AiSdkAgentSession> {
       const settings = resolveAgentSettings(parsed, request)

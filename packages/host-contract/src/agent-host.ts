@@ -194,6 +194,19 @@ export interface AgentSession {
 }
 
 /**
+ * A shared limit on a host's LLM requests, kept by the runtime that calls the
+ * host: at most `requestsPerMinute` requests and `tokensPerMinute` tokens in
+ * any 60 s, for requests whose provider and model the `match` names (every
+ * field given must be equal). At least one of the two numbers, each a
+ * positive whole number.
+ */
+export interface HostRateLimit {
+  readonly match: { readonly provider?: string; readonly model?: string }
+  readonly requestsPerMinute?: number
+  readonly tokensPerMinute?: number
+}
+
+/**
  * Where agent() calls run: a scripted host in tests and demos, a model
  * provider in production, a worker in another process.
  */
@@ -210,5 +223,11 @@ export interface AgentHost {
    * again: plain JSON, never a secret.
    */
   readonly settings?: unknown
+  /**
+   * Rate limits every runtime calling this host keeps on its requests, shared
+   * by every run that uses this host object (unless the runtime was given
+   * limits of its own); each wait is journaled as `rate_wait`.
+   */
+  readonly rateLimits?: readonly HostRateLimit[]
   openSession(request: SessionRequest): AgentSession | Promise<AgentSession>
 }

@@ -1,5 +1,6 @@
 export { HOST_SPECIFICATION_VERSION, LAUNCH_MODES } from './agent-host.js'
 export type {
+  HostRateLimit,
   AgentConfig,
   ArtifactSink,
   AgentHost,

@@ -20,6 +20,7 @@ import type { RunOptions } from './run-options.js'
 import type { RunBudgets } from './budgets.js'
 import { type RunHandle as ExecutionHandle, type RunResult, parseWorkflowInput, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
 import { type ConcurrencyLimiter, type QueueSnapshot, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
+import { type RateLimit, type RateLimiter, createRateLimiter, hostRateLimiter, rateQueues } from './rate-limits.js'
 
 /** How a started, resumed or replayed execution is reached: one shape for all three. */
 export interface RunHandle {
@@ -134,6 +135,16 @@ export interface RuntimeOptions {
    * @default 'in-process'
    */
   readonly flowControl?: 'in-process' | 'none' | ConcurrencyLimiter | undefined
+  /**
+   * Shared rate limits on every LLM call of the runs this runtime executes:
+   * `[{ match: { provider?, model? }, requestsPerMinute?, tokensPerMinute? }]`.
+   * A limit with neither number, or one that is not a positive whole number,
+   * is refused here (`RUN_OPTIONS_INVALID`). The limiter reads the clock of
+   * `defaults.clock`. @default none
+   */
+  readonly rateLimits?: readonly RateLimit[] | undefined
+  /** A limiter to share between runtimes of one process instead of one built from `rateLimits`. */
+  readonly rateLimiter?: RateLimiter | undefined
   /** Options every run starts with; each call's options override them. */
   readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'> | undefined
 }
@@ -212,6 +223,11 @@ export type QueryOutcome =
   | { readonly ok: true; readonly result: JsonValue }
   | { readonly ok: false; readonly status: 'unknown'; readonly message: string; readonly declared: readonly string[] }
 
+/** The limiter reads the runs' clock when one is injected (waits then measure on it), else its own. */
+function clockNow(clock: { now(): number } | undefined): { now?: () => number } {
+  return clock === undefined ? {} : { now: () => clock.now() }
+}
+
 function toMap(workflows: RuntimeOptions['workflows']): Map<string, WorkflowDefinition> {
   const list = Array.isArray(workflows) ? (workflows as readonly WorkflowDefinition[]) : Object.values(workflows as Record<string, WorkflowDefinition>)
   const map = new Map<string, WorkflowDefinition>()
@@ -244,7 +260,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // What describe reads of a live run: its execution in this process (never the store).
   const executions = new WeakMap<RunHandle, Started>()
   const limiter: ConcurrencyLimiter | undefined =
-    options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter() : options.flowControl
+    options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter(clockNow(options.defaults?.clock)) : options.flowControl
+  const rateLimiter: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.rateLimits === undefined
+      ? // The host's own limits, checked here (a bad one refuses the runtime) and shared by every runtime using that host.
+        hostRateLimiter(options.host, options.defaults?.clock)
+      : createRateLimiter({ limits: options.rateLimits, clock: options.defaults?.clock }))
 
   function workflowOf(workflow: WorkflowDefinition | string | undefined, fallbackName?: string): WorkflowDefinition {
     if (workflow !== undefined && typeof workflow !== 'string') return workflow
@@ -364,6 +386,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const base = (runOptions: RuntimeRunOptions | undefined, hooks: LaunchHooks): RunOptions => ({
     ...options.defaults,
     ...(options.host === undefined ? {} : { host: options.host }),
+    ...(rateLimiter === undefined ? {} : { rateLimiter }),
     // Scripts may spawn the runtime's workflows by name.
     workflows,
     ...runOptions,
@@ -474,7 +497,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return true
     },
     live: (runId) => liveRuns.get(runId),
-    queues: () => Promise.resolve(limiter?.snapshot() ?? []),
+    queues: () => Promise.resolve([...(limiter?.snapshot() ?? []), ...rateQueues(rateLimiter)]),
     pendingDeferrals: async (runId) => [...(await deferralsOf(runId)).open.values()],
     async signal(runId, name, payload, sender) {
       const stored = await readStoredRun(store, runId)

@@ -12,6 +12,7 @@ import type { RunStore } from '@locus/store'
 import type { TriggerTransport } from '@locus/protocol'
 import { describeZodIssues } from './zod-issues.js'
 import type { QueuedInfo } from './flow-control.js'
+import type { RateLimiter } from './rate-limits.js'
 
 /** Options of one run. */
 export interface RunOptions {
@@ -110,6 +111,13 @@ export interface RunOptions {
    * @default 'none'
    */
   readonly jitter?: JitterMode
+  /**
+   * Shared rate limits on the run's LLM calls (`createRateLimiter({ limits, clock })`):
+   * before each turn of an agent call the limiter waits for room, and the
+   * wait is journaled as `rate_wait { limit, waitedMs, callId }`. `createRuntime`
+   * passes the one built from its `rateLimits`. @default no rate limits
+   */
+  readonly rateLimiter?: RateLimiter
   /** Workflows a script may `spawn()` by name; `createRuntime` passes its own. */
   readonly workflows?: readonly WorkflowDefinition[] | ReadonlyMap<string, WorkflowDefinition>
 }
@@ -215,6 +223,11 @@ const runOptionsSchema = z
       .min(0, 'retryBudget must be 0 or more')
       .optional(),
     jitter: z.enum(JITTER_MODES, { error: `jitter must be one of ${JITTER_MODES.join(', ')}` }).optional(),
+    rateLimiter: z
+      .custom<RateLimiter>((value) => typeof value === 'object' && value !== null && typeof (value as RateLimiter).acquire === 'function' && typeof (value as RateLimiter).retryAfter === 'function', {
+        error: 'rateLimiter must be a RateLimiter (createRateLimiter({ limits }))',
+      })
+      .optional(),
     workflows: z
       .custom<readonly WorkflowDefinition[] | ReadonlyMap<string, WorkflowDefinition>>((value) => Array.isArray(value) || value instanceof Map, {
         error: 'workflows must be an array of workflow definitions (or a Map of them by name)',

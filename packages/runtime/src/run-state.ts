@@ -13,6 +13,7 @@ import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
 import type { AgentHost, HostTool } from './host.js'
+import type { RateLimiter } from './rate-limits.js'
 
 /** How a spawned child run ended, as its parent sees it. */
 export interface RunResultOfChild {
@@ -135,6 +136,8 @@ export class RunState {
   refusesLiveWaits = false
   /** Spawn attempts earlier executions of this run started, by ordinal, so a resumed spawn numbers its next attempt after them. */
   priorChildAttempts: ReadonlyMap<string, number> = new Map()
+  /** The shared rate limits the run's LLM calls wait on; undefined without any. */
+  rateLimiter: RateLimiter | undefined = undefined
   /** Runs a child workflow to its end in a nested execution of this run. Set by the runtime. */
   spawnChild: ((request: ChildSpawnRequest) => Promise<RunResultOfChild>) | undefined
 

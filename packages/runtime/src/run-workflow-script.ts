@@ -52,6 +52,7 @@ import { callWaitForSignal } from './signal-wait.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
+import { hostRateLimiter } from './rate-limits.js'
 
 export { RUN_RESULT_SCHEMA, RunResultSchema } from './run-result-schema.js'
 
@@ -484,6 +485,8 @@ function startExecution<TInput>(
   run.suspension = suspension
   run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
   run.worker = parent === undefined ? options.worker : parent.worker
+  // The runtime's limits, else the host's own (one limiter per host object).
+  run.rateLimiter = parent === undefined ? (options.rateLimiter ?? hostRateLimiter(options.host, clock)) : parent.rateLimiter
   run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
   run.prices = parent === undefined ? options.prices : parent.prices
   // One ledger for the run tree: a child spends from its root's, and a resume starts from what earlier executions spent.

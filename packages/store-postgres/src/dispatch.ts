@@ -1,5 +1,5 @@
-import type { AgentHost, QueuedInfo, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
-import { checkPriority, createRuntime, parseWorkflowInput, recordRunOutcome, resolveFlowKeys } from '@locus/runtime'
+import type { AgentHost, QueuedInfo, RateLimit, RunBudgets, RunHandle, RunOptions, RunResult, WorkflowDefinition } from '@locus/runtime'
+import { checkPriority, checkRateLimits, createRuntime, parseWorkflowInput, recordRunOutcome, resolveFlowKeys } from '@locus/runtime'
 import type { JournalLineInput, OpenSignalWaitView, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
@@ -8,6 +8,7 @@ import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
 import { REQUEUE_SQL, RUN_TASK, TIMER_JOB_SQL } from './run-task.js'
 import { isConnectionError, reconnectDelayMs, withReconnect } from './connection-errors.js'
+import { createPostgresRateLimiter } from './rate-limiter.js'
 import { type LeaseGuard, createLeaseGuard } from './lease-guard.js'
 import { patchGraphileWorker } from './graphile-patches.js'
 import { admit, recordFlow, wakeWaiting } from './flow.js'
@@ -187,6 +188,12 @@ export interface RunWorkerOptions {
   readonly metrics?: NonNullable<RunOptions['metrics']> | undefined
   /** Told when a run's outcome could not be recorded; the run's own ending stands. */
   readonly onMetricsError?: ((runId: string, error: unknown) => void) | undefined
+  /**
+   * Rate limits on the LLM calls of every run this worker executes, shared
+   * with every worker on the database that declares them (migration 14):
+   * `[{ match: { provider?, model? }, requestsPerMinute?, tokensPerMinute? }]`.
+   */
+  readonly rateLimits?: readonly RateLimit[] | undefined
 }
 
 /** What {@link RunWorkerOptions.defaults} may set. */
@@ -233,6 +240,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(parkAfterMs) || parkAfterMs < 0) throw new StoreOptionsError(`startRunWorker: parkAfterMs must be a whole number of milliseconds, 0 or more, not ${String(parkAfterMs)}.`)
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
+  // Refused before the worker connects: a limit with neither number, or a bad one, throws RUN_OPTIONS_INVALID.
+  const rateLimits = options.rateLimits === undefined ? undefined : checkRateLimits(options.rateLimits)
   const runDefaults =
     options.defaults === undefined
       ? undefined
@@ -259,6 +268,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     client.on('error', () => undefined)
   })
   const store: PostgresRunStore = createPostgresRunStore({ pool, schema })
+  // Shared with every worker on the database (migration 14): a sliding minute per limit, and Retry-After closings.
+  const rateLimiter = rateLimits === undefined ? undefined : createPostgresRateLimiter({ pool, schema, limits: rateLimits })
   const live = new Map<string, RunHandle>()
   /** Hands a live run over (suspends it, then releases and re-queues it), by run id. */
   const handOvers = new Map<string, () => Promise<void>>()
@@ -351,7 +362,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     const fenced = guarded(announcing(store.fenced(lease), lease, leaseMs), guard, onLost)
     // The worker's defaults apply where a run's start recorded no budgets of its own (a resume reads them back).
     // Flow control was the admission's (across workers); the runtime keeps no limiter of its own.
-    const runtime = createRuntime({ store: fenced, workflows: options.workflows, flowControl: 'none', ...(options.host === undefined ? {} : { host: options.host }), ...(runDefaults === undefined ? {} : { defaults: runDefaults }) })
+    const runtime = createRuntime({ store: fenced, workflows: options.workflows, flowControl: 'none', ...(rateLimiter === undefined ? {} : { rateLimiter }), ...(options.host === undefined ? {} : { host: options.host }), ...(runDefaults === undefined ? {} : { defaults: runDefaults }) })
     // Started means the root's run_start committed; a root without lines is started afresh. Ended means
     // the latest execution with lines ends with run_end.
     const { rows: queued } = await pool.query<{ workflow: string | null; input: unknown; budgets: RunBudgets | null; status: string; started: boolean; ended: boolean }>(

@@ -1,5 +1,5 @@
 import type { FlowKey, QueueSnapshot, QueuedInfo, QueuedReason } from '@locus/runtime'
-import type pg from 'pg'
+import pg from 'pg'
 import type { RunLease } from './postgres-run-store.js'
 
 /**
@@ -256,4 +256,17 @@ export async function queueSnapshot(client: pg.ClientBase | pg.Pool, schema: str
      group by k.key order by k.key`,
   )
   return rows.map((row) => ({ key: row.key, running: Number(row.running), waiting: Number(row.waiting), oldestWaitMs: row.oldest_ms === null ? 0 : Math.max(0, Number(row.oldest_ms)) }))
+}
+
+/**
+ * {@link queueSnapshot} over a connection of its own, closed after: what
+ * `locus queues --database-url` reads.
+ */
+export async function readQueues(connectionString: string, schema = 'public'): Promise<QueueSnapshot[]> {
+  const pool = new pg.Pool({ connectionString, max: 1 })
+  try {
+    return await queueSnapshot(pool, schema)
+  } finally {
+    await pool.end()
+  }
 }

@@ -7,4 +7,6 @@ export type { CancelRequest, EnqueueRunOptions, RunWorker, RunWorkerDefaults, Ru
 export { createDispatchRuntime } from './dispatch-runtime.js'
 export type { DispatchRuntime, DispatchRuntimeOptions } from './dispatch-runtime.js'
 export { isConnectionError } from './connection-errors.js'
-export { queueSnapshot } from './flow.js'
+export { queueSnapshot, readQueues } from './flow.js'
+export { createPostgresRateLimiter } from './rate-limiter.js'
+export type { PostgresRateLimiterOptions } from './rate-limiter.js'

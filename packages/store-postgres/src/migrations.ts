@@ -215,6 +215,19 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
       create index if not exists locus_runs_summary_listing on $schema.locus_runs ((coalesce(summary->>'workflow', workflow)), created_at desc, run_id desc);
     `,
   },
+  {
+    version: 14,
+    name: 'shared rate limits: each limited LLM request of the last minute, for every worker on the database (a sliding minute, not a fixed one)',
+    sql: `
+      create table if not exists $schema.locus_rate_requests (
+        id bigserial primary key,
+        limit_name text not null,
+        started_ms double precision not null,
+        tokens bigint not null default 0
+      );
+      create index if not exists locus_rate_requests_window on $schema.locus_rate_requests (limit_name, started_ms);
+    `,
+  },
 ]
 
 /** The NOTIFY channel of token streams; payloads are `<runId>:<next offset>` only. */

@@ -11,6 +11,7 @@ import { chooseProgressMode, createProgressReporter } from '../progress/progress
 import { readWorkflowInput } from '../read-workflow-input.js'
 import { styleFor } from '../style.js'
 import { finishRun } from './finish-run.js'
+import { formatWaits } from './queues-command.js'
 import { parseLineTypes } from './journal-command.js'
 import type { RunFlags } from './run-flags.js'
 
@@ -164,6 +165,7 @@ export async function remoteShow(runId: string, flags: ServerFlags & { readonly 
     const style = styleFor(io.stdout, io.env)
     const out = [formatSummary(summaryOf(client, await client.journal(runId, { execution: run.executionId })), { cwd: io.cwd, style })]
     out.push('', `${style.dim('status:'.padEnd(10))}${run.status}${run.live ? ' (executing on the server)' : ''}`)
+    if (run.waits !== undefined) out.push(...formatWaits(run.waits, style))
     if (run.executions.length > 1) {
       out.push('', style.bold('Executions:'))
       for (const execution of run.executions) out.push(`  ${execution.executionId.padEnd(16)} ${execution.kind.padEnd(7)} ${execution.status}`)

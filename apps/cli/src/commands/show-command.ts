@@ -7,6 +7,7 @@ import type { OutputFlags } from './run-flags.js'
 import { callCosts } from '@locus/journal'
 import { executionStandings } from '@locus/runtime'
 import { openStoredRun } from './stored-run.js'
+import { formatWaits } from './queues-command.js'
 
 /**
  * `locus show <runId>`: the run as it stands (its latest execution), its
@@ -25,13 +26,16 @@ export async function showCommand(runId: string, flags: OutputFlags, io: CliIo):
   const replays = run.replays.map((replay) => replay.info.executionId)
   // Every child run the run's scripts spawned, grandchildren included, each in its own execution.
   const childRuns = run.children.map((child) => ({ executionId: child.info.executionId, workflow: child.summary.workflow, standing: child.summary.standing }))
+  // What the run waited for: its start (the `queued` line) and its LLM requests' rate limits (`rate_wait` lines).
+  const waits = { queued: run.view.queued ?? null, rate: run.view.rateWaits }
   if (flags.json === true) {
-    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, callCosts: costs, executions, replays, childRuns })}\n`)
+    io.stdout.write(`${JSON.stringify({ type: 'run', ...summary, callCosts: costs, executions, replays, childRuns, waits })}\n`)
     return EXIT_CODES.completed
   }
   const style = styleFor(io.stdout, io.env)
   const out = [formatSummary(summary, { cwd: io.cwd, style, includeResult: false })]
   if (summary.source !== undefined) out.push(`  ${style.dim('workflow:'.padEnd(10))}${displayPath(summary.source, io.cwd)}`)
+  out.push(...formatWaits(waits, style))
   if (executions.length > 1) {
     out.push('', style.bold('Executions:'))
     for (const execution of executions) out.push(`  ${execution.executionId.padEnd(16)} ${execution.kind.padEnd(7)} ${styleStanding(execution.standing, style)}`)

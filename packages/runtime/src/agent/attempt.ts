@@ -5,6 +5,7 @@ import type { RunState } from '../run-state.js'
 import { type AttemptEnd, addUsage, classifyTurn } from './attempt-end.js'
 import { judgeAnswer } from './choice.js'
 import { recordLlmAttempts } from './llm-attempts.js'
+import { type RateRoom, waitForRate } from './rate-wait.js'
 
 /** What one physical attempt sends: the prompt, the call's options and the session it asks the host for. */
 export interface AttemptPlan {
@@ -114,8 +115,17 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
           },
         }),
   }
+  /** What the session has been sent so far: a turn's input is its whole history. */
+  let sentChars = 0
   /** Sends one turn; undefined means our fuse or a cancellation ended it, whatever the host answered. */
   const turn = async (session: AgentSession, text: string): Promise<TurnResult | undefined> => {
+    sentChars += text.length
+    let room: RateRoom | undefined
+    if (run.rateLimiter !== undefined) {
+      // Shared rate limits: the turn waits for room before it is sent; the wait spends no attempt.
+      room = await waitForRate(run, request, { inputChars: sentChars, signal: controller.signal })
+      if (room === undefined || ended()) return undefined
+    }
     const pending = session.prompt(text, promptOptions)
     const winner = await Promise.race([pending, aborted])
     if (winner === 'aborted') {
@@ -123,11 +133,15 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
       // requests it sent reached the model server: journal the LLM attempts it reports for the
       // turn (the one cut short says `cancelled`), once it settles, within a short grace.
       const late = await settledWithin(pending, LATE_TURN_GRACE_MS)
-      if (late !== undefined) recordLlmAttempts(run, request, plan.attempts, late.llmAttempts)
+      if (late !== undefined) {
+        recordLlmAttempts(run, request, plan.attempts, late.llmAttempts)
+        room?.settle(late)
+      }
       return undefined
     }
     usage = addUsage(usage, winner.usage)
     recordLlmAttempts(run, request, plan.attempts, winner.llmAttempts)
+    room?.settle(winner)
     // An answer (or a host's own "aborted") that settled after the fuse fired or the run was
     // cancelled loses to them: the host saw our abort, and the cause is the one we fired.
     if (ended()) return undefined
