@@ -93,7 +93,15 @@ async function unfiredSlots(runsDir: string, io: CliIo, since: Date): Promise<Un
     const schedules = store.schedules
     if (schedules === undefined) return []
     const unfired: UnfiredSlot[] = []
-    for (const state of await schedules.listSchedules()) {
+    let states: Awaited<ReturnType<typeof schedules.listSchedules>>
+    try {
+      states = await schedules.listSchedules()
+    } catch (error) {
+      // A database holding only the outcome store (no run store tables yet, code 42P01) keeps no schedules.
+      if ((error as { code?: unknown }).code === '42P01') return []
+      throw error
+    }
+    for (const state of states) {
       for (const record of await schedules.listSlots(state.schedule.id)) {
         if (record.outcome === 'started' || Date.parse(record.slot) < since.getTime()) continue
         unfired.push({
