@@ -10,7 +10,7 @@ export type { PendingDeferral, QueryOutcome, RunHandle, Runtime, RuntimeOptions,
 export { SIGNAL_SLOT_PREFIX } from './signals.js'
 export type { SignalOutcome } from './signals.js'
 export { MAX_PRIORITY, MIN_PRIORITY, checkFlowDefinition, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
-export { checkRateLimits, createRateLimiter, rateLimitDelay, rateLimitName, rateQueues } from './rate-limits.js'
+export { checkRateLimits, createRateLimiter, rateLimitDelay, rateLimitName, rateQueues, sleepWakeable } from './rate-limits.js'
 export type { RateLimit, RateLimitMatch, RateLimitSnapshot, RateLimiter, RateRequest, RateTicket, RateWait, RateWindow } from './rate-limits.js'
 export type { ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyRequest, ConcurrencySlot, DeadlineCounts, FlowKey, QueueSnapshot, QueuedInfo, QueuedReason } from './flow-control.js'
 export type { FeedCursor, LineListener } from './line-feed.js'

@@ -232,18 +232,7 @@ export function createRateLimiter(options: { readonly limits: readonly RateLimit
           }
           blamed = longest.name
           for (const bucket of mine) bucket.waiting.add(marker)
-          const wake = new AbortController()
-          const onAbort = (): void => {
-            wake.abort()
-          }
-          request.signal?.addEventListener('abort', onAbort, { once: true })
-          sleepers.add(wake)
-          try {
-            await clock.sleep(longest.ms, wake.signal)
-          } finally {
-            sleepers.delete(wake)
-            request.signal?.removeEventListener('abort', onAbort)
-          }
+          await sleepWakeable(clock, longest.ms, request.signal, sleepers)
         }
       } finally {
         for (const bucket of mine) bucket.waiting.delete(marker)
@@ -301,4 +290,23 @@ export function hostRateLimiter(host: { readonly rateLimits?: readonly RateLimit
     hostLimiters.set(host, limiter)
   }
   return limiter
+}
+
+/**
+ * Sleeps `ms` on the clock until the request's signal aborts or the limiter
+ * wakes every sleeper (a limit reopened): the wait both limiters make.
+ */
+export async function sleepWakeable(clock: { sleep(ms: number, signal?: AbortSignal): Promise<void> }, ms: number, signal: AbortSignal | undefined, sleepers: Set<AbortController>): Promise<void> {
+  const wake = new AbortController()
+  const onAbort = (): void => {
+    wake.abort()
+  }
+  signal?.addEventListener('abort', onAbort, { once: true })
+  sleepers.add(wake)
+  try {
+    await clock.sleep(ms, wake.signal)
+  } finally {
+    sleepers.delete(wake)
+    signal?.removeEventListener('abort', onAbort)
+  }
 }

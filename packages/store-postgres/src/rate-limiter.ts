@@ -1,4 +1,4 @@
-import { type RateLimit, type RateLimiter, type RateLimitSnapshot, type RateWindow, type RunOptions, checkRateLimits, rateLimitDelay, rateLimitName } from '@locus/runtime'
+import { type RateLimit, type RateLimiter, type RateLimitSnapshot, type RateWindow, type RunOptions, checkRateLimits, rateLimitDelay, rateLimitName, sleepWakeable } from '@locus/runtime'
 import type pg from 'pg'
 
 type RetryClock = NonNullable<RunOptions['clock']>
@@ -136,18 +136,7 @@ export function createPostgresRateLimiter(options: PostgresRateLimiterOptions): 
             if (set === undefined) waiting.set(name, (set = new Set()))
             set.add(marker)
           }
-          const wake = new AbortController()
-          const onAbort = (): void => {
-            wake.abort()
-          }
-          request.signal?.addEventListener('abort', onAbort, { once: true })
-          sleepers.add(wake)
-          try {
-            await clock.sleep(outcome.ms, wake.signal)
-          } finally {
-            sleepers.delete(wake)
-            request.signal?.removeEventListener('abort', onAbort)
-          }
+          await sleepWakeable(clock, outcome.ms, request.signal, sleepers)
         }
       } finally {
         for (const { name } of mine) waiting.get(name)?.delete(marker)
