@@ -321,7 +321,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         client.release()
       }
     }, Number.POSITIVE_INFINITY)
-    if (admission.kind === 'parked') return
+    if (admission.kind === 'parked' || admission.kind === 'ended') return
     if (admission.kind === 'leased') {
       try {
         await executeUnderLease(admission.lease, admission.runId === payload.runId ? payload : { runId: admission.runId }, takenAt, admission.queued)

@@ -70,6 +70,8 @@ export type Admission =
   | { readonly kind: 'leased'; readonly runId: string; readonly lease: RunLease; readonly queued: QueuedInfo | undefined }
   /** The run's keys are full (or its lane's best run's are): the job was put back. */
   | { readonly kind: 'parked' }
+  /** The run has ended (completed, failed or cancelled) and nothing resumed it: the job does nothing, and no lease is taken. */
+  | { readonly kind: 'ended' }
 
 interface FlowRow {
   readonly keyed: boolean
@@ -98,7 +100,12 @@ export async function admit(client: pg.ClientBase, schema: string, job: { readon
       [runId],
     )
     const own = rows[0]
-    // An ended run's job does nothing (the caller sees it ended): not flow control's business either.
+    // An ended run's job (one delivered again after its run_end, or the job of a lane's run another worker started
+    // and finished meanwhile) does nothing. Taking its lease first, even briefly, would hold one of its keys' slots.
+    if (own !== undefined && own.status !== 'running' && own.status !== 'waiting') {
+      await client.query('commit')
+      return { kind: 'ended' }
+    }
     if (own === undefined || !own.keyed || own.status !== 'running') {
       await client.query('commit')
       return { kind: 'free' }

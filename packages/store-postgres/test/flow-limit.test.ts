@@ -136,7 +136,11 @@ describe('a concurrency limit', () => {
     it('holds across two workers, counted on live leases', async () => {
       const seen = tracker()
       const workflow = tenantWorkflow(seen)
-      for (let index = 0; index < 2; index += 1) workers.push(await startRunWorker({ connectionString: dbUrl, workflows: [workflow], concurrency: 4, leaseMs: 2000 }))
+      // The workers start once every run is queued: on a loaded machine a run enqueued one by one could finish
+      // before the next is enqueued, and no run would ever have to wait for a slot.
+      const startWorkers = async () => {
+        for (let index = 0; index < 2; index += 1) workers.push(await startRunWorker({ connectionString: dbUrl, workflows: [workflow], concurrency: 4, leaseMs: 2000 }))
+      }
       // Audits the lease rows while the runs go: no moment where a key has more live leases than its limit.
       const auditState = { auditing: true }
       let worst = 0
@@ -160,6 +164,7 @@ describe('a concurrency limit', () => {
         {
           start: (runId, tenant) => enqueueRun(client, { runId, workflow: workflow, input: { tenant } }),
           waitAll: async (runIds) => {
+            await startWorkers()
             await until(
               'every run to complete',
               async () => {
