@@ -161,6 +161,8 @@ export interface FollowOptions {
  */
 export async function* followTokenStream(options: FollowOptions): AsyncGenerator<StreamRecord, 'ended' | 'pruned' | 'stopped', undefined> {
   const now = options.now ?? Date.now
+  // Read through a function: the signal may abort while this generator waits at a yield.
+  const aborted = (): boolean => options.signal.aborted
   let after = options.after
   let endSeen = false
   for (;;) {
@@ -174,7 +176,7 @@ export async function* followTokenStream(options: FollowOptions): AsyncGenerator
       for (const record of read.records) {
         yield record
         after = record.offset
-        if (options.signal.aborted) return 'stopped'
+        if (aborted()) return 'stopped'
       }
       continue
     }
@@ -227,6 +229,7 @@ export interface TokenStreamWriteOptions {
 export function writeTokenStream(sink: TokenStreamSink, headers: Record<string, string>, options: TokenStreamWriteOptions): void {
   const state = { closed: false }
   const isClosed = (): boolean => state.closed
+  const gone = (): boolean => sink.destroyed
   let wake: ((drained: boolean) => void) | undefined
   const close = (): void => {
     if (state.closed) return
@@ -266,9 +269,9 @@ export function writeTokenStream(sink: TokenStreamSink, headers: Record<string, 
         if (!isClosed()) options.onError(error)
         break
       }
-      if (isClosed() || next.done === true || sink.destroyed) break
+      if (isClosed() || next.done === true || gone()) break
       if (next.value.length === 0) continue
-      if (sink.write(next.value) || sink.destroyed) continue
+      if (sink.write(next.value) || gone()) continue
       const drained = await new Promise<boolean>((resolve) => {
         const onDrain = (): void => {
           clearTimeout(timer)

@@ -33,7 +33,7 @@ function droppingFetch(connections: (string | null)[]): typeof fetch {
     if (!url.includes('/stream') || response.body === null) return response
     connections.push(new Headers(init?.headers).get('last-event-id'))
     budget = (budget * 7) % 900 + 120
-    const reader = response.body.getReader()
+    const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader()
     let left = budget
     const cut = new ReadableStream<Uint8Array>({
       async pull(controller) {
