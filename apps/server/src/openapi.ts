@@ -279,7 +279,7 @@ function openApiBody(runPath: string[]): JsonObject {
       schemas: componentSchemas(),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: `An API key from LOCUS_API_KEYS or LOCUS_API_KEYS_FILE; scopes ${API_SCOPES.join(', ')}.` },
-        eventsToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A token from POST /v1/runs/{id}/events-token: reads that run’s events until it expires.' },
+        eventsToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A token from POST /v1/runs/{id}/events-token: reads that run’s events and token stream until it expires.' },
       },
     },
     paths: {
@@ -388,7 +388,7 @@ function openApiBody(runPath: string[]): JsonObject {
       },
       '/v1/runs/{id}/events-token': {
         post: operation("A short-lived token for this run's event stream, for clients that cannot send headers", 'runs:read', {
-          description: 'Signed by this server (HMAC-SHA256 of the run id and the expiry); good for GET /v1/runs/{id}/events?token= of this run only, until `expiresAt`.',
+          description: 'Signed by this server (HMAC-SHA256 of the run id and the expiry); good for GET /v1/runs/{id}/events?token= and /stream?token= of this run only, until `expiresAt`.',
           parameters: parameters(z.object({}), runPath),
           responses: { '200': json('EventsToken', 'The token'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
         }),

@@ -286,6 +286,10 @@ describe('GET /v1/runs/{id}/stream', () => {
     expect((await server.json(`/v1/runs/${runId}/cancel`, { method: 'POST', body: '{}', key: starter })).status).toBe(202)
     await reading
     expect(text).toBe('retry: 2000\n\nevent: done\ndata: {}\n\n')
+    // The events token of the run reads its token stream too (the run ended with nothing streamed: 204); a forged one does not.
+    const issued = await server.json<{ token: string }>(`/v1/runs/${runId}/events-token`, { method: 'POST', key })
+    expect((await server.request(`/v1/runs/${runId}/stream?token=${encodeURIComponent(issued.body.token)}`)).status).toBe(204)
+    expect((await server.json(`/v1/runs/${runId}/stream?token=v1.1.${'A'.repeat(43)}`)).status).toBe(401)
   })
 
   it('drops a subscriber whose socket takes nothing for the drain timeout, without waiting on it any longer', async () => {
