@@ -64,10 +64,20 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
         '})',
       ].join('\n'),
     )
+    await writeFile(
+      join(dir, 'talker.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'talker',",
+        "  run: async ({ agent }) => ({ ok: true, answer: (await agent('stream please')).answer }),",
+        '})',
+      ].join('\n'),
+    )
     await writeFile(join(dir, 'prices.json'), JSON.stringify({ models: { scripted: { input: '2', output: '8' } } }))
     await writeFile(
       join(dir, 'answers.json'),
-      JSON.stringify({ rules: [{ match: { prompt: 'hang' }, steps: [{ hang: true }] }, { match: { prompt: 'look up' }, steps: [{ text: 'found', usage: { inputTokens: 10, outputTokens: 900 } }] }] }),
+      JSON.stringify({ rules: [{ match: { prompt: 'stream please' }, steps: [{ hang: true, partial: 'half an answer ' }, { text: 'the whole answer' }] }, { match: { prompt: 'hang' }, steps: [{ hang: true }] }, { match: { prompt: 'look up' }, steps: [{ text: 'found', usage: { inputTokens: 10, outputTokens: 900 } }] }] }),
     )
     // The worker is one machine and the server another: they share only the database.
     const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000', '--prices', join(dir, 'prices.json')], { cwd: dir })
@@ -149,6 +159,51 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     await until('the resume to end cancelled', async () => ((await statusOf(runId)) === 'cancelled' ? true : undefined))
   }, 60_000)
 
+  it.skipIf(url === undefined && !ci)('serves the tokens a worker streams from the shared database, one offset sequence across the run\'s executions', async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/talker/runs', { method: 'POST', body: {} })
+    const runId = started.body.runId as string
+    // Opened before the worker streams anything: the stream waits, then follows the worker's writes.
+    const first = await fetch(`${base}/v1/runs/${runId}/stream?format=raw`)
+    expect(first.status).toBe(200)
+    const reader = (first.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    while (!text.includes('"text":"answer "')) {
+      const { done, value } = await reader.read()
+      if (done) throw new Error(`the stream ended early: ${text}`)
+      text += decoder.decode(value, { stream: true })
+    }
+    expect((await api(`/v1/runs/${runId}/cancel`, { method: 'POST', body: {} })).status).toBe(202)
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+    }
+    const before = recordsOf(text)
+    expect(before.done).toBe(true)
+    expect(before.records.map((record) => record.offset)).toEqual(before.records.map((_, index) => index))
+    expect(before.records.filter((record) => record.kind === 'delta').map((record) => record.text).join('')).toBe('half an answer ')
+    expect(before.records.at(-1)).toMatchObject({ kind: 'discarded', executionId: runId, attempt: 1 })
+    const last = before.records.at(-1)?.offset ?? -1
+    expect((await fetch(`${base}/v1/runs/${runId}/stream?format=raw`, { headers: { 'Last-Event-ID': String(last) } })).status).toBe(204)
+
+    // A resume on the worker streams on at the next offset; the client picks up with its last one.
+    expect((await api(`/v1/runs/${runId}/resume`, { method: 'POST', body: {} })).status).toBe(202)
+    // Until a worker takes the queued resume, the run reads as the cancelled run it was (its row too): then the stream follows it.
+    await until('a worker to take the resume', async () => ((await api(`/v1/runs/${runId}`)).body.executionId === 'resume-001' ? true : undefined))
+    const resumed = await fetch(`${base}/v1/runs/${runId}/stream?format=raw`, { headers: { 'Last-Event-ID': String(last) } })
+    expect(resumed.status).toBe(200)
+    const after = recordsOf(await resumed.text())
+    expect(after.done).toBe(true)
+    expect(after.records.map((record) => record.offset)).toEqual(after.records.map((_, index) => last + 1 + index))
+    expect(after.records.every((record) => record.executionId === 'resume-001')).toBe(true)
+    expect(after.records.filter((record) => record.kind === 'delta').map((record) => record.text).join('')).toBe('the whole answer')
+    expect(after.records.at(-1)).toMatchObject({ kind: 'end' })
+    const result = await api(`/v1/runs/${runId}/result?wait=5`)
+    expect(result.body).toMatchObject({ disposition: 'completed', result: { answer: 'the whole answer' } })
+  }, 60_000)
+
   it.skipIf(url === undefined && !ci)('answers a deferral over HTTP that the worker on the other side picks up, and refuses bad input before queueing anything', async () => {
     if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
     const bad = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 'lots' } } })
@@ -216,6 +271,21 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     expect(executions).toHaveLength(1)
   }, 60_000)
 })
+
+interface StreamRecord {
+  readonly offset: number
+  readonly executionId: string
+  readonly attempt: number
+  readonly kind: string
+  readonly text?: string
+}
+
+/** The records of a token stream's text (`format=raw`), and whether it ended with `event: done`. */
+function recordsOf(text: string): { records: StreamRecord[]; done: boolean } {
+  const frames = text.split('\n\n')
+  const records = frames.filter((frame) => frame.startsWith('id: ')).map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as StreamRecord)
+  return { records, done: frames.includes('event: done\ndata: {}') }
+}
 
 /** The events of a `text/event-stream` response, as `event` names with their `id`s, read until `run_end` or the end. */
 async function readEvents(response: Response): Promise<{ id: number; event: string; data: Record<string, unknown> }[]> {

@@ -19,6 +19,7 @@ import { mountWorkerRoutes } from './worker-routes.js'
 import { mountScheduleRoutes } from './schedule-routes.js'
 import { mountDeployCheck } from './deploy-check-route.js'
 import { mountMcpRoute } from './mcp-route.js'
+import { mountTokenStream } from './token-stream.js'
 import { mountInspector } from './inspector/mount-inspector.js'
 import { clientLines, clientMessage, clientValue } from './redact.js'
 import { REQUEST_ID_HEADER, requestLogMiddleware } from './request-log.js'
@@ -45,7 +46,7 @@ import {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountScheduleRoutes, mountEventsToken, mountInspector, mountMcpRoute, mountDeployCheck]
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountScheduleRoutes, mountEventsToken, mountTokenStream, mountInspector, mountMcpRoute, mountDeployCheck]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20

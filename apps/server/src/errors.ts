@@ -13,6 +13,7 @@ export const SERVER_ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not_found',
+  'stream_pruned',
   'payload_too_large',
   'unsupported_media_type',
   'host_not_allowed',
@@ -31,11 +32,12 @@ export const SERVER_ERROR_CODES = [
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number]
 
 /** The HTTP status of each code. */
-export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 503>> = {
+export const STATUS_OF_CODE: Readonly<Record<ServerErrorCode, 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 500 | 503>> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  stream_pruned: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   host_not_allowed: 403,
@@ -107,13 +109,20 @@ export class ApiError extends Error {
   readonly issues: readonly string[] | undefined
   /** Extra response headers, such as `WWW-Authenticate`. */
   readonly headers: Readonly<Record<string, string>>
+  /** With `stream_pruned`: the first offset of the token stream still kept. */
+  readonly firstKept: number | undefined
 
-  constructor(code: ServerErrorCode, message: string, options: { issues?: readonly string[] | undefined; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: ServerErrorCode,
+    message: string,
+    options: { issues?: readonly string[] | undefined; headers?: Record<string, string>; cause?: unknown; firstKept?: number | undefined } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'ApiError'
     this.code = code
     this.issues = options.issues
     this.headers = options.headers ?? {}
+    this.firstKept = options.firstKept
   }
 
   get status(): number {
@@ -125,13 +134,14 @@ export class ApiError extends Error {
    * issues leave without file system paths or command-line advice
    * (`clientMessage`); the log keeps them whole.
    */
-  body(requestId?: string): { error: { code: ServerErrorCode; message: string; issues?: string[]; requestId?: string } } {
+  body(requestId?: string): { error: { code: ServerErrorCode; message: string; issues?: string[]; requestId?: string; firstKept?: number } } {
     return {
       error: {
         code: this.code,
         message: clientMessage(this.message),
         ...(this.issues === undefined ? {} : { issues: this.issues.map(clientMessage) }),
         ...(requestId === undefined ? {} : { requestId }),
+        ...(this.firstKept === undefined ? {} : { firstKept: this.firstKept }),
       },
     }
   }

@@ -17,6 +17,8 @@ import {
   EventsQuerySchema,
   EventsTokenQuerySchema,
   EventsTokenSchema,
+  TokenStreamQuerySchema,
+  TokenStreamRecordSchema,
   HealthSchema,
   JournalQuerySchema,
   ListRunsQuerySchema,
@@ -72,6 +74,7 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   Health: HealthSchema,
   Ready: ReadySchema,
   EventsToken: EventsTokenSchema,
+  TokenStreamRecord: TokenStreamRecordSchema,
   WorkerTriggers: WorkerTriggersSchema,
   WorkerResponse: WorkerResponseSchema,
   WorkerActionsReport: WorkerActionsReportSchema,
@@ -182,6 +185,7 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'get /v1/runs/{id}/journal': 'getRunJournal',
   'get /v1/runs/{id}/events': 'streamRunEvents',
   'post /v1/runs/{id}/events-token': 'createEventsToken',
+  'get /v1/runs/{id}/stream': 'streamRunTokens',
   'get /v1/worker/triggers': 'pollWorkerTriggers',
   'post /v1/worker/actions': 'postWorkerActions',
   'post /v1/deploy-check': 'checkDeploy',
@@ -288,7 +292,7 @@ function openApiBody(runPath: string[]): JsonObject {
       schemas: componentSchemas(),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: `An API key from LOCUS_API_KEYS or LOCUS_API_KEYS_FILE; scopes ${API_SCOPES.join(', ')}.` },
-        eventsToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A token from POST /v1/runs/{id}/events-token: reads that run’s events until it expires.' },
+        eventsToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A token from POST /v1/runs/{id}/events-token: reads that run’s events and token stream until it expires.' },
       },
     },
     paths: {
@@ -402,9 +406,34 @@ function openApiBody(runPath: string[]): JsonObject {
           },
         }),
       },
+      '/v1/runs/{id}/stream': {
+        get: operation("The run's model tokens as server-sent events, live, across its executions", 'runs:read', {
+          description:
+            'Each LLM request\'s text as it streams, with the requests whose text was thrown away (a timed-out or retried attempt) marked `discarded`; never in the journal. ' +
+            '`id:` is the record\'s offset in the run\'s stream (gap-free from 0); `Last-Event-ID` (over `after`) resumes after it. ' +
+            'Default format: the AI SDK UI message stream protocol (`x-vercel-ai-ui-message-stream: v1`: `start`, `data-locus-attempt`, `text-start`/`text-delta`/`text-end`, `data-locus-discarded`, `finish`, `[DONE]`). ' +
+            '`format=raw`: one `TokenStreamRecord` per event, and `event: done` once the run ended and every record was sent. ' +
+            'An offset beyond the end waits; the stream ends once the run ended and everything was sent; a client that stops reading is dropped and resumes from its last id. ' +
+            'A client that cannot send headers passes `?token=` from POST /v1/runs/{id}/events-token.',
+          security: [{ bearer: ['runs:read'] }, { eventsToken: [] }],
+          parameters: [
+            ...parameters(TokenStreamQuerySchema, runPath),
+            ...parameters(EventsTokenQuerySchema),
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': {
+              description: 'The event stream; with `format=raw` each event\'s data is a TokenStreamRecord',
+              content: { 'text/event-stream': { schema: { type: 'string' }, 'x-locus-event-data': ref('TokenStreamRecord') } },
+            },
+            '204': { description: 'The run ended and the client has every record' },
+            ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'stream_pruned'),
+          },
+        }),
+      },
       '/v1/runs/{id}/events-token': {
         post: operation("A short-lived token for this run's event stream, for clients that cannot send headers", 'runs:read', {
-          description: 'Signed by this server (HMAC-SHA256 of the run id and the expiry); good for GET /v1/runs/{id}/events?token= of this run only, until `expiresAt`.',
+          description: 'Signed by this server (HMAC-SHA256 of the run id and the expiry); good for GET /v1/runs/{id}/events?token= and /stream?token= of this run only, until `expiresAt`.',
           parameters: parameters(z.object({}), runPath),
           responses: { '200': json('EventsToken', 'The token'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
         }),

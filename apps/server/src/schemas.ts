@@ -81,6 +81,7 @@ export const ErrorBodySchema = z.object({
     message: z.string(),
     issues: z.array(z.string()).optional().describe('Each problem as `field: what is wrong`.'),
     requestId: z.string().optional().describe("The request's id, also in the `x-request-id` header; the server's log has the details under it."),
+    firstKept: z.int().min(0).optional().describe('With `stream_pruned`: the first offset of the run\'s token stream still kept; resume after the one before it.'),
   }),
 })
 
@@ -296,6 +297,30 @@ export const RejectBodySchema = z
   .strict()
 
 /** `GET /v1/runs/{id}/events?token=`: a token from `POST /v1/runs/{id}/events-token`, in place of the Authorization header. */
+/** The formats of `GET /v1/runs/{id}/stream`: the AI SDK's UI message stream, or one plain record per event. */
+export const TOKEN_STREAM_FORMATS = ['ui', 'raw'] as const
+
+/** `GET /v1/runs/{id}/stream`. */
+export const TokenStreamQuerySchema = z.object({
+  after: seqSchema.optional().describe('Start after this offset; the `Last-Event-ID` header wins over it.'),
+  format: z
+    .enum(TOKEN_STREAM_FORMATS)
+    .optional()
+    .describe('`ui` (the default): the AI SDK UI message stream protocol; `raw`: one record `{ offset, executionId, callId, attempt, llmAttempt, kind, text?, cause? }` per event.'),
+})
+
+/** One record of `GET /v1/runs/{id}/stream?format=raw`: a piece of an LLM request's text, its discard, or its end. */
+export const TokenStreamRecordSchema = z.object({
+  offset: z.int().min(0).describe("The record's place in the run's stream, gap-free from 0; also the event's `id:`."),
+  executionId: z.string(),
+  callId: z.string(),
+  attempt: z.int().min(1),
+  llmAttempt: z.int().min(1).describe('Which request of the attempt (retries by the host count up).'),
+  kind: z.enum(['delta', 'discarded', 'end']),
+  text: z.string().optional().describe('The text of a `delta`.'),
+  cause: z.string().optional().describe('Why a `discarded` request\'s text was thrown away (`call-timeout`, `llm-retry`, ...).'),
+})
+
 export const EventsTokenQuerySchema = z.object({
   token: z.string().min(1).optional().describe('A token from POST /v1/runs/{id}/events-token, for clients that cannot send headers (EventSource); good for this run only, until it expires.'),
 })

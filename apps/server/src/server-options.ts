@@ -68,6 +68,13 @@ export interface CreateServerOptions {
   readonly heartbeatMs?: number | undefined
   /** The `retry:` an event stream tells clients to wait before reconnecting. @default 2_000 */
   readonly sseRetryMs?: number | undefined
+  /**
+   * How long a token stream (GET /v1/runs/{id}/stream) waits for a client's
+   * socket to take more before it drops the client: a subscriber that falls
+   * this far behind is disconnected, and resumes from the last `id:` it got
+   * (`Last-Event-ID`). The store's writer never waits on a reader. @default 10_000
+   */
+  readonly streamDrainTimeoutMs?: number | undefined
   /** The longest `wait` of GET /v1/runs/{id}/result, in seconds; a longer one is cut to it. @default 60 */
   readonly maxResultWaitSeconds?: number | undefined
   /** How long an Idempotency-Key is remembered, in the runtime's store (so across restarts). @default 24 hours */

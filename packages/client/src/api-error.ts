@@ -12,6 +12,7 @@ export const API_ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not_found',
+  'stream_pruned',
   'payload_too_large',
   'unsupported_media_type',
   'host_not_allowed',
@@ -43,15 +44,29 @@ export class LocusApiError extends LocusError {
   readonly request: string
   /** The server's id for the request (`x-request-id`), under which its log has the details; absent when no answer came. */
   readonly requestId: string | undefined
+  /** With `stream_pruned` (410): the first offset of the run's token stream still kept; resume with `after: firstKept - 1`. */
+  readonly firstKept: number | undefined
   private readonly [LOCUS_API_ERROR_MARKER] = true
 
-  constructor(message: string, options: { code: ClientErrorCode; status: number; request: string; issues?: readonly string[] | undefined; requestId?: string | undefined; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: {
+      code: ClientErrorCode
+      status: number
+      request: string
+      issues?: readonly string[] | undefined
+      requestId?: string | undefined
+      firstKept?: number | undefined
+      cause?: unknown
+    },
+  ) {
     super(message, { code: options.code, cause: options.cause })
     this.name = 'LocusApiError'
     this.status = options.status
     this.request = options.request
     this.issues = options.issues ?? []
     this.requestId = options.requestId
+    this.firstKept = options.firstKept
   }
 
   /** True for a LocusApiError from any installed copy of this package. */
@@ -69,11 +84,12 @@ export async function apiErrorOf(response: Response, request: string): Promise<L
   } catch {
     body = undefined
   }
-  const error = (body as { error?: { code?: unknown; message?: unknown; issues?: unknown; requestId?: unknown } } | undefined)?.error
+  const error = (body as { error?: { code?: unknown; message?: unknown; issues?: unknown; requestId?: unknown; firstKept?: unknown } } | undefined)?.error
   const requestId = typeof error?.requestId === 'string' ? error.requestId : (response.headers.get('x-request-id') ?? undefined)
   if (error !== undefined && typeof error.code === 'string' && (API_ERROR_CODES as readonly string[]).includes(error.code) && typeof error.message === 'string') {
     const issues = Array.isArray(error.issues) ? error.issues.filter((issue): issue is string => typeof issue === 'string') : undefined
-    return new LocusApiError(error.message, { code: error.code as ApiErrorCode, status: response.status, request, issues, requestId })
+    const firstKept = typeof error.firstKept === 'number' ? error.firstKept : undefined
+    return new LocusApiError(error.message, { code: error.code as ApiErrorCode, status: response.status, request, issues, requestId, firstKept })
   }
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text
   return new LocusApiError(

@@ -13,6 +13,7 @@ export { API_ERROR_CODES, LocusApiError } from './api-error.js'
 export type { ApiErrorCode, ClientErrorCode } from './api-error.js'
 export { sleepFor } from './journal-events.js'
 export type { EventsOptions, Sleep } from './journal-events.js'
+export type { TokenStreamOptions, TokenStreamRecord, UiStreamChunk } from './token-stream.js'
 export { RUN_STATUSES } from './types.js'
 export type {
   DeferredAnswerAccepted,

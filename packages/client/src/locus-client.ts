@@ -1,6 +1,7 @@
 import type { JournalLine } from '@locus/journal'
 import { LocusApiError, apiErrorOf } from './api-error.js'
 import { type EventsOptions, type Sleep, journalEvents, sleepFor } from './journal-events.js'
+import { type TokenStreamOptions, type TokenStreamRecord, type UiStreamChunk, tokenStream } from './token-stream.js'
 import type {
   DeferredAnswerAccepted,
   QueryResult,
@@ -31,7 +32,7 @@ export interface LocusClientOptions {
   readonly apiKey?: string | undefined
   /** The fetch to use (a proxy agent, a test double). @default globalThis.fetch */
   readonly fetch?: typeof fetch | undefined
-  /** How {@link LocusClient.events} waits before reconnecting; inject one in tests. @default a timer */
+  /** How {@link LocusClient.events} and {@link LocusClient.stream} wait before reconnecting; inject one in tests. @default a timer */
   readonly sleep?: Sleep | undefined
 }
 
@@ -99,6 +100,15 @@ export interface LocusClient {
   journal(runId: string, options?: JournalOptions): Promise<JournalLine[]>
   /** The run's journal lines as they are written: each once, in `seq` order, across reconnects; ends after `run_end`. */
   events(runId: string, options?: EventsOptions): AsyncIterable<JournalLine>
+  /**
+   * The run's model tokens as they stream, across its executions (`GET
+   * /v1/runs/{id}/stream`): each record once, in offset order, across
+   * reconnects; requests whose text was thrown away end with a `discarded`
+   * record. Ends once the run ended and everything was sent.
+   */
+  stream(runId: string, options?: TokenStreamOptions & { readonly format?: 'raw' }): AsyncIterable<TokenStreamRecord>
+  /** With `format: 'ui'`: the AI SDK UI message stream's chunks instead of records. */
+  stream(runId: string, options: TokenStreamOptions & { readonly format: 'ui' }): AsyncIterable<UiStreamChunk>
   cancel(runId: string, options?: { readonly reason?: string }): Promise<RunAccepted>
   resume(runId: string, options?: { readonly budgets?: RunBudgets; readonly launchMode?: LaunchMode }): Promise<RunAccepted>
   listDeferred(runId: string): Promise<readonly PendingDeferral[]>
@@ -255,6 +265,15 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
         sleep: events.sleep ?? options.sleep ?? sleepFor,
         ...events,
       })
+    },
+    stream(runId: string, stream: TokenStreamOptions = {}) {
+      return tokenStream({
+        runId,
+        open: (path, headers, query, signal) => send({ method: 'GET', path, headers: { accept: 'text/event-stream', ...headers }, query, signal }),
+        path: `${runPath(runId)}/stream`,
+        sleep: stream.sleep ?? options.sleep ?? sleepFor,
+        ...stream,
+      }) as AsyncIterable<TokenStreamRecord> & AsyncIterable<UiStreamChunk>
     },
     cancel(runId, cancel = {}) {
       return body<RunAccepted>({ method: 'POST', path: `${runPath(runId)}/cancel`, body: cancel })

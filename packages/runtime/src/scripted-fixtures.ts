@@ -35,12 +35,16 @@ const STEP_KINDS = {
     })
     .strict()
     .describe('Answer with text, optionally after a delay and after calling tools.'),
-  hang: z.object({ hang: z.literal(true) }).strict().describe('Never answer: wait until the turn is aborted (a call timeout, a cancellation).'),
+  hang: z
+    .object({ hang: z.literal(true), partial: z.string().optional().describe('Text to stream first: a half answer that the abort then discards.') })
+    .strict()
+    .describe('Never answer: wait until the turn is aborted (a call timeout, a cancellation).'),
   throw: z
     .object({
       throw: FailureCauseSchema.describe('The failure cause of the host error, such as sdk-unavailable or host-turn-timeout.'),
       message: z.string().optional().describe('The error message. @default "scripted host error: <cause>"'),
       delayMs: delayMs.optional(),
+      partial: z.string().optional().describe('Text to stream before throwing: a half answer the failure discards.'),
     })
     .strict()
     .describe('Throw a host error with this cause instead of answering.'),

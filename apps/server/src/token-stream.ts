@@ -1,0 +1,464 @@
+import type { RunRow, RunStreams, StreamRead, StreamRecord } from '@locus/store'
+import type { Context } from 'hono'
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
+import { z } from 'zod'
+import { ApiError } from './errors.js'
+import { REQUEST_ID_HEADER } from './request-log.js'
+import type { RouteContext } from './route-context.js'
+import { RunIdSchema, TokenStreamQuerySchema, type TokenStreamRecordSchema } from './schemas.js'
+import type { Env } from './server-options.js'
+
+/** One record as `?format=raw` sends it. */
+export type RawStreamRecord = z.infer<typeof TokenStreamRecordSchema>
+
+/** How many records one read of the store takes at most. */
+const READ_LIMIT = 256
+/** How often an idle stream asks whether the run ended. */
+export const STREAM_END_CHECK_MS = 500
+/**
+ * After the run's last `run_end`, how long its stream may still take to land
+ * (the writer flushes its last batch then); past it a run that ended has
+ * nothing more to stream even when its stream's own end mark is older (the
+ * first execution's, when a resume ran after it).
+ */
+export const STREAM_SETTLE_MS = 2_000
+/** @see CreateServerOptions.streamDrainTimeoutMs */
+export const DEFAULT_STREAM_DRAIN_TIMEOUT_MS = 10_000
+
+const TERMINAL_ROW_STATUSES: ReadonlySet<RunRow['status']> = new Set(['completed', 'failed', 'cancelled'])
+
+/** A store without token streams: every run's stream is empty. */
+const NO_STREAMS: Pick<RunStreams, 'read' | 'wait'> = {
+  read: () => Promise.resolve({ records: [], firstKept: 0, next: 0 }),
+  wait: (_runId, _after, options) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(false)
+      }, options?.timeoutMs ?? STREAM_END_CHECK_MS)
+      options?.signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer)
+          resolve(false)
+        },
+        { once: true },
+      )
+    }),
+}
+
+/** A record with exactly the fields of the raw format, in their order. */
+export function rawRecordOf(record: StreamRecord): RawStreamRecord {
+  return {
+    offset: record.offset,
+    executionId: record.executionId,
+    callId: record.callId,
+    attempt: record.attempt,
+    llmAttempt: record.llmAttempt,
+    kind: record.kind,
+    ...(record.kind === 'delta' ? { text: record.text ?? '' } : {}),
+    ...(record.kind === 'discarded' ? { cause: record.cause ?? 'unknown' } : {}),
+  }
+}
+
+/** The frames of one stream connection: what it sends first, for each record, and last once the run has ended. */
+export interface TokenStreamFrames {
+  readonly contentHeaders: Readonly<Record<string, string>>
+  start(): string
+  record(record: StreamRecord): string
+  finish(): string
+}
+
+/** `?format=raw`: each record one event (`id:` its offset, `data:` the record); `event: done` once the run ended and everything was sent. */
+export function rawFrames(): TokenStreamFrames {
+  return {
+    contentHeaders: {},
+    start: () => '',
+    record: (record) => `id: ${record.offset}\ndata: ${JSON.stringify(rawRecordOf(record))}\n\n`,
+    finish: () => 'event: done\ndata: {}\n\n',
+  }
+}
+
+/** The text part id of an LLM request in the UI message stream. */
+export function uiPartIdOf(record: Pick<StreamRecord, 'executionId' | 'callId' | 'attempt' | 'llmAttempt'>): string {
+  return `${record.executionId}:${record.callId}:${record.attempt}:${record.llmAttempt}`
+}
+
+/**
+ * The AI SDK's UI message stream protocol (`x-vercel-ai-ui-message-stream:
+ * v1`): `start` (the message id is the run id), then for each LLM request a
+ * `data-locus-attempt` part and a text part (`text-start`, `text-delta`,
+ * `text-end`; the part's `providerMetadata.locus` names the request), a
+ * `data-locus-discarded` part when its text was thrown away (the text part,
+ * when still open, ends with `providerMetadata.locus.discarded: true`), and
+ * `finish` with `[DONE]` once the run ended. Each record's last chunk carries
+ * its offset as `id:`. A connection that starts mid-stream opens the text of a
+ * request it joins late with its own `text-start`, so every chunk it sends is
+ * one the AI SDK's reader takes.
+ */
+export function uiFrames(messageId: string): TokenStreamFrames {
+  const seen = new Set<string>()
+  const open = new Set<string>()
+  const frame = (chunk: Record<string, unknown>): string => `data: ${JSON.stringify(chunk)}\n\n`
+  return {
+    contentHeaders: { 'x-vercel-ai-ui-message-stream': 'v1' },
+    start: () => frame({ type: 'start', messageId }),
+    record(record) {
+      const id = uiPartIdOf(record)
+      const key = { executionId: record.executionId, callId: record.callId, attempt: record.attempt, llmAttempt: record.llmAttempt }
+      const chunks: Record<string, unknown>[] = []
+      if (!seen.has(id)) {
+        seen.add(id)
+        chunks.push({ type: 'data-locus-attempt', id, data: { ...key, offset: record.offset } })
+      }
+      if (record.kind === 'delta') {
+        if (!open.has(id)) {
+          open.add(id)
+          chunks.push({ type: 'text-start', id, providerMetadata: { locus: key } })
+        }
+        chunks.push({ type: 'text-delta', id, delta: record.text ?? '' })
+      } else if (record.kind === 'end') {
+        if (open.delete(id)) chunks.push({ type: 'text-end', id })
+      } else {
+        const cause = record.cause ?? 'unknown'
+        if (open.delete(id)) chunks.push({ type: 'text-end', id, providerMetadata: { locus: { ...key, discarded: true, cause } } })
+        chunks.push({ type: 'data-locus-discarded', id, data: { ...key, cause, offset: record.offset } })
+      }
+      // The offset goes on the record's last chunk: a client that resumes from it has every chunk of the record.
+      return chunks.map((chunk, index) => (index === chunks.length - 1 ? `id: ${record.offset}\n${frame(chunk)}` : frame(chunk))).join('')
+    },
+    finish: () => `${frame({ type: 'finish' })}data: [DONE]\n\n`,
+  }
+}
+
+/** Whether a run has ended and its stream has everything it will get, from its row and a read of its stream. */
+export function streamComplete(row: RunRow | undefined, read: StreamRead, now: number): boolean {
+  if (row === undefined || !TERMINAL_ROW_STATUSES.has(row.status)) return false
+  const endedAt = row.endedAt === undefined ? undefined : Date.parse(row.endedAt)
+  if (endedAt === undefined || Number.isNaN(endedAt)) return true
+  // The stream's end mark is written after its last batch landed.
+  if (read.endedAt !== undefined && read.endedAt >= endedAt) return true
+  return now - endedAt >= STREAM_SETTLE_MS
+}
+
+/** How a run's token stream is followed. */
+export interface FollowOptions {
+  readonly streams: Pick<RunStreams, 'read' | 'wait'>
+  readonly runId: string
+  /** Records after this offset. */
+  readonly after: number
+  /** Reads the run's row (its status and last end). */
+  readonly row: () => Promise<RunRow | undefined>
+  readonly signal: AbortSignal
+  readonly now?: () => number
+}
+
+/**
+ * The run's records after `after`, in offset order, across its executions,
+ * until the run has ended and everything was read (`ended`), records were
+ * pruned under the reader (`pruned`: a reconnect learns where the stream now
+ * starts), or the signal aborts (`stopped`). Waits while nothing is new; the
+ * writer is never held back by it.
+ */
+export async function* followTokenStream(options: FollowOptions): AsyncGenerator<StreamRecord, 'ended' | 'pruned' | 'stopped', undefined> {
+  const now = options.now ?? Date.now
+  // Read through a function: the signal may abort while this generator waits at a yield.
+  const aborted = (): boolean => options.signal.aborted
+  let after = options.after
+  let endSeen = false
+  for (;;) {
+    if (options.signal.aborted) return 'stopped'
+    // The row first: when it says the run ended, the read after it has every record.
+    const row = await options.row()
+    const read = await options.streams.read(options.runId, { after, limit: READ_LIMIT })
+    if (read.firstKept > after + 1) return 'pruned'
+    if (read.records.length > 0) {
+      endSeen = false
+      for (const record of read.records) {
+        yield record
+        after = record.offset
+        if (aborted()) return 'stopped'
+      }
+      continue
+    }
+    if (streamComplete(row, read, now())) {
+      // Once more, so a batch that landed between the two reads above is not lost.
+      if (endSeen) return 'ended'
+      endSeen = true
+      continue
+    }
+    endSeen = false
+    await options.streams.wait(options.runId, after, { signal: options.signal, timeoutMs: STREAM_END_CHECK_MS })
+  }
+}
+
+/** The part of Node's `ServerResponse` {@link writeTokenStream} uses. */
+export interface TokenStreamSink {
+  writeHead(status: number, headers: Record<string, string>): unknown
+  write(chunk: string): boolean
+  end(): unknown
+  destroy(): unknown
+  once(event: 'drain' | 'close', listener: () => void): unknown
+  off(event: 'drain' | 'close', listener: () => void): unknown
+  readonly destroyed: boolean
+}
+
+/** What {@link writeTokenStream} and {@link tokenStreamBody} need. */
+export interface TokenStreamWriteOptions {
+  /** The text to send, a piece at a time (frames, whole). */
+  readonly pieces: AsyncIterator<string>
+  readonly heartbeatMs: number
+  readonly retryMs: number
+  /** How long a piece may wait for the socket to drain before the client is dropped. */
+  readonly drainTimeoutMs: number
+  /** Ends the stream (the server shuts down). */
+  readonly signal: AbortSignal
+  /** Called once when the stream ends, for any reason. */
+  readonly onClose: () => void
+  /** Told about a client dropped for falling behind. */
+  readonly onDrop?: (() => void) | undefined
+  readonly onError: (error: unknown) => void
+}
+
+/**
+ * A token stream written straight to a Node response: one `write` per piece,
+ * a heartbeat comment every `heartbeatMs`. After a `write` the socket did not
+ * take, the next waits for `drain`; a client that takes nothing for
+ * `drainTimeoutMs` has fallen behind and is dropped (the connection is
+ * destroyed, so its buffer goes too); it resumes from the last `id:` it read.
+ */
+export function writeTokenStream(sink: TokenStreamSink, headers: Record<string, string>, options: TokenStreamWriteOptions): void {
+  const state = { closed: false }
+  const isClosed = (): boolean => state.closed
+  const gone = (): boolean => sink.destroyed
+  let wake: ((drained: boolean) => void) | undefined
+  const close = (): void => {
+    if (state.closed) return
+    state.closed = true
+    clearInterval(heartbeat)
+    options.signal.removeEventListener('abort', onAbort)
+    sink.off('close', onClientGone)
+    wake?.(false)
+    void options.pieces.return?.().catch(() => undefined)
+    options.onClose()
+  }
+  const onClientGone = (): void => {
+    close()
+  }
+  const onAbort = (): void => {
+    close()
+    sink.end()
+  }
+  sink.writeHead(200, headers)
+  sink.write(`retry: ${options.retryMs}\n\n`)
+  const heartbeat = setInterval(() => {
+    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
+  }, options.heartbeatMs)
+  heartbeat.unref()
+  sink.once('close', onClientGone)
+  if (options.signal.aborted) {
+    onAbort()
+    return
+  }
+  options.signal.addEventListener('abort', onAbort, { once: true })
+  void (async () => {
+    for (;;) {
+      let next: IteratorResult<string>
+      try {
+        next = await options.pieces.next()
+      } catch (error) {
+        if (!isClosed()) options.onError(error)
+        break
+      }
+      if (isClosed() || next.done === true || gone()) break
+      if (next.value.length === 0) continue
+      if (sink.write(next.value) || gone()) continue
+      const drained = await new Promise<boolean>((resolve) => {
+        const onDrain = (): void => {
+          clearTimeout(timer)
+          resolve(true)
+        }
+        const timer = setTimeout(() => {
+          sink.off('drain', onDrain)
+          resolve(false)
+        }, options.drainTimeoutMs)
+        wake = (value) => {
+          clearTimeout(timer)
+          sink.off('drain', onDrain)
+          resolve(value)
+        }
+        sink.once('drain', onDrain)
+      })
+      wake = undefined
+      if (!drained && !isClosed()) {
+        options.onDrop?.()
+        close()
+        sink.destroy()
+        return
+      }
+    }
+    if (!isClosed()) {
+      close()
+      sink.end()
+    }
+  })()
+}
+
+const encoder = new TextEncoder()
+
+/** The same stream as a `ReadableStream` body (`app.request`, runtimes other than Node): it pulls a piece when the reader wants one. */
+export function tokenStreamBody(options: TokenStreamWriteOptions): ReadableStream<Uint8Array> {
+  const state = { closed: false }
+  let heartbeat: ReturnType<typeof setInterval> | undefined
+  let onAbort: (() => void) | undefined
+  const close = (): void => {
+    if (state.closed) return
+    state.closed = true
+    if (heartbeat !== undefined) clearInterval(heartbeat)
+    if (onAbort !== undefined) options.signal.removeEventListener('abort', onAbort)
+    void options.pieces.return?.().catch(() => undefined)
+    options.onClose()
+  }
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(`retry: ${options.retryMs}\n\n`))
+        heartbeat = setInterval(() => {
+          if (!state.closed) controller.enqueue(encoder.encode(': heartbeat\n\n'))
+        }, options.heartbeatMs)
+        heartbeat.unref()
+        onAbort = () => {
+          if (state.closed) return
+          close()
+          controller.close()
+        }
+        if (options.signal.aborted) onAbort()
+        else options.signal.addEventListener('abort', onAbort, { once: true })
+      },
+      async pull(controller) {
+        for (;;) {
+          if (state.closed) return
+          let next: IteratorResult<string>
+          try {
+            next = await options.pieces.next()
+          } catch (error) {
+            if (state.closed as boolean) return
+            options.onError(error)
+            close()
+            controller.close()
+            return
+          }
+          if (state.closed as boolean) return
+          if (next.done === true) {
+            close()
+            controller.close()
+            return
+          }
+          if (next.value.length === 0) continue
+          controller.enqueue(encoder.encode(next.value))
+          return
+        }
+      },
+      cancel() {
+        close()
+      },
+    },
+    { highWaterMark: 16 },
+  )
+}
+
+/** The frames of a connection: `start`, each record's, and `finish` once the run ended with everything sent. */
+async function* piecesOf(frames: TokenStreamFrames, records: AsyncGenerator<StreamRecord, 'ended' | 'pruned' | 'stopped', undefined>): AsyncGenerator<string, void, undefined> {
+  try {
+    yield frames.start()
+    for (;;) {
+      const next = await records.next()
+      if (next.done === true) {
+        if (next.value === 'ended') yield frames.finish()
+        return
+      }
+      yield frames.record(next.value)
+    }
+  } finally {
+    await records.return('stopped')
+  }
+}
+
+/**
+ * `GET /v1/runs/{id}/stream`: the run's token stream as server-sent events,
+ * following the run across its executions. `id:` is the record's offset, and
+ * `Last-Event-ID` (or `?after=`) resumes after it. 404 for a run that does not
+ * exist, 410 `stream_pruned` (with `firstKept`) when records after the offset
+ * were pruned, 204 when the run ended and the client has everything. The
+ * same readers as the events route: a key with `runs:read`, or `?token=` from
+ * POST /v1/runs/{id}/events-token.
+ */
+export function mountTokenStream(routes: RouteContext): void {
+  const { app, runtime, state, parse, options } = routes
+  const heartbeatMs = options.heartbeatMs ?? 15_000
+  const retryMs = options.sseRetryMs ?? 2_000
+  const drainTimeoutMs = options.streamDrainTimeoutMs ?? DEFAULT_STREAM_DRAIN_TIMEOUT_MS
+
+  const streamGuard = async (c: Context<Env>, next: () => Promise<void>): Promise<void> => {
+    const token = c.req.query('token')
+    if (token === undefined) {
+      await routes.guard('runs:read')(c, next)
+      return
+    }
+    c.set('principal', routes.eventTokens.verify(token, c.req.param('id') ?? ''))
+    await next()
+  }
+
+  app.get('/v1/runs/:id/stream', streamGuard, async (c) => {
+    const runId = parse(RunIdSchema, c.req.param('id'), 'id')
+    const query = parse(TokenStreamQuerySchema, c.req.query(), 'query')
+    const lastEventId = c.req.header('last-event-id')
+    const after = lastEventId === undefined || lastEventId.trim() === '' ? (query.after ?? -1) : parse(z.coerce.number().int().min(-1), lastEventId.trim(), 'Last-Event-ID')
+    const store = runtime.store
+    if (!(await store.hasRun(runId))) throw new ApiError('not_found', `No run "${runId}".`)
+    const streams = store.streams ?? NO_STREAMS
+    const row = (): Promise<RunRow | undefined> => store.readRunRow(runId)
+    const current = await row()
+    const first = await streams.read(runId, { after, limit: 1 })
+    if (first.firstKept > after + 1) {
+      throw new ApiError(
+        'stream_pruned',
+        `The token stream of run "${runId}" no longer holds the records after offset ${after}: they were pruned. It starts at offset ${first.firstKept} now; resume after ${first.firstKept - 1}.`,
+        { firstKept: first.firstKept },
+      )
+    }
+    // Read again before answering that nothing is left: a batch that landed between the row and the read is sent.
+    if (first.records.length === 0 && streamComplete(current, first, Date.now()) && (await streams.read(runId, { after, limit: 1 })).records.length === 0) {
+      return c.body(null, 204)
+    }
+
+    const frames = query.format === 'raw' ? rawFrames() : uiFrames(runId)
+    const stop = new AbortController()
+    const records = followTokenStream({ streams, runId, after, row, signal: AbortSignal.any([stop.signal, state.shutdown.signal]) })
+    state.openStreams += 1
+    const writeOptions: TokenStreamWriteOptions = {
+      pieces: piecesOf(frames, records),
+      heartbeatMs,
+      retryMs,
+      drainTimeoutMs,
+      signal: state.shutdown.signal,
+      onClose: () => {
+        state.openStreams -= 1
+        stop.abort()
+      },
+      onError: routes.report,
+    }
+    const headers = {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      ...frames.contentHeaders,
+      [REQUEST_ID_HEADER]: c.get('requestId'),
+    }
+    const outgoing = (c.env as { outgoing?: TokenStreamSink } | undefined)?.outgoing
+    if (outgoing !== undefined) {
+      writeTokenStream(outgoing, headers, writeOptions)
+      return RESPONSE_ALREADY_SENT
+    }
+    return c.body(tokenStreamBody(writeOptions), 200, headers)
+  })
+}
