@@ -29,7 +29,7 @@ export function escalationWaitMs(after: string | number | undefined): number | n
 export function checkOnTimeout(policy: unknown, output: z.ZodType | undefined): OnTimeoutPolicyJson {
   if (policy === 'reject') return 'reject'
   if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) {
-    return refuse(`onTimeout must be 'reject', { default: value } or { escalate: { to, after } }, not ${JSON.stringify(policy) ?? String(policy)}.`, ['onTimeout: invalid'])
+    return refuse(`onTimeout must be 'reject', { default: value } or { escalate: { to, after } }, not ${(JSON.stringify(policy) as string | undefined) ?? String(policy)}.`, ['onTimeout: invalid'])
   }
   const keys = Object.keys(policy)
   if (keys.length !== 1 || (keys[0] !== 'default' && keys[0] !== 'escalate')) {

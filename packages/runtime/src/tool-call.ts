@@ -421,13 +421,15 @@ async function waitOnce(run: RunState, call: DeferredCall, stage: DeferralStage)
 
 /** Expires a deferral at `deadline` on the run's clock, after one more look at the store; stops when `stop` aborts (the wait ended). */
 function armExpiry(run: RunState, deferredId: string, deadline: number, stop: AbortSignal): void {
+  // Read through a function: the wait may end during any await below.
+  const stopped = (): boolean => stop.aborted
   void (async () => {
-    for (let now = run.clock.now(); now < deadline && !stop.aborted; now = run.clock.now()) {
+    for (let now = run.clock.now(); now < deadline && !stopped(); now = run.clock.now()) {
       await run.clock.sleep(deadline - now, stop).catch(() => undefined)
     }
-    if (stop.aborted) return
+    if (stopped()) return
     await run.deferrals.lookNow()
-    if (!stop.aborted) run.deferrals.expire(deferredId)
+    if (!stopped()) run.deferrals.expire(deferredId)
   })()
 }
 
