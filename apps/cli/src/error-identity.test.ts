@@ -30,7 +30,7 @@ const OWNERS: readonly Owner[] = [
   { name: 'CliError', codes: CLI_ERROR_CODES, make: (code) => new CliError(code as CliErrorCode, 'x'), isInstance: (value) => CliError.isInstance(value) },
   {
     name: 'RuntimeInputError',
-    codes: ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID', 'SLEEP_DURATION_INVALID', 'SCHEDULE_INVALID', 'CONCURRENCY_KEY_INVALID'],
+    codes: ['UNKNOWN_TOOL', 'UNKNOWN_WORKFLOW', 'TOOL_INPUT_INVALID', 'RUN_OPTIONS_INVALID', 'WORKFLOW_INPUT_INVALID', 'WORKFLOW_DEFINITION_INVALID', 'SLEEP_DURATION_INVALID', 'SCHEDULE_INVALID', 'CONCURRENCY_KEY_INVALID', 'DEFERRED_TOOL_INVALID'],
     make: (code) => new RuntimeInputError(code as RuntimeInputCode, 'x'),
     isInstance: (value) => RuntimeInputError.isInstance(value),
   },

@@ -1,4 +1,4 @@
-import type { JournalLine } from '@locus/journal'
+import type { JournalLine, OnTimeoutPolicyJson } from '@locus/journal'
 import { formatDuration } from './format-duration.js'
 import type { Style } from './style.js'
 import { inCliWords } from './cli-words.js'
@@ -81,9 +81,13 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return `llm ${line.agent} ${line.model} attempt ${line.llmAttempt}/${line.llmMaxAttempts} ${outcome} in ${formatDuration(line.durationMs)}${failure}`
     }
     case 'deferred_open':
-      return `waiting on ${line.tool} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'${context.server === undefined ? '' : ` --server ${context.server}`}`
+      return `waiting on ${line.tool}${line.to === undefined ? '' : ` for ${line.to}`} (deferral ${line.deferredId}${line.expiresAt === null ? ', no deadline' : `, until ${line.expiresAt}`}${onTimeoutWords(line.onTimeout)}); answer it with locus resolve ${line.runId} ${line.deferredId} --result '<json>'${context.server === undefined ? '' : ` --server ${context.server}`}`
     case 'deferred_settled':
-      return `deferral ${line.deferredId} ${line.outcome === 'resolved' ? style.green(line.outcome) : style.red(line.outcome)}${line.error === undefined ? '' : `: ${line.error.error}`}`
+      return `deferral ${line.deferredId} ${line.outcome === 'resolved' ? style.green(line.outcome) : style.red(line.outcome)}${line.error === undefined ? '' : `: ${line.error.error}`}${line.decidedBy === undefined ? '' : ` by ${line.decidedBy}`}${line.via === undefined ? '' : ` via ${line.via}`}`
+    case 'deferred_expired':
+      return style.yellow(
+        `deferral ${line.deferredId} of ${line.tool} expired: ${line.applied === 'default' ? `completed with the default ${JSON.stringify(line.result ?? null)}` : line.applied === 'escalated' ? `escalated to ${line.to ?? '?'} as ${line.escalatedTo ?? '?'}` : 'the call is rejected'}`,
+      )
     case 'child_start':
       return `child workflow ${style.bold(line.workflow)} ${line.childCallId} attempt ${line.attempt}/${line.maxAttempts} started in execution ${line.childExecutionId}${where(line)}`
     case 'child_end': {
@@ -106,6 +110,14 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
     case 'rate_wait':
       return `waited ${formatDuration(line.waitedMs)} for rate limit ${line.limit}`
   }
+}
+
+/** `, then <policy>` for a deferral's `onTimeout`, or nothing. */
+function onTimeoutWords(policy: OnTimeoutPolicyJson | undefined): string {
+  if (policy === undefined) return ''
+  if (policy === 'reject') return ', then rejected'
+  if ('default' in policy) return `, then ${JSON.stringify(policy.default)}`
+  return `, then escalated to ${policy.escalate.to}`
 }
 
 /** What one journal line says, without its time: the text `formatJournalLine` prints after the offset. */

@@ -27,8 +27,18 @@ describe('locus resolve checks an answer against the recorded workflow first', (
       run: async ({ tool }) => ({ ok: true, approval: await tool('approve', { amount: 7 }) }),
     })
     let deferredId: string | undefined
+    const settled: unknown[] = []
     // This process holds the run, recording approval.mts as its workflow file; `locus resolve` is the other shell.
-    const handle = startWorkflowRun(approval, { runsDir, runId: 'run-1', source: file, durability: 'line', onEvent: (line) => (deferredId ??= line.type === 'deferred_open' ? line.deferredId : undefined) })
+    const handle = startWorkflowRun(approval, {
+      runsDir,
+      runId: 'run-1',
+      source: file,
+      durability: 'line',
+      onEvent: (line) => {
+        deferredId ??= line.type === 'deferred_open' ? line.deferredId : undefined
+        if (line.type === 'deferred_settled') settled.push(line)
+      },
+    })
     while (deferredId === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
     const id = deferredId
     const invalid = await runLocus(['resolve', 'run-1', id, '--result', '{"approved":"yes"}', '--runs-dir', runsDir], { cwd: dir })
@@ -40,5 +50,7 @@ describe('locus resolve checks an answer against the recorded workflow first', (
     expect(valid.code).toBe(0)
     const result = await handle.done
     expect(result.result).toEqual({ ok: true, approval: { approved: true } })
+    // The run journals who decided: `locus resolve`, through the store, from another process.
+    expect(settled).toEqual([expect.objectContaining({ deferredId: id, outcome: 'resolved', decidedBy: 'cli', via: 'cli' })])
   })
 })

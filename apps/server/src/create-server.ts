@@ -592,14 +592,22 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     throw new ApiError('not_found', outcome.message)
   }
 
+  // The deferral's deferred_settled names the key that answered (decidedBy) and the surface (via).
   app.post('/v1/runs/:id/deferred/:deferredId/resolve', guard('deferred:resolve'), async (c) => {
     const body = parse(ResolveBodySchema, await readJson(c, true), 'body')
-    return answer(c, { kind: 'resolved', result: JSON.parse(JSON.stringify(body.result ?? null)) as never })
+    return answer(c, { kind: 'resolved', result: JSON.parse(JSON.stringify(body.result ?? null)) as never, decidedBy: c.get('principal'), via: body.via ?? 'api' })
   })
 
   app.post('/v1/runs/:id/deferred/:deferredId/reject', guard('deferred:resolve'), async (c) => {
     const body = parse(RejectBodySchema, await readJson(c, true), 'body')
-    return answer(c, { kind: 'rejected', error: body.error, retryable: body.retryable === true, ...(body.code === undefined ? {} : { code: body.code }) })
+    return answer(c, {
+      kind: 'rejected',
+      error: body.error,
+      retryable: body.retryable === true,
+      ...(body.code === undefined ? {} : { code: body.code }),
+      decidedBy: c.get('principal'),
+      via: body.via ?? 'api',
+    })
   })
 
   app.post('/v1/runs/:id/signals/:name', guard('deferred:resolve'), async (c) => {

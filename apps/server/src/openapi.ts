@@ -520,20 +520,20 @@ function openApiBody(runPath: string[]): JsonObject {
         }),
       },
       '/v1/runs/{id}/deferred': {
-        get: operation('The deferrals of a run that wait for an answer', 'runs:read', {
+        get: operation("The deferrals of a run that wait for an answer, each with its deadline (`expiresAt`), what the deadline does (`onTimeout`) and, for an escalation, its party (`to`)", 'runs:read', {
           parameters: parameters(z.object({}), runPath),
           responses: { '200': json('DeferredList', 'The deferrals it waits on (none once it ended)'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found') },
         }),
       },
       '/v1/runs/{id}/deferred/{deferredId}/resolve': {
-        post: operation("Answer a deferral with the tool's result (checked against its output schema)", 'deferred:resolve', {
+        post: operation("Answer a deferral with the tool's result (checked against its output schema); the run journals the key's name as `decidedBy` and `via: 'api'` (or the relayed `cli`). A deferral whose deadline passed answers 409", 'deferred:resolve', {
           parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: body('ResolveBody', true),
           responses: { '200': json('DeferredAnswerResult', 'accepted, stored, or the same answer again'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },
         }),
       },
       '/v1/runs/{id}/deferred/{deferredId}/reject': {
-        post: operation("Answer a deferral with the seed's tool.error", 'deferred:resolve', {
+        post: operation("Answer a deferral with the seed's tool.error; the run journals the key's name as `decidedBy` and `via: 'api'` (or the relayed `cli`)", 'deferred:resolve', {
           parameters: [...parameters(z.object({}), runPath), { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: body('RejectBody', true),
           responses: { '200': json('DeferredAnswerResult', 'accepted, stored, or the same answer again'), ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'already_resolved', 'payload_too_large') },

@@ -1,5 +1,5 @@
 import { parseUsd } from '@locus/cost'
-import { JsonValueSchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
+import { JsonValueSchema, OnTimeoutPolicySchema, RUN_ID_RULE, RunGapSchema, SerializedErrorSchema } from '@locus/journal'
 import { AnswerOutcomeSchema, RunDispositionSchema } from '@locus/outcome'
 import { TriggerSchema, WorkerResponseSchema } from '@locus/protocol'
 import { DEPLOY_CHECK_VERDICTS, DURATION_FORMS, LAUNCH_MODES, durationMs } from '@locus/runtime'
@@ -123,6 +123,9 @@ export const PendingDeferralSchema = z.object({
   tool: z.string(),
   args: z.unknown().optional().describe("The tool's arguments as the run called it."),
   expiresAt: z.string().nullable().describe('When the deferral lapses; null waits indefinitely.'),
+  onTimeout: OnTimeoutPolicySchema.optional().describe("What its deadline does (the tool's `onTimeout`): `'reject'`, `{ default }` or `{ escalate: { to, after } }`; absent when it fails the attempt as a timeout."),
+  to: z.string().optional().describe('The party an escalation is for.'),
+  escalatedFrom: z.string().optional().describe('The deferral whose deadline opened this one.'),
   executionId: z.string(),
 })
 
@@ -276,7 +279,12 @@ export const EventsQuerySchema = z.object({
 })
 
 /** `POST /v1/runs/{id}/deferred/{deferredId}/resolve`: the tool's result, checked against its output schema. */
-export const ResolveBodySchema = z.object({ result: z.unknown().describe("The deferred tool's result.") }).strict()
+export const ResolveBodySchema = z
+  .object({
+    result: z.unknown().describe("The deferred tool's result."),
+    via: z.enum(['api', 'cli']).optional().describe('The surface a client relays the answer from (`cli` for `locus resolve --server`), journaled as `via`; default `api`. `decidedBy` is always the key.'),
+  })
+  .strict()
 
 /** `POST /v1/runs/{id}/signals/{name}`: the signal's payload, checked against the schema the workflow declares for it. */
 export const SignalBodySchema = z.object({ payload: z.unknown().describe("The signal's payload.") }).strict()
@@ -293,6 +301,7 @@ export const RejectBodySchema = z
     error: z.string().min(1).max(10_000),
     retryable: z.boolean().optional().describe('Terminal unless true.'),
     code: z.enum(['provider_error', 'rate_limited', 'refused', 'budget_exceeded', 'deadline_exceeded']).optional(),
+    via: z.enum(['api', 'cli']).optional().describe('The surface a client relays the answer from (`cli` for `locus resolve --server`); default `api`.'),
   })
   .strict()
 

@@ -5,6 +5,7 @@ export type {
   LocusClient,
   LocusClientOptions,
   RejectOptions,
+  ResolveOptions,
   StartRunOptions,
   StartedRun,
   WorkerPollOptions,

@@ -72,6 +72,14 @@ export interface RejectOptions {
   /** Terminal unless true. */
   readonly retryable?: boolean
   readonly code?: 'provider_error' | 'rate_limited' | 'refused' | 'budget_exceeded' | 'deadline_exceeded'
+  /** The surface the answer is relayed from, journaled as the settlement's `via` (its `decidedBy` is the key's name). @default 'api' */
+  readonly via?: 'api' | 'cli'
+}
+
+/** Options of {@link LocusClient.resolveDeferred}. */
+export interface ResolveOptions {
+  /** The surface the answer is relayed from, journaled as the settlement's `via` (its `decidedBy` is the key's name). @default 'api' */
+  readonly via?: 'api' | 'cli'
 }
 
 export interface WorkerPollOptions {
@@ -112,7 +120,7 @@ export interface LocusClient {
   cancel(runId: string, options?: { readonly reason?: string }): Promise<RunAccepted>
   resume(runId: string, options?: { readonly budgets?: RunBudgets; readonly launchMode?: LaunchMode }): Promise<RunAccepted>
   listDeferred(runId: string): Promise<readonly PendingDeferral[]>
-  resolveDeferred(runId: string, deferredId: string, result: unknown): Promise<DeferredAnswerAccepted>
+  resolveDeferred(runId: string, deferredId: string, result: unknown, options?: ResolveOptions): Promise<DeferredAnswerAccepted>
   rejectDeferred(runId: string, deferredId: string, options: RejectOptions): Promise<DeferredAnswerAccepted>
   /** Sends signal `name` (declared by the run's workflow) with `payload`: `POST /v1/runs/{id}/signals/{name}`, answered 202 once kept. */
   signal(runId: string, name: string, payload: unknown): Promise<SignalAccepted>
@@ -284,8 +292,8 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
     async listDeferred(runId) {
       return (await body<{ deferred: PendingDeferral[] }>({ method: 'GET', path: `${runPath(runId)}/deferred` })).deferred
     },
-    resolveDeferred(runId, deferredId, result) {
-      return body<DeferredAnswerAccepted>({ method: 'POST', path: `${runPath(runId)}/deferred/${segment(deferredId)}/resolve`, body: { result } })
+    resolveDeferred(runId, deferredId, result, options = {}) {
+      return body<DeferredAnswerAccepted>({ method: 'POST', path: `${runPath(runId)}/deferred/${segment(deferredId)}/resolve`, body: { result, ...(options.via === undefined ? {} : { via: options.via }) } })
     },
     rejectDeferred(runId, deferredId, reject) {
       return body<DeferredAnswerAccepted>({ method: 'POST', path: `${runPath(runId)}/deferred/${segment(deferredId)}/reject`, body: reject })

@@ -57,6 +57,12 @@ export interface PendingDeferral {
   readonly args?: unknown
   /** When the deferral lapses; null waits indefinitely. */
   readonly expiresAt: string | null
+  /** What its deadline does (the tool's `onTimeout`); absent when it fails the attempt as a timeout. */
+  readonly onTimeout?: 'reject' | { readonly default: unknown } | { readonly escalate: { readonly to: string; readonly after?: string | number } }
+  /** The party an escalation is for. */
+  readonly to?: string
+  /** The deferral whose deadline opened this one. */
+  readonly escalatedFrom?: string
   readonly executionId: string
 }
 

@@ -24,6 +24,7 @@ export const JOURNAL_LINE_TYPES = [
   'llm_attempt',
   'deferred_open',
   'deferred_settled',
+  'deferred_expired',
   'child_start',
   'child_end',
   'lease_acquired',
@@ -486,11 +487,33 @@ export const LlmAttemptLineSchema = z
   })
   .meta({ id: 'LlmAttemptLine' })
 
+/** Which surface settled a deferral: HTTP (`api`), the inspector (`ui`), `locus resolve` (`cli`), a pre-signed URL (`callback`), code in the process (`host`). */
+export const DECISION_VIAS = ['api', 'ui', 'cli', 'callback', 'host'] as const
+export type DecisionVia = (typeof DECISION_VIAS)[number]
+
+/**
+ * What a deferred tool does when its deadline passes with no answer
+ * (`onTimeout`): fail the call (`'reject'`), complete it with a value checked
+ * against the tool's output schema (`{ default }`), or open a new deferral for
+ * the named party (`{ escalate: { to, after } }`, `after` being how long that
+ * party has, as `sleep()` takes a duration; past it the call fails).
+ */
+export const OnTimeoutPolicySchema = z
+  .union([
+    z.literal('reject'),
+    z.object({ default: JsonValueSchema }),
+    z.object({ escalate: z.object({ to: nonEmpty.describe('Who the new deferral is for.'), after: z.union([nonEmpty, z.number().min(0)]).optional().describe('How long they have: a duration (`30m`, `2h`) or milliseconds; absent to wait as long as it takes.') }) }),
+  ])
+  .meta({ id: 'OnTimeoutPolicy' })
+export type OnTimeoutPolicyJson = z.output<typeof OnTimeoutPolicySchema>
+
 /**
  * `deferred_open`: a deferred tool call is waiting for an answer from outside
  * the run (a person, another system). Written before the id is shown to
  * anyone, so an answer always finds its deferral. `expiresAt` is the
- * attempt's deadline, or null to wait as long as it takes.
+ * attempt's deadline, or null to wait as long as it takes; `onTimeout` what
+ * happens then. An escalation's deferral names its party (`to`) and the
+ * deferral it replaced (`escalatedFrom`).
  */
 export const DeferredOpenLineSchema = z
   .object({
@@ -502,20 +525,54 @@ export const DeferredOpenLineSchema = z
     attempt: z.int().min(1),
     args: JsonValueSchema.optional(),
     expiresAt: z.iso.datetime({ offset: true }).nullable(),
+    onTimeout: OnTimeoutPolicySchema.optional().describe("What the deadline does (the tool's `onTimeout`); absent for a deferral that fails its attempt as a timeout."),
+    to: nonEmpty.optional().describe('The party an escalation is for.'),
+    escalatedFrom: nonEmpty.optional().describe('The deferral whose deadline opened this one.'),
   })
   .meta({ id: 'DeferredOpenLine' })
 
-/** `deferred_settled`: a deferral was answered (`resolved` with a result, `rejected` with the seed's error), expired or cancelled. */
+/**
+ * `deferred_settled`: a deferral was answered (`resolved` with a result,
+ * `rejected` with the seed's error), expired (with the `result` an
+ * `onTimeout: { default }` completed the call with), `escalated` (its deadline
+ * opened another deferral) or cancelled. An answer names who gave it
+ * (`decidedBy`) and through which surface (`via`).
+ */
 export const DeferredSettledLineSchema = z
   .object({
     ...common,
     type: z.literal('deferred_settled'),
     deferredId: nonEmpty,
-    outcome: z.enum(['resolved', 'rejected', 'expired', 'cancelled']),
+    outcome: z.enum(['resolved', 'rejected', 'expired', 'escalated', 'cancelled']),
     result: JsonValueSchema.optional(),
     error: z.object({ error: z.string(), retryable: z.boolean(), code: ErrorCodeSchema.optional() }).optional(),
+    decidedBy: nonEmpty.optional().describe("Who answered: an API key's name or `anonymous`, the inspector's signed-in key, `cli`, `callback`, `host`..."),
+    via: z.enum(DECISION_VIAS).optional().describe('Through which surface the answer came.'),
   })
   .meta({ id: 'DeferredSettledLine' })
+
+/**
+ * `deferred_expired`: a deferral's deadline passed with no answer and its
+ * `policy` (the tool's `onTimeout`) was `applied`: the call failed
+ * (`rejected`), completed with the default (`default`, with its `result`), or
+ * went to another party (`escalated`, with the new deferral `escalatedTo` and
+ * its party `to`). Written before the deferral's `deferred_settled`, so a
+ * resumed run serves the outcome from the journal and never opens it again.
+ */
+export const DeferredExpiredLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('deferred_expired'),
+    deferredId: nonEmpty,
+    toolCallId: nonEmpty,
+    tool: nonEmpty,
+    policy: OnTimeoutPolicySchema,
+    applied: z.enum(['rejected', 'default', 'escalated']),
+    result: JsonValueSchema.optional().describe('The default the call completed with.'),
+    escalatedTo: nonEmpty.optional().describe('The deferral the escalation opened.'),
+    to: nonEmpty.optional().describe('Who the escalation is for.'),
+  })
+  .meta({ id: 'DeferredExpiredLine' })
 
 const childAttempt = {
   childCallId: nonEmpty.describe("The logical spawn in the parent's script, e.g. child-2; shared by its attempts."),
@@ -742,6 +799,7 @@ export const JournalLineSchema = z
     LlmAttemptLineSchema,
     DeferredOpenLineSchema,
     DeferredSettledLineSchema,
+    DeferredExpiredLineSchema,
     ChildStartLineSchema,
     ChildEndLineSchema,
     LeaseAcquiredLineSchema,
@@ -780,6 +838,7 @@ export type ChoiceRepair = z.output<typeof ChoiceRepairSchema>
 export type LlmAttemptLine = z.output<typeof LlmAttemptLineSchema>
 export type DeferredOpenLine = z.output<typeof DeferredOpenLineSchema>
 export type DeferredSettledLine = z.output<typeof DeferredSettledLineSchema>
+export type DeferredExpiredLine = z.output<typeof DeferredExpiredLineSchema>
 export type ChildStartLine = z.output<typeof ChildStartLineSchema>
 export type ChildEndLine = z.output<typeof ChildEndLineSchema>
 export type LeaseAcquiredLine = z.output<typeof LeaseAcquiredLineSchema>
@@ -812,6 +871,7 @@ export type JournalLine =
   | LlmAttemptLine
   | DeferredOpenLine
   | DeferredSettledLine
+  | DeferredExpiredLine
   | ChildStartLine
   | ChildEndLine
   | LeaseAcquiredLine

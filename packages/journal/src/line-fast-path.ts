@@ -5,7 +5,7 @@
 // to that: whatever this accepts, zod accepts and returns unchanged.
 import { ANSWER_OUTCOMES, FAILURE_CAUSES, ERROR_CODES, RUN_DISPOSITIONS, STEP_CRITICALITIES } from '@locus/outcome'
 import { z } from 'zod'
-import { JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX, RETRY_REFUSERS, SIGNAL_VIAS } from './journal-line-schema.js'
+import { DECISION_VIAS, JOURNAL_SCHEMA_VERSION, RETRY_MESSAGE_PREFIX, RETRY_REFUSERS, SIGNAL_VIAS } from './journal-line-schema.js'
 
 type Check = (value: unknown, trustedJson: boolean) => boolean
 type Shape = Readonly<Record<string, Check>>
@@ -148,6 +148,12 @@ const isRunGap = object({ tool: isNonEmpty, criticality: oneOf(STEP_CRITICALITIE
 const toolPlace: Shape = { ordinal: optional(isNonEmpty), parentCallId: optional(isNonEmpty) }
 const isRetryRefused = object({ by: oneOf(RETRY_REFUSERS), delayMs: optional(isDuration) })
 
+const isEscalation = object({ to: isNonEmpty, after: optional((value) => isNonEmpty(value, true) || isDuration(value, true)) })
+const isDefaultPolicy = object({ default: isJson })
+const isEscalatePolicy = object({ escalate: isEscalation })
+/** `'reject'`, `{ default }` or `{ escalate: { to, after? } }`, exactly. */
+const isOnTimeout: Check = (value, trustedJson) => value === 'reject' || isDefaultPolicy(value, trustedJson) || isEscalatePolicy(value, trustedJson)
+
 const DEFERRED_OPEN = object({
   ...common,
   deferredId: isNonEmpty,
@@ -156,6 +162,9 @@ const DEFERRED_OPEN = object({
   attempt: intAtLeast(1),
   args: optional(isJson),
   expiresAt: (value) => value === null,
+  onTimeout: optional(isOnTimeout),
+  to: optional(isNonEmpty),
+  escalatedFrom: optional(isNonEmpty),
 })
 
 const childAttempt: Shape = {
@@ -360,9 +369,22 @@ const CHECKS: Readonly<Record<string, Check>> = {
   deferred_settled: object({
     ...common,
     deferredId: isNonEmpty,
-    outcome: oneOf(['resolved', 'rejected', 'expired', 'cancelled']),
+    outcome: oneOf(['resolved', 'rejected', 'expired', 'escalated', 'cancelled']),
     result: optional(isJson),
     error: optional(object({ error: isString, retryable: isBoolean, code: optional(oneOf(ERROR_CODES)) })),
+    decidedBy: optional(isNonEmpty),
+    via: optional(oneOf(DECISION_VIAS)),
+  }),
+  deferred_expired: object({
+    ...common,
+    deferredId: isNonEmpty,
+    toolCallId: isNonEmpty,
+    tool: isNonEmpty,
+    policy: isOnTimeout,
+    applied: oneOf(['rejected', 'default', 'escalated']),
+    result: optional(isJson),
+    escalatedTo: optional(isNonEmpty),
+    to: optional(isNonEmpty),
   }),
   child_start: object({ ...common, ...childAttempt, ...callPlace, requestKey: optional(isString), input: optional(isJson) }),
   child_end: object(

@@ -92,6 +92,18 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
     deferredId: 'tool-1-a1',
     outcome: 'resolved',
     result: { approved: true },
+    decidedBy: 'ops-key',
+    via: 'api',
+  },
+  deferred_expired: {
+    type: 'deferred_expired',
+    deferredId: 'tool-1-a1',
+    toolCallId: 'tool-1',
+    tool: 'approve',
+    policy: { escalate: { to: 'manager', after: '2h' } },
+    applied: 'escalated',
+    escalatedTo: 'tool-1-a1-escalated',
+    to: 'manager',
   },
   run_end: {
     type: 'run_end',
@@ -253,6 +265,11 @@ const json: fc.Arbitrary<JsonValue> = fc
   .map((value) => JSON.parse(JSON.stringify(value)) as JsonValue)
   .filter((value) => !JSON.stringify(value).includes('__proto__'))
 const cause = fc.constantFrom(...FAILURE_CAUSES)
+const onTimeout = fc.oneof(
+  fc.constant('reject' as const),
+  json.map((value) => ({ default: value })),
+  fc.record({ to: id, after: fc.option(fc.oneof(fc.constantFrom('30m', '2h'), fc.nat({ max: 100_000 })), { nil: undefined }) }).map((escalate) => ({ escalate })),
+)
 const timestamp = fc
   .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true })
   .map((date) => date.toISOString())
@@ -370,6 +387,36 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     firedAt: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
     lateMs: duration,
     replayed: fc.option(fc.boolean(), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('deferred_open' as const),
+    deferredId: id,
+    toolCallId: id,
+    tool: id,
+    attempt: fc.integer({ min: 1, max: 3 }),
+    expiresAt: fc.constant(null),
+    onTimeout: fc.option(onTimeout, { nil: undefined }),
+    to: fc.option(id, { nil: undefined }),
+    escalatedFrom: fc.option(id, { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('deferred_settled' as const),
+    deferredId: id,
+    outcome: fc.constantFrom('resolved', 'rejected', 'expired', 'escalated', 'cancelled' as const),
+    result: fc.option(json, { nil: undefined }),
+    decidedBy: fc.option(id, { nil: undefined }),
+    via: fc.option(fc.constantFrom('api', 'ui', 'cli', 'callback', 'host' as const), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('deferred_expired' as const),
+    deferredId: id,
+    toolCallId: id,
+    tool: id,
+    policy: onTimeout,
+    applied: fc.constantFrom('rejected', 'default', 'escalated' as const),
+    result: fc.option(json, { nil: undefined }),
+    escalatedTo: fc.option(id, { nil: undefined }),
+    to: fc.option(id, { nil: undefined }),
   }),
   fc.record({ type: fc.constant('signal_received' as const), name: id, payload: json, from: id, via: fc.constantFrom('api', 'ui', 'cli', 'callback', 'start', 'host' as const), signalSeq: fc.nat() }),
   fc.record({

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
-import { type DeferredAnswer, type DeferredAnswerOutcome, keepDeferredAnswer } from './deferrals.js'
-import type { DeferredSettledLine, JournalLine } from '@locus/journal'
+import { type DeferredAnswer, type DeferredAnswerOutcome, deciderFields, keepDeferredAnswer } from './deferrals.js'
+import type { DeferredSettledLine, JournalLine, OnTimeoutPolicyJson } from '@locus/journal'
 import { type ListRunRowsFilter, type RunRowPage, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
@@ -68,7 +68,14 @@ export interface PendingDeferral {
   readonly deferredId: string
   readonly tool: string
   readonly args?: unknown
+  /** Its deadline, ISO 8601, or null to wait as long as it takes. */
   readonly expiresAt: string | null
+  /** What the deadline does (the tool's `onTimeout`); absent when it fails the attempt as a timeout. */
+  readonly onTimeout?: OnTimeoutPolicyJson
+  /** The party an escalation is for. */
+  readonly to?: string
+  /** The deferral whose deadline opened this one (an escalation). */
+  readonly escalatedFrom?: string
   readonly executionId: string
 }
 
@@ -83,8 +90,8 @@ interface Started {
 /** An answer handed to the execution that waits for it. */
 function answerOn(handle: ExecutionHandle, deferredId: string, answer: DeferredAnswer): DeferredAnswerOutcome {
   return answer.kind === 'resolved'
-    ? handle.resolveDeferred(deferredId, answer.result)
-    : handle.rejectDeferred(deferredId, { error: answer.error, retryable: answer.retryable, ...(answer.code === undefined ? {} : { code: answer.code }) })
+    ? handle.resolveDeferred(deferredId, answer.result, deciderFields(answer))
+    : handle.rejectDeferred(deferredId, { error: answer.error, retryable: answer.retryable, ...(answer.code === undefined ? {} : { code: answer.code }) }, deciderFields(answer))
 }
 
 /** What a resume or replay gives its launch before its execution exists: flush and answers reach it once it does. */
@@ -410,7 +417,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         if (line.type === 'run_start') {
           workflowOf.set(line.executionId, line.workflow)
         } else if (line.type === 'deferred_open') {
-          open.set(line.deferredId, { deferredId: line.deferredId, tool: line.tool, ...(line.args === undefined ? {} : { args: line.args }), expiresAt: line.expiresAt, executionId: line.executionId })
+          open.set(line.deferredId, {
+            deferredId: line.deferredId,
+            tool: line.tool,
+            ...(line.args === undefined ? {} : { args: line.args }),
+            expiresAt: line.expiresAt,
+            ...(line.onTimeout === undefined ? {} : { onTimeout: line.onTimeout }),
+            ...(line.to === undefined ? {} : { to: line.to }),
+            ...(line.escalatedFrom === undefined ? {} : { escalatedFrom: line.escalatedFrom }),
+            executionId: line.executionId,
+          })
         } else if (line.type === 'deferred_settled') {
           open.delete(line.deferredId)
           settled.set(line.deferredId, line)

@@ -1,3 +1,4 @@
+import type { DecisionVia } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
 import { offAbort, onAbort } from '@locus/retry'
 import { type RunStore, validateDeferredId } from '@locus/store'
@@ -5,10 +6,20 @@ import type { z } from 'zod'
 import { RuntimeInputError } from './errors.js'
 import { describeZodIssues } from './zod-issues.js'
 
-/** An answer to a deferral: the tool's result, or the seed's `tool.error`. */
+/** Who settled a deferral and through which surface; the run's `deferred_settled` line records both. */
+export interface DeferredDecider {
+  /** An API key's name (or `anonymous`), the inspector's signed-in key, `cli`, `callback`... */
+  readonly decidedBy?: string | undefined
+  readonly via?: DecisionVia | undefined
+}
+
+/** An answer to a deferral: the tool's result, or the seed's `tool.error`, and who gave it. */
 export type DeferredAnswer =
-  | { readonly kind: 'resolved'; readonly result: JsonValue }
-  | { readonly kind: 'rejected'; readonly error: string; readonly retryable: boolean; readonly code?: string | undefined }
+  | ({ readonly kind: 'resolved'; readonly result: JsonValue } & DeferredDecider)
+  | ({ readonly kind: 'rejected'; readonly error: string; readonly retryable: boolean; readonly code?: string | undefined } & DeferredDecider)
+
+/** What a deferral's wait ends with: an answer, or its deadline passing first ({@link Deferrals.expire}). */
+export const DEFERRAL_EXPIRED = Symbol('deferral expired')
 
 /** What resolving or rejecting a deferral did. */
 export type DeferredAnswerOutcome =
@@ -38,21 +49,44 @@ export type RefusedAnswerListener = (id: string, problems: readonly string[]) =>
  */
 interface OpenDeferral {
   readonly output: z.ZodType | undefined
-  readonly resolve: (answer: DeferredAnswer) => void
+  readonly resolve: (answer: DeferredAnswer | typeof DEFERRAL_EXPIRED) => void
   readonly reject: (error: Error) => void
   readonly signal: AbortSignal
   readonly onAbort: () => void
 }
 
+/** The decision alone: the same answer given by someone else, or through another surface, is the same answer. */
+function decisionOf(answer: DeferredAnswer): string {
+  return answer.kind === 'resolved'
+    ? JSON.stringify(['resolved', answer.result])
+    : JSON.stringify(['rejected', answer.error, answer.retryable, answer.code ?? null])
+}
+
 function sameAnswer(left: DeferredAnswer, right: DeferredAnswer): boolean {
-  return JSON.stringify(left) === JSON.stringify(right)
+  return decisionOf(left) === decisionOf(right)
+}
+
+/** A decider's fields that are set, to spread into an answer. */
+export function deciderFields(decider: DeferredDecider | undefined): DeferredDecider {
+  return decider === undefined ? {} : deciderOf(decider)
+}
+
+/** A decider's fields as they may travel: a non-empty name, a known surface; anything else is left out. */
+function deciderOf(parsed: Partial<DeferredDecider>): DeferredDecider {
+  const vias: readonly unknown[] = ['api', 'ui', 'cli', 'callback', 'host']
+  return {
+    ...(typeof parsed.decidedBy === 'string' && parsed.decidedBy !== '' ? { decidedBy: parsed.decidedBy } : {}),
+    ...(vias.includes(parsed.via) ? { via: parsed.via } : {}),
+  }
 }
 
 function parseAnswer(text: string): DeferredAnswer | undefined {
   try {
-    const parsed = JSON.parse(text) as Partial<DeferredAnswer> | null
-    if (parsed?.kind === 'resolved' && 'result' in parsed) return parsed as DeferredAnswer
-    if (parsed?.kind === 'rejected' && typeof parsed.error === 'string') return { ...parsed, retryable: parsed.retryable === true } as DeferredAnswer
+    const parsed = JSON.parse(text) as (Partial<DeferredAnswer> & Partial<DeferredDecider>) | null
+    if (parsed?.kind === 'resolved' && 'result' in parsed) return { kind: 'resolved', result: parsed.result, ...deciderOf(parsed) }
+    if (parsed?.kind === 'rejected' && typeof parsed.error === 'string') {
+      return { kind: 'rejected', error: parsed.error, retryable: parsed.retryable === true, ...(typeof parsed.code === 'string' ? { code: parsed.code } : {}), ...deciderOf(parsed) }
+    }
   } catch {
     // Not an answer this runtime wrote: ignored below.
   }
@@ -69,11 +103,11 @@ function parseAnswer(text: string): DeferredAnswer | undefined {
  */
 export class Deferrals {
   private readonly open = new Map<string, OpenDeferral>()
-  private readonly answered = new Map<string, DeferredAnswer>()
+  private readonly answered = new Map<string, DeferredAnswer | typeof DEFERRAL_EXPIRED>()
   /** Kept answers refused whose withdrawal failed, by id and text, so the same text is not judged twice. */
   private readonly refused = new Set<string>()
   private poll: NodeJS.Timeout | undefined
-  private looking = false
+  private looking: Promise<void> | undefined
   private lookSoon = false
 
   constructor(
@@ -87,8 +121,8 @@ export class Deferrals {
   }
 
   /** Registers an open deferral; resolves with its answer. An answer already kept by the store settles it at its first look. */
-  wait(id: string, output: z.ZodType | undefined, signal: AbortSignal): Promise<DeferredAnswer> {
-    return new Promise<DeferredAnswer>((resolve, reject) => {
+  wait(id: string, output: z.ZodType | undefined, signal: AbortSignal): Promise<DeferredAnswer | typeof DEFERRAL_EXPIRED> {
+    return new Promise<DeferredAnswer | typeof DEFERRAL_EXPIRED>((resolve, reject) => {
       if (signal.aborted) {
         reject(abortReason(signal))
         return
@@ -107,6 +141,7 @@ export class Deferrals {
   /** Answers an open deferral of this run (validating a result against the tool's output schema). */
   answer(id: string, answer: DeferredAnswer): DeferredAnswerOutcome {
     const done = this.answered.get(id)
+    if (done === DEFERRAL_EXPIRED) return { ok: false, status: 'conflict', message: `Deferral ${id} expired before this answer came; its onTimeout policy settled it.` }
     if (done !== undefined) {
       return sameAnswer(done, answer)
         ? { ok: true, status: 'already-answered' }
@@ -122,6 +157,20 @@ export class Deferrals {
     this.answered.set(id, answer)
     open.resolve(answer)
     return { ok: true, status: 'accepted' }
+  }
+
+  /**
+   * Ends an open deferral at its deadline: its wait resolves with
+   * {@link DEFERRAL_EXPIRED}, and a later answer is a conflict. False when it
+   * is not open (an answer came first, and its wait has it).
+   */
+  expire(id: string): boolean {
+    const open = this.open.get(id)
+    if (open === undefined) return false
+    this.close(id)
+    this.answered.set(id, DEFERRAL_EXPIRED)
+    open.resolve(DEFERRAL_EXPIRED)
+    return true
   }
 
   private close(id: string): void {
@@ -152,9 +201,22 @@ export class Deferrals {
     }, source.pollMs)
   }
 
-  private async look(source: DeferredAnswerSource): Promise<void> {
-    if (this.looking || this.open.size === 0) return
-    this.looking = true
+  /** Reads the run's store once now (or waits for the read under way), so an answer kept there is seen before a deadline is applied. */
+  async lookNow(): Promise<void> {
+    if (this.source !== undefined) await this.look(this.source)
+  }
+
+  private look(source: DeferredAnswerSource): Promise<void> {
+    if (this.looking !== undefined) return this.looking
+    if (this.open.size === 0) return Promise.resolve()
+    const looking = this.readKept(source).finally(() => {
+      this.looking = undefined
+    })
+    this.looking = looking
+    return looking
+  }
+
+  private async readKept(source: DeferredAnswerSource): Promise<void> {
     try {
       for (const [id, text] of await source.read([...this.open.keys()])) {
         if (this.refused.has(`${id}\n${text}`)) continue
@@ -168,8 +230,6 @@ export class Deferrals {
       }
     } catch {
       // The store could not be read this time (a dropped connection, say): the next look tries again.
-    } finally {
-      this.looking = false
     }
   }
 }

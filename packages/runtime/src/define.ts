@@ -1,10 +1,11 @@
 import type { parallel, pipeline } from '@locus/groups'
 import type { JsonValue, StepCriticality } from '@locus/outcome'
 import type { RetryPolicy } from '@locus/retry'
-import type { RunView, SignalVia } from '@locus/journal'
+import type { OnTimeoutPolicyJson, RunView, SignalVia } from '@locus/journal'
 import type { z } from 'zod'
 import type { AgentConfig, CallBudgets, Usage } from './host.js'
 import { type ConcurrencyLimit, type DeadlineCounts, checkFlowDefinition } from './flow-control.js'
+import { checkOnTimeout } from './on-timeout.js'
 
 /** What a tool's `run` receives besides its arguments. */
 export interface ToolCallContext {
@@ -41,8 +42,45 @@ export interface ToolDefinition<TInput = unknown, TOutput = unknown, TArgs = TIn
  * })
  * ```
  */
-export function defineTool<TInput, TOutput, TArgs = TInput>(definition: ToolDefinition<TInput, TOutput, TArgs>): ToolDefinition<TInput, TOutput, TArgs> {
-  return definition
+export function defineTool<TInput, TOutput = unknown, TArgs = TInput>(
+  definition: DeferredToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true },
+): ToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true }
+export function defineTool<TInput, TOutput, TArgs = TInput>(definition: ToolDefinition<TInput, TOutput, TArgs>): ToolDefinition<TInput, TOutput, TArgs>
+export function defineTool<TInput, TOutput, TArgs = TInput>(
+  definition: ToolDefinition<TInput, TOutput, TArgs> | (DeferredToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true }),
+): ToolDefinition<TInput, TOutput, TArgs> {
+  // `defineTool({ deferred: true, output, onTimeout })` is `defineDeferredTool` under the issue's spelling.
+  if ((definition as { readonly deferred?: unknown }).deferred === true) return defineDeferredTool(definition as DeferredToolDefinition<TInput, TOutput, TArgs>)
+  return definition as ToolDefinition<TInput, TOutput, TArgs>
+}
+
+/**
+ * What a deferred tool does when its deadline (the call's `timeout_secs`)
+ * passes with no answer:
+ * - `'reject'`: the call fails (not retried: an expired approval is a no);
+ * - `{ default: value }`: the call completes with `value`, checked against the
+ *   tool's `output` when the tool is defined;
+ * - `{ escalate: { to, after } }`: a new deferral opens for `to` (the first is
+ *   settled as `escalated`), with `after` (a duration such as `'2h'`, or
+ *   milliseconds) to answer; past that the call fails. Without `after` it
+ *   waits as long as it takes.
+ *
+ * Without `onTimeout`, a deadline fails the attempt as a timeout, which the
+ * call's retry policy may retry under a new deferral.
+ */
+export type OnTimeout<TOutput = unknown> =
+  | 'reject'
+  | { readonly default: TOutput }
+  | { readonly escalate: { readonly to: string; readonly after?: string | number } }
+
+/** What {@link defineDeferredTool} takes (and `defineTool` with `deferred: true`). */
+export interface DeferredToolDefinition<TInput, TOutput = unknown, TArgs = TInput> {
+  readonly description?: string
+  readonly input: z.ZodType<TInput, TArgs>
+  readonly output?: z.ZodType<TOutput>
+  readonly retry?: RetryPolicy
+  /** What the deadline does when no answer came. @default a timeout of the attempt */
+  readonly onTimeout?: OnTimeout<NoInfer<TOutput>>
 }
 
 /** A tool as a workflow holds it, whatever its argument and result types. */
@@ -55,6 +93,8 @@ export interface DeclaredTool {
   readonly remote?: boolean
   /** True for a tool answered from outside the run (a person, another system): each call opens a deferral and waits. */
   readonly deferred?: boolean
+  /** A deferred tool's policy at its deadline, as checked when it was defined (its default detached to JSON). */
+  readonly onTimeout?: OnTimeoutPolicyJson
 }
 
 /**
@@ -63,19 +103,25 @@ export interface DeclaredTool {
  * answers it: `handle.resolveDeferred(id, result)` (checked against `output`;
  * an invalid result leaves it open) or `handle.rejectDeferred(id, error)`, or
  * `locus resolve <runId> <id> --result '<json>'` from another shell. A resumed
- * run waits on the same deferral under the same id.
+ * run waits on the same deferral under the same id. `onTimeout` says what
+ * its deadline does ({@link OnTimeout}); a `default` that breaks `output`, or
+ * a malformed policy, throws `DEFERRED_TOOL_INVALID` here.
  *
  * @example
  * ```ts
- * const approve = defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) })
+ * const approve = defineDeferredTool({
+ *   input: z.object({ amount: z.number() }),
+ *   output: z.object({ approved: z.boolean() }),
+ *   retry: { timeout_secs: 3600, max_retries: 1, backoff_base_secs: 0, backoff_max_secs: 0 },
+ *   onTimeout: { default: { approved: false } },
+ * })
  * ```
  */
-export function defineDeferredTool<TInput, TOutput = unknown, TArgs = TInput>(definition: {
-  readonly description?: string
-  readonly input: z.ZodType<TInput, TArgs>
-  readonly output?: z.ZodType<TOutput>
-  readonly retry?: RetryPolicy
-}): ToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true } {
+export function defineDeferredTool<TInput, TOutput = unknown, TArgs = TInput>(
+  definition: DeferredToolDefinition<TInput, TOutput, TArgs>,
+): ToolDefinition<TInput, TOutput, TArgs> & { readonly deferred: true } {
+  // Checked here, where the author is: a default that breaks the output schema would only fail once a deadline passed.
+  const onTimeout = definition.onTimeout === undefined ? undefined : checkOnTimeout(definition.onTimeout, definition.output)
   return {
     ...(definition.description === undefined ? {} : { description: definition.description }),
     input: definition.input,
@@ -85,6 +131,7 @@ export function defineDeferredTool<TInput, TOutput = unknown, TArgs = TInput>(de
       throw new Error('a deferred tool is answered from outside the run; call it through tool()')
     },
     ...(definition.output === undefined ? {} : { output: definition.output }),
+    ...(onTimeout === undefined ? {} : { onTimeout }),
   }
 }
 

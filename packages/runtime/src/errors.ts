@@ -19,6 +19,7 @@ export const RUNTIME_ERROR_CODES = [
   'SLEEP_DURATION_INVALID',
   'SCHEDULE_INVALID',
   'CONCURRENCY_KEY_INVALID',
+  'DEFERRED_TOOL_INVALID',
 ] as const
 export type RuntimeErrorCode = (typeof RUNTIME_ERROR_CODES)[number]
 
@@ -231,6 +232,7 @@ const RUNTIME_INPUT_ERROR_CODES = [
   'SLEEP_DURATION_INVALID',
   'SCHEDULE_INVALID',
   'CONCURRENCY_KEY_INVALID',
+  'DEFERRED_TOOL_INVALID',
 ] as const
 
 /** Marks a {@link RuntimeInputError}; registered, so every installed copy of the package shares it. */

@@ -19,12 +19,14 @@ export { checkMoneyBudget } from './run-money.js'
 export type { RunProgress } from './run-state.js'
 export { defineDeferredTool, defineRemoteTool, defineTool, defineWorkflow, isWorkflowDefinition } from './define.js'
 export { keepDeferredAnswer } from './deferrals.js'
-export type { DeferredAnswer, DeferredAnswerOutcome } from './deferrals.js'
+export type { DeferredAnswer, DeferredAnswerOutcome, DeferredDecider } from './deferrals.js'
 export type {
   AgentAnswer,
   AgentCallBudgets,
   AgentCallOptions,
   DeclaredTool,
+  DeferredToolDefinition,
+  OnTimeout,
   SleepFor,
   SleepFunction,
   SignalHandler,

@@ -112,6 +112,7 @@ export async function startResume<TInput>(
       kind: 'resume',
       recording: history.recording,
       openDeferrals: history.openDeferrals,
+      recordedDeferrals: history.deferrals,
       priorChildAttempts: history.priorChildAttempts,
       spentBefore: history.spentUsd,
       timers: history.timers,

@@ -4,7 +4,7 @@ import type { JsonValue } from '@locus/outcome'
 import { type LoadedRecording, type Recording, type SkippedCall, createRecordingBuilder, mergeRecordings } from '@locus/replay'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore, RunNotFoundError } from '@locus/store'
 import { type RecordedRunOptions, recordedRunOptions } from './recorded-options.js'
-import type { RecordedTimer } from './run-state.js'
+import type { RecordedDeferral, RecordedTimer } from './run-state.js'
 
 /**
  * What a resume carries over from the journals of earlier executions, seen a
@@ -15,15 +15,20 @@ import type { RecordedTimer } from './run-state.js'
  */
 function carryOver(): {
   see: (line: JournalLine) => void
-  result: () => { openDeferrals: string[]; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
+  result: () => { openDeferrals: string[]; deferrals: Map<string, RecordedDeferral>; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
 } {
   const open = new Set<string>()
+  const deferrals = new Map<string, RecordedDeferral>()
   const priorChildAttempts = new Map<string, number>()
   const timers = new Map<string, RecordedTimer>()
   return {
     see: (line) => {
-      if (line.type === 'deferred_open') open.add(line.deferredId)
-      else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+      if (line.type === 'deferred_open') {
+        open.add(line.deferredId)
+        // The first open fixes the deadline: a resume waits out what is left of it.
+        if (!deferrals.has(line.deferredId)) deferrals.set(line.deferredId, { expiresAt: line.expiresAt === null ? null : Date.parse(line.expiresAt) })
+      } else if (line.type === 'deferred_settled') open.delete(line.deferredId)
+      else if (line.type === 'deferred_expired') deferrals.set(line.deferredId, { expiresAt: deferrals.get(line.deferredId)?.expiresAt ?? null, expired: line })
       else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
       // The first start of a timer fixes its due time; a resume that started it again kept the same one.
       else if (line.type === 'timer_start' && !timers.has(line.timerId)) timers.set(line.timerId, { dueAt: Date.parse(line.dueAt) })
@@ -32,7 +37,7 @@ function carryOver(): {
         if (started !== undefined) timers.set(line.timerId, { ...started, fired: { firedAt: Date.parse(line.firedAt), lateMs: line.lateMs } })
       }
     },
-    result: () => ({ openDeferrals: [...open], priorChildAttempts, timers }),
+    result: () => ({ openDeferrals: [...open], deferrals, priorChildAttempts, timers }),
   }
 }
 
@@ -82,6 +87,8 @@ export interface RunHistory {
   readonly lastRunEnd: RunEndLine | undefined
   /** Deferrals opened and not settled: a resume waits on them under the same ids. */
   readonly openDeferrals: readonly string[]
+  /** Every deferral opened, by id: its first deadline, and the `deferred_expired` line once its deadline passed. */
+  readonly deferrals: ReadonlyMap<string, RecordedDeferral>
   /** Spawn attempts started per ordinal: a spawn run again numbers its next attempt after them. */
   readonly priorChildAttempts: ReadonlyMap<string, number>
   /** The `sleep()` timers the journals hold, by timer id: a resume serves a fired one from the journal and waits out the rest of an unfired one. */

@@ -1,5 +1,5 @@
 import type { CostLedger, PriceTable } from '@locus/cost'
-import type { JournalLine, JournalLineInput, RetryRefused, RetryRefuser, RunCost, SerializedError } from '@locus/journal'
+import type { DeferredExpiredLine, JournalLine, JournalLineInput, RetryRefused, RetryRefuser, RunCost, SerializedError } from '@locus/journal'
 import type { JsonValue, StepCriticality } from '@locus/outcome'
 import { type RunScope, WorkflowCancelledError, WorkflowInvocationCapError, WorkflowRunDeadlineError } from '@locus/groups'
 import type { ReplaySession } from '@locus/replay'
@@ -83,6 +83,14 @@ export interface RecordedTimer {
   readonly fired?: { readonly firedAt: number; readonly lateMs: number }
 }
 
+/** A deferral an earlier execution of the run opened: its deadline as first journaled, and what its deadline did once it passed. */
+export interface RecordedDeferral {
+  /** Its deadline, clock milliseconds, or null for none. */
+  readonly expiresAt: number | null
+  /** Set once its deadline passed and its `onTimeout` was applied: a resume serves that from here. */
+  readonly expired?: DeferredExpiredLine
+}
+
 /** A budget that refuses every retry: `retryBudget: 0`. */
 const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
 
@@ -112,6 +120,8 @@ export class RunState {
   suspension: { suspended: boolean } = { suspended: false }
   /** Deferrals an earlier execution opened that are still waiting: a resume waits on them without opening them again. */
   openedDeferrals: ReadonlySet<string> = new Set()
+  /** Deferrals earlier executions opened, by id, settled or not: their deadlines, and the expiries they journaled. */
+  recordedDeferrals: ReadonlyMap<string, RecordedDeferral> = new Map()
   /** How remote tools reach their worker; undefined when the run has none. */
   worker: TriggerTransport | undefined
   /** Where streamed progress of agent calls goes; never the journal. */

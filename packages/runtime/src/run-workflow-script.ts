@@ -34,10 +34,10 @@ import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { type RunOptions, parseRunOptions } from './run-options.js'
-import { type ChildSpawnRequest, type RecordedTimer, RunState, type RunResultOfChild } from './run-state.js'
+import { type ChildSpawnRequest, type RecordedDeferral, type RecordedTimer, RunState, type RunResultOfChild } from './run-state.js'
 import { callSpawn } from './child-call.js'
 import { type ExecutionMedium, storeMedium } from './execution-medium.js'
-import { type DeferredAnswerOutcome, Deferrals } from './deferrals.js'
+import { type DeferredAnswerOutcome, type DeferredDecider, Deferrals, deciderFields } from './deferrals.js'
 import { createRunId } from './ids.js'
 import { type CreateExecutionOptions, type ExecutionWriter, type Ownership, type RunStore, RunExistsError, createFileRunStore } from '@locus/store'
 import { recordRunOutcome } from './run-metrics.js'
@@ -100,6 +100,8 @@ export interface LaunchInternals {
   readonly runView?: RunView
   /** Deferrals earlier executions opened that are still waiting. */
   readonly openDeferrals?: readonly string[]
+  /** Every deferral earlier executions opened: deadlines, and the expiries a resume serves from the journal. */
+  readonly recordedDeferrals?: ReadonlyMap<string, RecordedDeferral>
   /** The run's ownership, claimed by the caller for this execution (a resume); released when the execution ends. */
   readonly ownership?: Ownership
   /** The id source of a fresh run without `runId` (tests inject one that clashes). @default createRunId */
@@ -131,10 +133,14 @@ export interface RunHandle {
   cancel(reason?: string, by?: string): void
   /** Writes any journal lines still buffered (durability `none`) to the file now, as before an abrupt exit. */
   flush(): void
-  /** Answers an open deferral with the tool's result (checked against its output schema; an invalid result leaves it open). */
-  resolveDeferred(deferredId: string, result: unknown): DeferredAnswerOutcome
+  /**
+   * Answers an open deferral with the tool's result (checked against its
+   * output schema; an invalid result leaves it open). `decider` names who
+   * decided and how, for the `deferred_settled` line.
+   */
+  resolveDeferred(deferredId: string, result: unknown, decider?: DeferredDecider): DeferredAnswerOutcome
   /** Answers an open deferral with the seed's `tool.error`: terminal unless `retryable`. */
-  rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }): DeferredAnswerOutcome
+  rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }, decider?: DeferredDecider): DeferredAnswerOutcome
   /** The deferrals waiting now. */
   pendingDeferrals(): string[]
   /**
@@ -403,8 +409,8 @@ function launchInStore<TInput>(
     flush: () => {
       started?.flush()
     },
-    resolveDeferred: (deferredId, result) => started?.resolveDeferred(deferredId, result) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
-    rejectDeferred: (deferredId, error) => started?.rejectDeferred(deferredId, error) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
+    resolveDeferred: (deferredId, result, decider) => started?.resolveDeferred(deferredId, result, decider) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
+    rejectDeferred: (deferredId, error, decider) => started?.rejectDeferred(deferredId, error, decider) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     pendingDeferrals: () => started?.pendingDeferrals() ?? [],
     view: () => started?.view(),
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.
@@ -482,6 +488,7 @@ function startExecution<TInput>(
   // A replay reads signals from its recording only; a live execution also from the run's mailbox.
   run.signals = parent?.signals ?? new SignalInbox(run, internals.kind === 'replay' ? undefined : medium.deferredAnswers, internals.signals ?? { received: [], waits: new Map() })
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
+  run.recordedDeferrals = internals.recordedDeferrals ?? new Map()
   run.suspension = suspension
   run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
   run.worker = parent === undefined ? options.worker : parent.worker
@@ -728,9 +735,15 @@ function startExecution<TInput>(
       abortAs(controller, reason ?? 'cancelled by the host', by)
     },
     flush: () => { medium.flush() },
-    resolveDeferred: (deferredId, result) => run.deferrals.answer(deferredId, { kind: 'resolved', result: safeJson(result) }),
-    rejectDeferred: (deferredId, error) =>
-      run.deferrals.answer(deferredId, { kind: 'rejected', error: error.error, retryable: error.retryable === true, ...(error.code === undefined ? {} : { code: error.code }) }),
+    resolveDeferred: (deferredId, result, decider) => run.deferrals.answer(deferredId, { kind: 'resolved', result: safeJson(result), ...deciderFields(decider) }),
+    rejectDeferred: (deferredId, error, decider) =>
+      run.deferrals.answer(deferredId, {
+        kind: 'rejected',
+        error: error.error,
+        retryable: error.retryable === true,
+        ...(error.code === undefined ? {} : { code: error.code }),
+        ...deciderFields(decider),
+      }),
     pendingDeferrals: () => run.deferrals.pending(),
     view: () => runView ?? view,
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.

@@ -1,11 +1,13 @@
 import { WorkflowRunDeadlineError, allocateChildId, currentSlot } from '@locus/groups'
 import { type ErrorCode, type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import { type ToolCallRecord, toolRequestKey } from '@locus/replay'
-import type { RetryRefused } from '@locus/journal'
+import type { OnTimeoutPolicyJson, RetryRefused } from '@locus/journal'
 import { CallError, DEFAULT_RETRY_POLICY, type AttemptRecord, type LateResult, type RetryPolicy, parseRetryPolicy, runWithRetry } from '@locus/retry'
 import { type Action, type ToolExecuteTrigger, sendToolTrigger } from '@locus/protocol'
 import type { z } from 'zod'
 import type { ToolCallOptions } from './define.js'
+import { DEFERRAL_EXPIRED, type DeferredAnswer } from './deferrals.js'
+import { escalationWaitMs } from './on-timeout.js'
 import { RuntimeInputError, ToolCallError } from './errors.js'
 import { positionToken } from './ids.js'
 import type { RunState } from './run-state.js'
@@ -142,6 +144,9 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   const remote = tool.remote === true
   const deferred = tool.deferred === true
   const output = (tool as { output?: z.ZodType }).output
+  // A deferred tool with `onTimeout` applies it at its own deadline; the attempt is not raced against that deadline as a timeout.
+  const onTimeout = deferred ? tool.onTimeout : undefined
+  const waitMs = onTimeout === undefined || policy.timeout_secs === null ? null : Math.round(policy.timeout_secs * 1000)
   // Attempts whose worker transport let go at the deadline or on cancel: that rejection is not an answer.
   const letGo = new Set<number>()
   const reportLate = (late: LateResult): void => {
@@ -160,14 +165,18 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
       const committing = run.commitStart()
       if (committing !== undefined) await committing
       const value: unknown = deferred
-        ? await waitForAnswer(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output })
+        ? await waitForAnswer(
+            run,
+            { name, toolCallId, attempt, deadline: onTimeout === undefined ? deadline : waitMs === null ? null : run.clock.now() + waitMs, signal, args: detach(parsedArgs.data), output },
+            onTimeout,
+          )
         : remote
           ? await callWorker(run, { name, toolCallId, attempt, deadline, signal, args: detach(parsedArgs.data), output }, { letGo, reportLate })
           : await tool.run(parsedArgs.data as never, { signal, attempt, toolCallId, runId: run.runId })
       lastValue = { attempt, value }
       return value
     },
-    policy,
+    onTimeout === undefined || policy.timeout_secs === null ? policy : { ...policy, timeout_secs: null },
     {
       signal: run.signal,
       clock: run.clock,
@@ -276,18 +285,107 @@ async function callWorker(
   return checked.data
 }
 
+/** One deferred call's attempt, as waitForAnswer needs it. */
+interface DeferredCall {
+  readonly name: string
+  readonly toolCallId: string
+  readonly attempt: number
+  /** The deferral's deadline, clock milliseconds, or null for none. */
+  readonly deadline: number | null
+  readonly signal: AbortSignal
+  readonly args: ReturnType<typeof detach>
+  readonly output: z.ZodType | undefined
+}
+
+/** The deferral a call waits on: its own, then the one an escalation opened for another party. */
+interface DeferralStage {
+  readonly deferredId: string
+  /** What its deadline does; undefined for a deferral whose deadline is the attempt's timeout. */
+  readonly policy: OnTimeoutPolicyJson | undefined
+  readonly deadline: number | null
+  readonly to?: string
+  readonly escalatedFrom?: string
+}
+
+/** The failure of a call whose deferral expired under `'reject'`: final, as a no is. */
+function expiredFailure(name: string, deferredId: string): CallError {
+  return new CallError(`deferral ${deferredId} of tool "${name}" expired with no answer; its onTimeout policy rejected the call`, { retryable: false, code: 'deadline_exceeded' })
+}
+
 /**
  * One attempt of a deferred tool: a deferral opened in the journal (before its
  * id is visible to anyone) that waits for an answer from outside the run. A
  * resumed execution waits on the deferral its predecessor opened, under the
- * same id, and picks up an answer stored meanwhile.
+ * same id and until the same deadline, and picks up an answer stored
+ * meanwhile. With `onTimeout`, the deadline applies it (`deferred_expired`),
+ * and a resume serves what an earlier execution applied from the journal.
  */
-async function waitForAnswer(
-  run: RunState,
-  call: { name: string; toolCallId: string; attempt: number; deadline: number | null; signal: AbortSignal; args: ReturnType<typeof detach>; output: z.ZodType | undefined },
-): Promise<unknown> {
+async function waitForAnswer(run: RunState, call: DeferredCall, onTimeout: OnTimeoutPolicyJson | undefined): Promise<unknown> {
   // A child run shares its root's deferrals, so its ids carry its execution to stay apart from the parent's.
-  const deferredId = `${run.deferredIdPrefix}${call.toolCallId}-a${call.attempt}`
+  let stage: DeferralStage = { deferredId: `${run.deferredIdPrefix}${call.toolCallId}-a${call.attempt}`, policy: onTimeout, deadline: call.deadline }
+  for (;;) {
+    const recorded = run.recordedDeferrals.get(stage.deferredId)
+    const expired = recorded?.expired
+    let applied: { policy: OnTimeoutPolicyJson; kind: 'rejected' | 'default' | 'escalated' }
+    if (expired === undefined) {
+      // A deadline an earlier execution journaled stands: a resume waits only for what is left of it.
+      const deadline = stage.policy !== undefined && recorded !== undefined ? recorded.expiresAt : stage.deadline
+      const answer = await waitOnce(run, call, { ...stage, deadline })
+      if (answer !== DEFERRAL_EXPIRED) return settleAnswer(run, stage.deferredId, answer)
+      const policy = stage.policy ?? 'reject'
+      applied = { policy, kind: policy === 'reject' ? 'rejected' : 'default' in policy ? 'default' : 'escalated' }
+    } else {
+      // Applied by an earlier execution: served from the journal, never opened or applied again.
+      if (expired.applied === 'default') return expired.result ?? null
+      if (expired.applied === 'rejected' || expired.escalatedTo === undefined) throw expiredFailure(call.name, stage.deferredId)
+      stage = escalationOf(run, expired.policy, stage.deferredId, expired.escalatedTo)
+      continue
+    }
+    const base = { type: 'deferred_expired' as const, deferredId: stage.deferredId, toolCallId: call.toolCallId, tool: call.name, policy: applied.policy }
+    const { policy } = applied
+    if (policy === 'reject') {
+      run.emit({ ...base, applied: 'rejected' })
+      run.emit({ type: 'deferred_settled', deferredId: stage.deferredId, outcome: 'expired' })
+      throw expiredFailure(call.name, stage.deferredId)
+    }
+    if ('default' in policy) {
+      run.emit({ ...base, applied: 'default', result: policy.default })
+      run.emit({ type: 'deferred_settled', deferredId: stage.deferredId, outcome: 'expired', result: policy.default })
+      return policy.default
+    }
+    const next = escalationOf(run, policy, stage.deferredId, `${stage.deferredId}-escalated`)
+    run.emit({ ...base, applied: 'escalated', escalatedTo: next.deferredId, to: policy.escalate.to })
+    run.emit({ type: 'deferred_settled', deferredId: stage.deferredId, outcome: 'escalated' })
+    stage = next
+  }
+}
+
+/** The deferral an escalation opens: for its party, with `after` to answer (from now), then failing as `'reject'`. */
+function escalationOf(run: RunState, policy: OnTimeoutPolicyJson, from: string, deferredId: string): DeferralStage {
+  const escalate = typeof policy === 'object' && 'escalate' in policy ? policy.escalate : undefined
+  const waitMs = escalate === undefined ? null : escalationWaitMs(escalate.after)
+  return { deferredId, policy: 'reject', deadline: waitMs === null ? null : run.clock.now() + waitMs, ...(escalate === undefined ? {} : { to: escalate.to }), escalatedFrom: from }
+}
+
+/** The journal line of an answer, and the call's value: its result, or its rejection thrown as the seed's `tool.error`. */
+function settleAnswer(run: RunState, deferredId: string, answer: DeferredAnswer): unknown {
+  const decider = { ...(answer.decidedBy === undefined ? {} : { decidedBy: answer.decidedBy }), ...(answer.via === undefined ? {} : { via: answer.via }) }
+  if (answer.kind === 'rejected') {
+    const code = answer.code as ErrorCode | undefined
+    run.emit({ type: 'deferred_settled', deferredId, outcome: 'rejected', error: { error: answer.error, retryable: answer.retryable, ...(code === undefined ? {} : { code }) }, ...decider })
+    throw new CallError(answer.error, { retryable: answer.retryable, ...(code === undefined ? {} : { code }) })
+  }
+  run.emit({ type: 'deferred_settled', deferredId, outcome: 'resolved', result: answer.result, ...decider })
+  return answer.result
+}
+
+/**
+ * Opens one deferral (unless an earlier execution did) and waits for its
+ * answer, or, when it has a policy, for its deadline on the run's clock. An
+ * answer the run's store holds when the deadline comes wins over the deadline.
+ */
+async function waitOnce(run: RunState, call: DeferredCall, stage: DeferralStage): Promise<DeferredAnswer | typeof DEFERRAL_EXPIRED> {
+  const { deferredId } = stage
   // Registered first, so an answer given the moment the id becomes visible finds its deferral.
   const waiting = run.deferrals.wait(deferredId, call.output, call.signal)
   waiting.catch(() => undefined)
@@ -299,28 +397,40 @@ async function waitForAnswer(
       tool: call.name,
       attempt: call.attempt,
       ...(call.args.ok ? { args: call.args.json } : {}),
-      expiresAt: call.deadline === null ? null : new Date(call.deadline).toISOString(),
+      expiresAt: stage.deadline === null ? null : new Date(stage.deadline).toISOString(),
+      ...(stage.policy === undefined ? {} : { onTimeout: stage.policy }),
+      ...(stage.to === undefined ? {} : { to: stage.to }),
+      ...(stage.escalatedFrom === undefined ? {} : { escalatedFrom: stage.escalatedFrom }),
     })
     // Committed before anyone outside can see the deferral and answer it.
     await run.commitStart()
   }
-  let answer
+  const ended = new AbortController()
+  if (stage.policy !== undefined && stage.deadline !== null) armExpiry(run, deferredId, stage.deadline, ended.signal)
   const endWait = run.activity.beginWait()
   try {
-    answer = await waiting
+    return await waiting
   } catch (error) {
-    endWait()
     run.emit({ type: 'deferred_settled', deferredId, outcome: run.signal.aborted ? 'cancelled' : 'expired' })
     throw error
+  } finally {
+    ended.abort()
+    endWait()
   }
-  endWait()
-  if (answer.kind === 'rejected') {
-    const code = answer.code as ErrorCode | undefined
-    run.emit({ type: 'deferred_settled', deferredId, outcome: 'rejected', error: { error: answer.error, retryable: answer.retryable, ...(code === undefined ? {} : { code }) } })
-    throw new CallError(answer.error, { retryable: answer.retryable, ...(code === undefined ? {} : { code }) })
-  }
-  run.emit({ type: 'deferred_settled', deferredId, outcome: 'resolved', result: answer.result })
-  return answer.result
+}
+
+/** Expires a deferral at `deadline` on the run's clock, after one more look at the store; stops when `stop` aborts (the wait ended). */
+function armExpiry(run: RunState, deferredId: string, deadline: number, stop: AbortSignal): void {
+  // Read through a function: the wait may end during any await below.
+  const stopped = (): boolean => stop.aborted
+  void (async () => {
+    for (let now = run.clock.now(); now < deadline && !stopped(); now = run.clock.now()) {
+      await run.clock.sleep(deadline - now, stop).catch(() => undefined)
+    }
+    if (stopped()) return
+    await run.deferrals.lookNow()
+    if (!stopped()) run.deferrals.expire(deferredId)
+  })()
 }
 
 /** The `result` of a succeeded attempt's `tool_end`: its JSON copy, or nothing when it cannot be detached (the call then runs again on resume). */

@@ -467,14 +467,17 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       }
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)
-        const open = state.leaving === 'park' ? (await runtime.pendingDeferrals(payload.runId)).map((pending) => pending.deferredId) : []
+        const pending = state.leaving === 'park' ? await runtime.pendingDeferrals(payload.runId) : []
+        const open = pending.map((deferral) => deferral.deferredId)
+        // A deferral whose deadline applies its onTimeout wakes the run then, as a timer does: the resume applies it.
+        const deadlines = pending.flatMap((deferral) => (deferral.onTimeout !== undefined && deferral.expiresAt !== null ? [{ deferredId: deferral.deferredId, dueAt: deferral.expiresAt }] : []))
         const view = state.leaving === 'park' ? (await runtime.get(payload.runId)).view : undefined
         // Its sleep() timers still to fire: each gets a job at its dueAt, so the parked run wakes then.
         const timers = view?.openTimers() ?? []
         // Its waitForSignal() waits: a signal kept after the last one it journaled wakes it, and a timeout is a timer.
         const signalWaits = view?.openSignalWaits() ?? []
         const signalsFrom = (view?.signals().at(-1)?.signalSeq ?? -1) + 1
-        await handOver(lease, state.leaving, { open, timers, signalWaits, signalsFrom })
+        await handOver(lease, state.leaving, { open, timers, signalWaits, signalsFrom, deadlines })
       }
     } finally {
       clearInterval(beat)
@@ -495,7 +498,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   async function handOver(
     lease: RunLease,
     why: 'park' | 'stop',
-    waitsOn: { readonly open: readonly string[]; readonly timers: readonly OpenTimerView[]; readonly signalWaits?: readonly OpenSignalWaitView[]; readonly signalsFrom?: number },
+    waitsOn: {
+      readonly open: readonly string[]
+      readonly timers: readonly OpenTimerView[]
+      readonly signalWaits?: readonly OpenSignalWaitView[]
+      readonly signalsFrom?: number
+      readonly deadlines?: readonly { readonly deferredId: string; readonly dueAt: string }[]
+    },
   ): Promise<void> {
     const { open, timers } = waitsOn
     const signalWaits = waitsOn.signalWaits ?? []
@@ -530,6 +539,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
           for (const timer of timers) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, timer.timerId, timer.dueAt])
           // A signal wait's timeout wakes the run like a timer.
           for (const wait of signalWaits) if (wait.dueAt !== undefined) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, wait.waitId, wait.dueAt])
+          // So does a deferral's deadline with an onTimeout policy.
+          for (const deadline of waitsOn.deadlines ?? []) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, deadline.deferredId, deadline.dueAt])
         }
       }
       const released = await client.query(

@@ -232,8 +232,8 @@ export async function remoteResolve(
   return withServer(flags, io, async (client) => {
     const answer =
       flags.reject === undefined
-        ? await client.resolveDeferred(runId, deferredId, result)
-        : await client.rejectDeferred(runId, deferredId, { error: flags.reject, ...(flags.retryable === true ? { retryable: true } : {}) })
+        ? await client.resolveDeferred(runId, deferredId, result, { via: 'cli' })
+        : await client.rejectDeferred(runId, deferredId, { error: flags.reject, ...(flags.retryable === true ? { retryable: true } : {}), via: 'cli' })
     io.stdout.write(`${deferredId} ${answer.status}\n`)
     return EXIT_CODES.completed
   })

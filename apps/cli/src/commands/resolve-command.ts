@@ -51,7 +51,8 @@ export async function checkingWorkflow(store: RunStore, runId: string, flags: Re
  * resolves it, `--reject '<message>'` fails it (terminal unless
  * `--retryable`). The answer is kept by the run's store (the runs directory,
  * or PostgreSQL with `--database-url`); the process executing the run picks
- * it up, or the next `locus resume` (or worker) does.
+ * it up, or the next `locus resume` (or worker) does. The run's
+ * `deferred_settled` says it was decided by `cli`, via `cli`.
  */
 export async function resolveCommand(runId: string, deferredId: string, flags: ResolveFlags, io: CliIo): Promise<ExitCode> {
   validateRunId(runId)
@@ -66,9 +67,9 @@ export async function resolveCommand(runId: string, deferredId: string, flags: R
     } catch (error) {
       throw new CliError('CLI_INPUT_INVALID', `--result is not JSON: ${(error as Error).message}.`)
     }
-    answer = { kind: 'resolved' as const, result: result as never }
+    answer = { kind: 'resolved' as const, result: result as never, decidedBy: 'cli', via: 'cli' as const }
   } else {
-    answer = { kind: 'rejected' as const, error: flags.reject ?? '', retryable: flags.retryable === true }
+    answer = { kind: 'rejected' as const, error: flags.reject ?? '', retryable: flags.retryable === true, decidedBy: 'cli', via: 'cli' as const }
   }
   const { store, close } = openRunStore(flags, io, { maxConnections: 1 })
   let outcome

@@ -307,11 +307,11 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
         } catch (error) {
           return errorPage(400, 'The result is not JSON', `The result must be JSON (e.g. {"approved": true}): ${error instanceof Error ? error.message : String(error)}. Deferral ${deferredId} stays open.`, back)
         }
-        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'resolved', result: result as never })
+        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'resolved', result: result as never, decidedBy: viewer.principal, via: 'ui' })
       } else {
         const error = typeof form.error === 'string' ? form.error.trim() : ''
         if (error === '') return errorPage(400, 'A reason is needed', `Say why the call is rejected; deferral ${deferredId} stays open.`, back)
-        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'rejected', error, retryable: form.retryable === 'true' })
+        outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'rejected', error, retryable: form.retryable === 'true', decidedBy: viewer.principal, via: 'ui' })
       }
       if (outcome.ok) return c.redirect(`/runs/${enc(runId)}?answered=${enc(deferredId)}`, 303)
       if (outcome.status === 'invalid') return errorPage(400, 'The result does not fit', `The result does not fit the tool's output schema (${outcome.issues.join('; ')}); deferral ${deferredId} stays open.`, back)
