@@ -10,15 +10,15 @@
 //   spread points of the heartbeat period, and each run is cancelled once taken
 //   over, so every kill finds a surviving worker with a free slot.
 // Skips with a message without LOCUS_TEST_PG_URL.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
-import { type BenchResult, printTable, reportTarget } from '@locus/bench-kit'
+import { printTable, reportTarget } from '@locus/bench-kit'
 import { runWorkflowScript } from '@locus/runtime'
 import pg from 'pg'
 import { createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel } from '../src/index.js'
 import { instantHost, slowWorkflow, stepsWorkflow } from './dispatch-workflows.js'
 import { admin, databaseUrl } from '../test/pg-test-database.js'
+import { children, quantile, row, sleep, startWorker as startBenchWorker, waitFor } from './bench-workers.js'
 
 const base = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 if (base === undefined) {
@@ -30,51 +30,9 @@ const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const SIZE = smoke ? { runs: 12, starts: 8, takeovers: 1 } : { runs: 300, starts: 100, takeovers: 10 }
 const LEASE_MS = 2000
 const CONCURRENCY = 4
-const fixture = fileURLToPath(new URL('./dispatch-worker.ts', import.meta.url))
 const dbName = `locus_bench_dispatch_${String(process.pid)}`
+const startWorker = (url: string): Promise<ChildProcess> => startBenchWorker(url, LEASE_MS, CONCURRENCY)
 
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((left, right) => left - right)
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN
-}
-
-function row(name: string, ms: number): BenchResult {
-  return { name, nsPerOp: ms * 1e6, rounds: 1 }
-}
-
-const children = new Set<ChildProcess>()
-
-async function startWorker(url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--conditions=@locus/source', '--import', 'tsx', fixture, url, String(LEASE_MS), String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
-  child.once('exit', () => children.delete(child))
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve()
-    })
-    child.once('exit', (code) => {
-      reject(new Error(`bench worker exited (${String(code)}) before it was ready: ${stderr}`))
-    })
-  })
-  return child
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`dispatch bench: timed out waiting for ${what}`)
-    await sleep(5)
-  }
-}
 
 await admin(base, `drop database if exists "${dbName}" with (force)`)
 await admin(base, `create database "${dbName}"`)
