@@ -130,7 +130,8 @@ export async function admit(client: pg.ClientBase, schema: string, job: { readon
       [chosen],
     )
     if (full.rows.length > 0) {
-      await client.query(`update ${runs} set queued_reason = coalesce(queued_reason, 'concurrency') where run_id = any($1::text[]) and admitted_at is null`, [[runId, chosen]])
+      // A full key is what holds the run back now, whatever turn it gave up before: the reason says so.
+      await client.query(`update ${runs} set queued_reason = 'concurrency' where run_id = any($1::text[]) and admitted_at is null`, [[runId, chosen]])
       await putBack(client, task, runId, own.rank, `clock_timestamp() + ${String(PARK_MS)} * interval '1 millisecond'`)
       await client.query('commit')
       return { kind: 'parked' }
