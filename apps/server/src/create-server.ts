@@ -193,7 +193,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   const eventTokens = createEventTokens({ ttlMs: options.eventsTokenTtlMs ?? 300_000, now: options.now ?? Date.now })
   const callbacks = createCallbackLinks(options.callbackSecret, options.callbackTtlSeconds)
   /** A run's open deferrals as the API shows them: each with its callbackUrl when the server has a callback secret. */
-  const shownDeferrals = (c: Context, runId: string, pending: readonly PendingDeferral[]): PendingDeferral[] =>
+  const shownDeferrals = (c: Context, runId: string, pending: readonly PendingDeferral[]): (PendingDeferral & { callbackUrl?: string })[] =>
     callbacks === undefined ? [...pending] : pending.map((deferral) => callbacks.decorate(c, runId, deferral))
 
   const app = new Hono<Env>()
