@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
 import { jsonDepthProblem } from '@locus/outcome'
-import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import { type DeferredAnswer, type PendingDeferral, type RunBudgets, type RunHandle, type RuntimeRunOptions, type StoredRun, checkSignal } from '@locus/runtime'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { ExecutionInfo, ExecutionRef } from '@locus/store'
 import { type Context, Hono } from 'hono'
@@ -312,8 +312,11 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     // Before the key is hashed or anything is created: deeper JSON would overflow the serializers (MAX_JSON_DEPTH).
     const tooDeep = jsonDepthProblem(body.input, 'body.input')
     if (tooDeep !== undefined) throw new ApiError('invalid_request', `Invalid body: ${tooDeep}.`, { issues: [tooDeep] })
+    // Signal-with-start: checked against the workflow's declared signals before anything starts.
+    if (body.signal !== undefined) checkStartSignalOf(name, body.signal)
     const key = idempotencyKeyOf(c.req.header('idempotency-key'))
     const runOptions: RuntimeRunOptions = {
+      ...(body.signal === undefined ? {} : { startSignal: { name: body.signal.name, payload: body.signal.payload ?? null, from: c.get('principal') } }),
       ...(body.input === undefined ? {} : { input: body.input }),
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
@@ -339,6 +342,19 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     if (!(await runtime.store.hasRun(started.runId))) return c.json({ runId: started.runId, executionId: started.executionId, status: 'queued' as const, links: linksOf(started.runId) }, 200)
     return c.json(await accepted(started.runId, started.executionId), 200)
   })
+
+  /** A start's signal: 404 for a name the workflow does not declare (naming those it does), 400 with the issues for a payload failing its schema. */
+  function checkStartSignalOf(workflow: string, signal: { readonly name: string; readonly payload?: unknown }): void {
+    const tooDeep = jsonDepthProblem(signal.payload, 'body.signal.payload')
+    if (tooDeep !== undefined) throw new ApiError('invalid_request', `Invalid body: ${tooDeep}.`, { issues: [tooDeep] })
+    const checked = checkSignal(runtime.workflows.get(workflow)?.signals, workflow, signal.name, signal.payload)
+    if (checked.ok) return
+    if (checked.status === 'invalid') {
+      throw new ApiError('invalid_request', `The payload does not fit signal "${signal.name}"'s schema; nothing was started.`, { issues: checked.issues.map((issue) => `body.signal.${issue}`) })
+    }
+    if (checked.status === 'unknown') throw new ApiError('not_found', `${checked.message} Nothing was started.`)
+    throw new ApiError('invalid_request', checked.message)
+  }
 
   app.get('/v1/runs', guard('runs:read'), async (c) => {
     const query = parse(ListRunsQuerySchema, c.req.query(), 'query')

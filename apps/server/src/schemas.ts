@@ -66,6 +66,16 @@ export const StartRunBodySchema = z
       .optional()
       .describe("Stands in for the value of the workflow's first concurrency key (under its limit); with none declared, a key with no limit that takes turns with the others."),
     priority: z.number().int().min(0).max(9).optional().describe('0 to 9: among runs waiting on the same key, a higher one starts first. Default 0.'),
+    signal: z
+      .object({
+        name: z.string().min(1).describe('A signal the workflow declares.'),
+        payload: z.unknown().optional().describe("The signal's payload, checked against the schema the workflow declares for it."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Signal-with-start: checked before anything starts (an undeclared name answers 404 naming the declared ones, a payload failing its schema 400 with the issues), then journaled as the run's first signal (`signal_received`, `via: 'start'`, `from` the key's name) before the script runs, so `waitForSignal(name)` returns it at once.",
+      ),
   })
   .strict()
 
