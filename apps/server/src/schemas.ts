@@ -331,8 +331,8 @@ export const CallbackBodySchema = z
     code: z.enum(['provider_error', 'rate_limited', 'refused', 'budget_exceeded', 'deadline_exceeded']).optional().describe('With `error`: its code.'),
   })
   .strict()
-  .refine((body) => Object.hasOwn(body, 'result') !== (body.error !== undefined), { message: 'give exactly one of result and error' })
-  .refine((body) => body.error !== undefined || (body.retryable === undefined && body.code === undefined), { message: 'retryable and code go with error' })
+  .refine((body) => Object.hasOwn(body, 'result') !== (body.error !== undefined), { error: 'give exactly one of result and error' })
+  .refine((body) => body.error !== undefined || (body.retryable === undefined && body.code === undefined), { error: 'retryable and code go with error' })
 
 /** `GET /v1/runs/{id}/events?token=`: a token from `POST /v1/runs/{id}/events-token`, in place of the Authorization header. */
 /** The formats of `GET /v1/runs/{id}/stream`: the AI SDK's UI message stream, or one plain record per event. */

@@ -51,12 +51,12 @@ describe('signal-with-start', () => {
     expect(lines[1]).toMatchObject({ type: 'signal_received', name: 'go', payload: { by: 'ops' }, from: 'key-1234', via: 'start', signalSeq: 0 })
     // The first wait found it buffered: it ended without starting; only the second waited.
     const waits = lines.filter((line) => line.type === 'signal_wait_start' || line.type === 'signal_wait_end')
-    expect(waits.map((line) => [line.type, line.type === 'signal_wait_end' || line.type === 'signal_wait_start' ? line.name : ''])).toEqual([
+    expect(waits.map((line) => [line.type, line.name])).toEqual([
       ['signal_wait_end', 'go'],
       ['signal_wait_start', 'more'],
       ['signal_wait_end', 'more'],
     ])
-    expect(lines.filter((line) => line.type === 'signal_received').map((line) => line.type === 'signal_received' && line.signalSeq)).toEqual([0, 1])
+    expect(lines.filter((line) => line.type === 'signal_received').map((line) => line.signalSeq)).toEqual([0, 1])
   })
 
   it('refuses an undeclared name or a payload failing its schema before anything is written', async () => {
@@ -93,7 +93,7 @@ describe('signal-with-start', () => {
     await runtime.signal(first.runId, 'more', 1)
     expect((await resumed.done).result).toEqual({ ok: true, go: { by: 'ops' }, more: 1 })
     const received = (await allLines(store, first.runId)).filter((line) => line.type === 'signal_received')
-    expect(received.map((line) => line.type === 'signal_received' && [line.name, line.signalSeq, line.via])).toEqual([
+    expect(received.map((line) => [line.name, line.signalSeq, line.via])).toEqual([
       ['go', 0, 'start'],
       ['more', 1, 'host'],
     ])
