@@ -77,6 +77,18 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
       ].join('\n'),
     )
     await writeFile(
+      join(dir, 'countersign.mts'),
+      [
+        `import { defineDeferredTool, defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'countersign',",
+        "  tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },",
+        "  run: async ({ tool }) => ({ ok: true, decision: await tool('sign_off', { amount: 40 }) }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(
       join(dir, 'kickoff.mts'),
       [
         `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
@@ -134,7 +146,7 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
 
   it.skipIf(url === undefined && !ci)("settles a worker's deferral through its callback URL (--callback-secret), with no key, and starts a run with its signal", async () => {
     if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
-    const started = await api('/v1/workflows/approve/runs', { method: 'POST', body: { input: { amount: 40 } } })
+    const started = await api('/v1/workflows/countersign/runs', { method: 'POST', body: {} })
     const runId = started.body.runId as string
     const deferral = await until('the worker to open the deferral', async () => {
       const listed = (await api(`/v1/runs/${runId}/deferred`)).body.deferred as { deferredId: string; callbackUrl?: string }[]
