@@ -307,7 +307,9 @@ function openApiBody(runPath: string[]): JsonObject {
       },
       '/v1/workflows/{name}/runs': {
         post: operation('Start a run', 'runs:start', {
-          description: 'With an `Idempotency-Key`, the same key and body again answer 200 with the same run; another body answers 409 idempotency_conflict.',
+          description:
+            'With an `Idempotency-Key`, the same key and body again answer 200 with the same run; another body answers 409 idempotency_conflict. ' +
+            "With `signal: { name, payload }` (signal-with-start) the signal is checked before anything starts (404 not_found naming the declared signals, 400 with the issues for a bad payload) and journaled as the run's first signal, `via: 'start'`.",
           parameters: [
             { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
             { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } },
