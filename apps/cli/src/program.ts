@@ -229,6 +229,7 @@ Examples:
     .option('--prices <file>', 'prices per model in dollars per million tokens, over the catalogue that ships with Locus: runs started over HTTP are priced with them')
     .option('--max-cost <usd>', 'the money budget of each run started over HTTP that gives no budgets.maxCostUsd of its own, in dollars (such as 2.50)', parseMaxCost)
     .option('--allow-unpriced', 'with a money budget: start runs although a model has no price (its requests reserve nothing)')
+    .option('--callback-secret <secret>', 'sign a callback URL for each open deferral (GET /v1/runs/{id}/deferred lists it): a POST to it settles the deferral without an API key (or $LOCUS_CALLBACK_SECRET; at least 16 characters)')
   addHostFlags(serve, { hostAlias: false })
   addRunsDir(serve)
   addVerbose(serve).action(async (flags: Parameters<typeof serveCommand>[0]) => {

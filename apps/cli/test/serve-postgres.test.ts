@@ -13,6 +13,8 @@ function admin(sql: string): Promise<void> {
   return adminQuery(url, sql)
 }
 
+const CALLBACK_SECRET = 'serve-pg-callback-secret-0001'
+
 describe('locus serve --database-url, with the runs executed by a locus worker', () => {
   const ci = (process.env.CI ?? '') !== ''
   const database = `locus_serve_pg_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
@@ -74,6 +76,30 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
         '})',
       ].join('\n'),
     )
+    await writeFile(
+      join(dir, 'countersign.mts'),
+      [
+        `import { defineDeferredTool, defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'countersign',",
+        "  tools: { sign_off: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }) },",
+        "  run: async ({ tool }) => ({ ok: true, decision: await tool('sign_off', { amount: 40 }) }),",
+        '})',
+      ].join('\n'),
+    )
+    await writeFile(
+      join(dir, 'kickoff.mts'),
+      [
+        `import { defineWorkflow } from ${JSON.stringify(runtimeEntry)}`,
+        `import { z } from ${JSON.stringify(zodEntry)}`,
+        'export default defineWorkflow({',
+        "  name: 'kickoff',",
+        '  signals: { go: z.object({ by: z.string() }) },',
+        "  run: async ({ waitForSignal }) => ({ ok: true, go: await waitForSignal('go') }),",
+        '})',
+      ].join('\n'),
+    )
     await writeFile(join(dir, 'prices.json'), JSON.stringify({ models: { scripted: { input: '2', output: '8' } } }))
     await writeFile(
       join(dir, 'answers.json'),
@@ -83,7 +109,7 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     const worker = startLocus(['worker', '--database-url', databaseUrl, '--workflows', dir, '--host', 'scripted', '--fixtures', join(dir, 'answers.json'), '--lease-ms', '3000', '--prices', join(dir, 'prices.json')], { cwd: dir })
     children.push(worker)
     await waitForOutput(worker, /worker running/)
-    const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
+    const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0', '--callback-secret', CALLBACK_SECRET], { cwd: dir })
     children.push(server)
     base = (await waitForOutput(server, /at (http:\/\/\S+)/))[1] ?? ''
   }, 60_000)
@@ -116,6 +142,43 @@ describe('locus serve --database-url, with the runs executed by a locus worker',
     expect(result.answerOutcome).toBe('partial')
     expect(result.gaps).toEqual(['b', 'c', 'd'].map((name) => ({ tool: `lookup-${name}`, criticality: 'enriching', reason })))
     expect(((await api(`/v1/runs/${runId}`)).body.cost as { usd?: string } | null)?.usd).toBe('0.007220')
+  }, 60_000)
+
+  it.skipIf(url === undefined && !ci)("settles a worker's deferral through its callback URL (--callback-secret), with no key, and starts a run with its signal", async () => {
+    if (url === undefined) throw new Error('LOCUS_TEST_PG_URL is not set, but CI is: start PostgreSQL (scripts/ci-services.sh start).')
+    const started = await api('/v1/workflows/countersign/runs', { method: 'POST', body: {} })
+    const runId = started.body.runId as string
+    const deferral = await until('the worker to open the deferral', async () => {
+      const listed = (await api(`/v1/runs/${runId}/deferred`)).body.deferred as { deferredId: string; callbackUrl?: string }[]
+      return listed[0]
+    })
+    expect(deferral.callbackUrl?.startsWith(`${base}/v1/callbacks/deferred/${runId}/${deferral.deferredId}?expires=`)).toBe(true)
+    const callback = new URL(deferral.callbackUrl ?? '')
+    const forged = await api(`${callback.pathname}${callback.search.replace(/signature=./, (match) => (match.endsWith('A') ? 'signature=B' : 'signature=A'))}`, { method: 'POST', body: { result: { approved: true } } })
+    expect(forged.status).toBe(403)
+    const settled = await api(`${callback.pathname}${callback.search}`, { method: 'POST', body: { result: { approved: true } } })
+    expect(settled.status).toBe(200)
+    const result = await until('the run to end', async () => {
+      const answered = await api(`/v1/runs/${runId}/result?wait=5`)
+      return answered.status === 200 ? answered.body : undefined
+    })
+    expect(result).toMatchObject({ ok: true, result: { ok: true, decision: { approved: true } } })
+    const journal = (await (await fetch(`${base}/v1/runs/${runId}/journal`)).text()).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(journal.filter((line) => line.type === 'deferred_settled')).toEqual([expect.objectContaining({ deferredId: deferral.deferredId, decidedBy: 'callback', via: 'callback' })])
+    expect((await api(`${callback.pathname}${callback.search}`, { method: 'POST', body: { result: { approved: true } } })).body).toMatchObject({ status: 'already-answered' })
+
+    // Signal-with-start on a queued run: checked by the server, kept in the run's mailbox, journaled by the worker.
+    expect((await api('/v1/workflows/kickoff/runs', { method: 'POST', body: { signal: { name: 'stop' } } })).status).toBe(404)
+    const kicked = await api('/v1/workflows/kickoff/runs', { method: 'POST', body: { signal: { name: 'go', payload: { by: 'ops' } } } })
+    expect(kicked.status).toBe(202)
+    const kickedRun = kicked.body.runId as string
+    const ended = await until('the signalled run to end', async () => {
+      const answered = await api(`/v1/runs/${kickedRun}/result?wait=5`)
+      return answered.status === 200 ? answered.body : undefined
+    })
+    expect(ended).toMatchObject({ ok: true, result: { ok: true, go: { by: 'ops' } } })
+    const lines = (await (await fetch(`${base}/v1/runs/${kickedRun}/journal`)).text()).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.filter((line) => line.type === 'signal_received')).toEqual([expect.objectContaining({ name: 'go', via: 'start', signalSeq: 0, from: 'anonymous' })])
   }, 60_000)
 
   it.skipIf(url === undefined && !ci)('queues a run, and a cancel through the server reaches the worker that holds it', async () => {

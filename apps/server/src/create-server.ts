@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
 import { RUN_LAYOUT } from '@locus/journal'
 import { jsonDepthProblem } from '@locus/outcome'
-import type { DeferredAnswer, PendingDeferral, RunBudgets, RunHandle, RuntimeRunOptions, StoredRun } from '@locus/runtime'
+import { type DeferredAnswer, type PendingDeferral, type RunBudgets, type RunHandle, type RuntimeRunOptions, type StoredRun, checkSignal } from '@locus/runtime'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { ExecutionInfo, ExecutionRef } from '@locus/store'
 import { type Context, Hono } from 'hono'
@@ -18,6 +18,7 @@ import type { CreateServerOptions, Env, ErrorContext, ServerState } from './serv
 import { mountWorkerRoutes } from './worker-routes.js'
 import { mountScheduleRoutes } from './schedule-routes.js'
 import { mountDeployCheck } from './deploy-check-route.js'
+import { answerResponse, createCallbackLinks, mountCallbackRoutes } from './callback-routes.js'
 import { mountMcpRoute } from './mcp-route.js'
 import { mountTokenStream } from './token-stream.js'
 import { mountInspector } from './inspector/mount-inspector.js'
@@ -46,7 +47,7 @@ import {
  * Route modules beyond the core API, each in its own file: one function that
  * adds its routes to the app through the {@link RouteContext}.
  */
-const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountScheduleRoutes, mountEventsToken, mountTokenStream, mountInspector, mountMcpRoute, mountDeployCheck]
+const ROUTE_MODULES: readonly ((routes: RouteContext) => void)[] = [mountWorkerRoutes, mountScheduleRoutes, mountEventsToken, mountTokenStream, mountInspector, mountMcpRoute, mountDeployCheck, mountCallbackRoutes]
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const DEFAULT_PAGE = 20
@@ -190,6 +191,10 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   setMaxListeners(0, state.shutdown.signal)
   let openApi: Record<string, unknown> | undefined
   const eventTokens = createEventTokens({ ttlMs: options.eventsTokenTtlMs ?? 300_000, now: options.now ?? Date.now })
+  const callbacks = createCallbackLinks(options.callbackSecret, options.callbackTtlSeconds)
+  /** A run's open deferrals as the API shows them: each with its callbackUrl when the server has a callback secret. */
+  const shownDeferrals = (c: Context, runId: string, pending: readonly PendingDeferral[]): (PendingDeferral & { callbackUrl?: string })[] =>
+    callbacks === undefined ? [...pending] : pending.map((deferral) => callbacks.decorate(c, runId, deferral))
 
   const app = new Hono<Env>()
 
@@ -307,8 +312,11 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     // Before the key is hashed or anything is created: deeper JSON would overflow the serializers (MAX_JSON_DEPTH).
     const tooDeep = jsonDepthProblem(body.input, 'body.input')
     if (tooDeep !== undefined) throw new ApiError('invalid_request', `Invalid body: ${tooDeep}.`, { issues: [tooDeep] })
+    // Signal-with-start: checked against the workflow's declared signals before anything starts.
+    if (body.signal !== undefined) checkStartSignalOf(name, body.signal)
     const key = idempotencyKeyOf(c.req.header('idempotency-key'))
     const runOptions: RuntimeRunOptions = {
+      ...(body.signal === undefined ? {} : { startSignal: { name: body.signal.name, payload: body.signal.payload ?? null, from: c.get('principal') } }),
       ...(body.input === undefined ? {} : { input: body.input }),
       ...(body.budgets === undefined ? {} : { budgets: budgetsOf(body.budgets) }),
       ...(body.launchMode === undefined ? {} : { launchMode: body.launchMode }),
@@ -334,6 +342,19 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     if (!(await runtime.store.hasRun(started.runId))) return c.json({ runId: started.runId, executionId: started.executionId, status: 'queued' as const, links: linksOf(started.runId) }, 200)
     return c.json(await accepted(started.runId, started.executionId), 200)
   })
+
+  /** A start's signal: 404 for a name the workflow does not declare (naming those it does), 400 with the issues for a payload failing its schema. */
+  function checkStartSignalOf(workflow: string, signal: { readonly name: string; readonly payload?: unknown }): void {
+    const tooDeep = jsonDepthProblem(signal.payload, 'body.signal.payload')
+    if (tooDeep !== undefined) throw new ApiError('invalid_request', `Invalid body: ${tooDeep}.`, { issues: [tooDeep] })
+    const checked = checkSignal(runtime.workflows.get(workflow)?.signals, workflow, signal.name, signal.payload)
+    if (checked.ok) return
+    if (checked.status === 'invalid') {
+      throw new ApiError('invalid_request', `The payload does not fit signal "${signal.name}"'s schema; nothing was started.`, { issues: checked.issues.map((issue) => `body.signal.${issue}`) })
+    }
+    if (checked.status === 'unknown') throw new ApiError('not_found', `${checked.message} Nothing was started.`)
+    throw new ApiError('invalid_request', checked.message)
+  }
 
   app.get('/v1/runs', guard('runs:read'), async (c) => {
     const query = parse(ListRunsQuerySchema, c.req.query(), 'query')
@@ -363,7 +384,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     const stored = await load(runId)
-    const resource = runResource(stored, liveState(runId), await pendingOf(stored))
+    const resource = runResource(stored, liveState(runId), shownDeferrals(c, runId, await pendingOf(stored)))
     return c.json({ ...resource, error: resource.error === null ? null : clientMessage(resource.error) })
   })
 
@@ -577,7 +598,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   app.get('/v1/runs/:id/deferred', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     await load(runId)
-    return c.json({ runId, deferred: await runtime.pendingDeferrals(runId) })
+    return c.json({ runId, deferred: shownDeferrals(c, runId, await runtime.pendingDeferrals(runId)) })
   })
 
   /** One answer to a deferral, with the rules of deferred tools: invalid leaves it open, a different second answer conflicts, the same one is a no-op. */
@@ -585,11 +606,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const runId = runIdOf(c)
     await load(runId)
     const deferredId = c.req.param('deferredId') ?? ''
-    const outcome = await runtime.answerDeferred(runId, deferredId, answerOf)
-    if (outcome.ok) return c.json({ runId, deferredId, status: outcome.status }, 200)
-    if (outcome.status === 'invalid') throw new ApiError('invalid_request', `The result does not fit the tool's output schema; deferral ${deferredId} stays open.`, { issues: outcome.issues })
-    if (outcome.status === 'conflict') throw new ApiError('already_resolved', outcome.message)
-    throw new ApiError('not_found', outcome.message)
+    return answerResponse(c, runId, deferredId, await runtime.answerDeferred(runId, deferredId, answerOf))
   }
 
   // The deferral's deferred_settled names the key that answered (decidedBy) and the surface (via).
@@ -631,7 +648,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.json({ runId, name, result: outcome.result })
   })
 
-  const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState, options, eventTokens }
+  const routes: RouteContext = { app, runtime, state, guard, parse, readJson, load, track, report, refuseWhenShuttingDown, liveState, options, eventTokens, callbacks }
   for (const mount of ROUTE_MODULES) mount(routes)
 
   app.notFound((c) => {

@@ -8,6 +8,7 @@ import {
   DeployCheckReportSchema,
   DeferredAnswerResultSchema,
   DeferredListSchema,
+  CallbackBodySchema,
   RejectBodySchema,
   ResolveBodySchema,
   SignalBodySchema,
@@ -59,6 +60,7 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   SignalAccepted: SignalAcceptedSchema,
   QueryResult: QueryResultSchema,
   RejectBody: RejectBodySchema,
+  CallbackBody: CallbackBodySchema,
   RunAccepted: RunAcceptedSchema,
   WorkflowList: WorkflowListSchema,
   Run: RunSchema,
@@ -198,6 +200,7 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'post /v1/runs/{id}/deferred/{deferredId}/resolve': 'resolveDeferred',
   'post /v1/runs/{id}/deferred/{deferredId}/reject': 'rejectDeferred',
   'post /v1/runs/{id}/signals/{name}': 'signalRun',
+  'post /v1/callbacks/deferred/{id}/{deferredId}': 'settleDeferredByCallback',
   'get /v1/runs/{id}/queries/{name}': 'queryRun',
   'get /openapi.json': 'getOpenApiDocument',
   'get /healthz': 'getHealth',
@@ -223,6 +226,7 @@ const WORK_OPERATIONS = new Set([
   'post /v1/runs/{id}/deferred/{deferredId}/resolve',
   'post /v1/runs/{id}/deferred/{deferredId}/reject',
   'post /v1/runs/{id}/signals/{name}',
+  'post /v1/callbacks/deferred/{id}/{deferredId}',
   'post /v1/worker/actions',
   'post /v1/deploy-check',
 ])
@@ -303,7 +307,9 @@ function openApiBody(runPath: string[]): JsonObject {
       },
       '/v1/workflows/{name}/runs': {
         post: operation('Start a run', 'runs:start', {
-          description: 'With an `Idempotency-Key`, the same key and body again answer 200 with the same run; another body answers 409 idempotency_conflict.',
+          description:
+            'With an `Idempotency-Key`, the same key and body again answer 200 with the same run; another body answers 409 idempotency_conflict. ' +
+            "With `signal: { name, payload }` (signal-with-start) the signal is checked before anything starts (404 not_found naming the declared signals, 400 with the issues for a bad payload) and journaled as the run's first signal, `via: 'start'`.",
           parameters: [
             { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
             { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } },
@@ -546,6 +552,28 @@ function openApiBody(runPath: string[]): JsonObject {
           responses: {
             '202': json('SignalAccepted', "kept in the run's mailbox"),
             ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_terminal', 'payload_too_large'),
+          },
+        }),
+      },
+      '/v1/callbacks/deferred/{id}/{deferredId}': {
+        post: operation("Settle a deferral through its pre-signed callback URL (the `callbackUrl` GET /v1/runs/{id}/deferred lists), without an API key", undefined, {
+          description:
+            'The signature is the authority: HMAC-SHA256 with the server\'s callback secret (`--callback-secret`, `LOCUS_CALLBACK_SECRET`) over the run id, the deferral id and `expires`. ' +
+            'A signature that does not match answers 403 `forbidden`, a good one at or past `expires` 410 `callback_expired`; neither reads the body nor writes anything. ' +
+            "`expires` is the deferral's deadline, or `callbackTtlSeconds` (7 days) after it opened when it has none. " +
+            "The body `{ result }` is checked against the tool's output schema (400 with the issues, the deferral stays open); `{ error }` rejects it. The run journals `decidedBy: 'callback'`, `via: 'callback'`. " +
+            'The URL is good for one decision: once the deferral is settled (by its callback or any other way) it answers as a repeated answer does, 200 `already-answered` for the same decision and 409 `already_resolved` for another, writing nothing. ' +
+            'On a server without a callback secret the route answers 404.',
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'deferredId', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'expires', in: 'query', required: true, schema: { type: 'string', pattern: '^(?:0|[1-9][0-9]{0,14})$' }, description: 'When the URL expires, in milliseconds since the epoch (signed).' },
+            { name: 'signature', in: 'query', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' }, description: 'The HMAC-SHA256, base64url.' },
+          ],
+          requestBody: body('CallbackBody', true),
+          responses: {
+            '200': json('DeferredAnswerResult', 'accepted, stored, or the same answer again'),
+            ...errors('invalid_request', 'forbidden', 'not_found', 'callback_expired', 'already_resolved', 'payload_too_large'),
           },
         }),
       },

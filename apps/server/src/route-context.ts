@@ -2,6 +2,7 @@ import type { Runtime, RunHandle, StoredRun } from '@locus/runtime'
 import type { Context, Hono } from 'hono'
 import type { z } from 'zod'
 import type { ApiScope } from './auth.js'
+import type { CallbackLinks } from './callback-routes.js'
 import type { LiveState } from './run-resource.js'
 import type { CreateServerOptions, Env, ErrorContext, EventTokens, ServerState } from './server-options.js'
 
@@ -34,4 +35,6 @@ export interface RouteContext {
   readonly options: CreateServerOptions
   /** Issues and checks the run-scoped tokens of the events route. */
   readonly eventTokens: EventTokens
+  /** Signs the callback URLs of deferrals; undefined without a callback secret. */
+  readonly callbacks: CallbackLinks | undefined
 }

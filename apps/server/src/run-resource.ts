@@ -52,7 +52,7 @@ export function statusOfExecution(execution: StoredExecution, live: LiveState, w
  * deferrals it waits on (`pending`, read only while the latest execution has
  * not ended).
  */
-export function runResource(stored: StoredRun, live: LiveState, pending: readonly PendingDeferral[] = []): z.infer<typeof RunSchema> {
+export function runResource(stored: StoredRun, live: LiveState, pending: readonly (PendingDeferral & { readonly callbackUrl?: string | undefined })[] = []): z.infer<typeof RunSchema> {
   const latest = stored.latest
   const summary = stored.summary
   const waiting = hasEnded(latest) ? [] : pending
@@ -87,6 +87,7 @@ export function runResource(stored: StoredRun, live: LiveState, pending: readonl
       ...(deferral.args === undefined ? {} : { args: deferral.args }),
       expiresAt: deferral.expiresAt,
       executionId: deferral.executionId,
+      ...(deferral.callbackUrl === undefined ? {} : { callbackUrl: deferral.callbackUrl }),
     })),
     sleepingUntil: sleepingUntil ?? null,
     waits: { queued: stored.view.queued === undefined ? null : { ...stored.view.queued, keys: [...stored.view.queued.keys] }, rate: { ...stored.view.rateWaits } },

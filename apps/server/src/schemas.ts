@@ -66,6 +66,16 @@ export const StartRunBodySchema = z
       .optional()
       .describe("Stands in for the value of the workflow's first concurrency key (under its limit); with none declared, a key with no limit that takes turns with the others."),
     priority: z.number().int().min(0).max(9).optional().describe('0 to 9: among runs waiting on the same key, a higher one starts first. Default 0.'),
+    signal: z
+      .object({
+        name: z.string().min(1).describe('A signal the workflow declares.'),
+        payload: z.unknown().optional().describe("The signal's payload, checked against the schema the workflow declares for it."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Signal-with-start: checked before anything starts (an undeclared name answers 404 naming the declared ones, a payload failing its schema 400 with the issues), then journaled as the run's first signal (`signal_received`, `via: 'start'`, `from` the key's name) before the script runs, so `waitForSignal(name)` returns it at once.",
+      ),
   })
   .strict()
 
@@ -127,6 +137,13 @@ export const PendingDeferralSchema = z.object({
   to: z.string().optional().describe('The party an escalation is for.'),
   escalatedFrom: z.string().optional().describe('The deferral whose deadline opened this one.'),
   executionId: z.string(),
+  openedAt: z.string().optional().describe('When the deferral opened, ISO 8601.'),
+  callbackUrl: z
+    .string()
+    .optional()
+    .describe(
+      'With a server callback secret (`--callback-secret`, `LOCUS_CALLBACK_SECRET`): a pre-signed URL on this server that settles this deferral without an API key: POST `{ "result" }` or `{ "error" }` to it. Good until the deferral\'s deadline, or `callbackTtlSeconds` (7 days) after it opened when it has none.',
+    ),
 })
 
 export const RunSchema = z.object({
@@ -304,6 +321,18 @@ export const RejectBodySchema = z
     via: z.enum(['api', 'cli']).optional().describe('The surface a client relays the answer from (`cli` for `locus resolve --server`); default `api`.'),
   })
   .strict()
+
+/** `POST` to a deferral's `callbackUrl`: the tool's result, or the seed's tool.error (exactly one of `result` and `error`). */
+export const CallbackBodySchema = z
+  .object({
+    result: z.unknown().optional().describe("The deferred tool's result, checked against its output schema."),
+    error: z.string().min(1).max(10_000).optional().describe('Reject the deferral with this tool.error instead.'),
+    retryable: z.boolean().optional().describe('With `error`: terminal unless true.'),
+    code: z.enum(['provider_error', 'rate_limited', 'refused', 'budget_exceeded', 'deadline_exceeded']).optional().describe('With `error`: its code.'),
+  })
+  .strict()
+  .refine((body) => Object.hasOwn(body, 'result') !== (body.error !== undefined), { error: 'give exactly one of result and error' })
+  .refine((body) => body.error !== undefined || (body.retryable === undefined && body.code === undefined), { error: 'retryable and code go with error' })
 
 /** `GET /v1/runs/{id}/events?token=`: a token from `POST /v1/runs/{id}/events-token`, in place of the Authorization header. */
 /** The formats of `GET /v1/runs/{id}/stream`: the AI SDK's UI message stream, or one plain record per event. */

@@ -115,7 +115,18 @@ export interface CreateServerOptions {
   readonly maxWorkerWaitSeconds?: number | undefined
   /** How long a token of POST /v1/runs/{id}/events-token is good for. @default 300_000 (5 minutes) */
   readonly eventsTokenTtlMs?: number | undefined
-  /** The clock events tokens are issued and checked by, idempotency keys expire by, and the inspector's report window ends at. @default Date.now */
+  /**
+   * The secret callback URLs of deferrals are signed with (HMAC-SHA256): with
+   * it, each deferral `GET /v1/runs/{id}/deferred` lists carries a
+   * `callbackUrl` that settles it without an API key (`via: 'callback'`).
+   * At least 16 characters. The URL is derived, not stored: the same secret
+   * keeps it valid across restarts and servers. {@link startServer} reads
+   * `LOCUS_CALLBACK_SECRET` when this is not given. @default none (no callback URLs)
+   */
+  readonly callbackSecret?: string | undefined
+  /** How long the callback URL of a deferral without a deadline is good for, from when it opened; one with a deadline is good until it. @default 604_800 (7 days) */
+  readonly callbackTtlSeconds?: number | undefined
+  /** The clock events tokens are issued and checked by, callback URLs expire by, idempotency keys expire by, and the inspector's report window ends at. @default Date.now */
   readonly now?: (() => number) | undefined
   /**
    * The outcome store runs record their outcomes in (SQLite or PostgreSQL,

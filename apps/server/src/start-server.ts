@@ -47,7 +47,7 @@ export interface StartServerOptions extends CreateServerOptions {
    * `readApiKeysFile`), added to `apiKeys`. @default `LOCUS_API_KEYS_FILE` from `env`
    */
   readonly apiKeysFile?: string | undefined
-  /** Where `LOCUS_API_KEYS` and `LOCUS_API_KEYS_FILE` are read when `apiKeys` and `apiKeysFile` are not given. @default process.env */
+  /** Where `LOCUS_API_KEYS`, `LOCUS_API_KEYS_FILE` and `LOCUS_CALLBACK_SECRET` are read when `apiKeys`, `apiKeysFile` and `callbackSecret` are not given. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
 
@@ -128,9 +128,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
             console.error(`[locus server] waking run ${runId} after its sleep failed:`, error)
           },
         })
+  const callbackSecret = options.callbackSecret ?? (env.LOCUS_CALLBACK_SECRET === '' ? undefined : env.LOCUS_CALLBACK_SECRET)
   const { app, state, track } = buildServer({
     ...options,
     apiKeys,
+    callbackSecret,
     allowedHosts,
     onTrack: (handle) => {
       parking?.watch(handle)

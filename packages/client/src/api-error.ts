@@ -13,6 +13,7 @@ export const API_ERROR_CODES = [
   'forbidden',
   'not_found',
   'stream_pruned',
+  'callback_expired',
   'payload_too_large',
   'unsupported_media_type',
   'host_not_allowed',

@@ -45,6 +45,12 @@ export interface StartRunOptions {
   readonly allowUnpriced?: boolean
   /** The same key and body again answer the same run instead of starting another. */
   readonly idempotencyKey?: string
+  /**
+   * Signal-with-start: a signal the workflow declares, checked before the run
+   * starts (an undeclared name or a bad payload starts nothing) and journaled
+   * as the run's first signal, so `waitForSignal(name)` returns it at once.
+   */
+  readonly signal?: { readonly name: string; readonly payload?: unknown }
 }
 
 /** A started run; `created` is false when an `Idempotency-Key` matched an earlier start. */

@@ -64,6 +64,15 @@ export interface PendingDeferral {
   /** The deferral whose deadline opened this one. */
   readonly escalatedFrom?: string
   readonly executionId: string
+  /** When it opened, ISO 8601. */
+  readonly openedAt?: string
+  /**
+   * With a server callback secret: a pre-signed URL that settles this
+   * deferral without an API key (POST `{ result }` or `{ error }` to it,
+   * journaled `via: 'callback'`); good until the deferral's deadline, or 7
+   * days (the server's `callbackTtlSeconds`) after it opened.
+   */
+  readonly callbackUrl?: string
 }
 
 export interface RunGap {

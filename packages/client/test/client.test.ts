@@ -26,7 +26,7 @@ describe('createLocusClient against a real server', () => {
     const server = await testServer()
     const locus = createLocusClient({ baseUrl: server.url, apiKey: KEY })
     const workflows = await locus.listWorkflows()
-    expect(workflows.map((workflow) => workflow.name)).toEqual(['echo', 'waits', 'chatty', 'report'])
+    expect(workflows.map((workflow) => workflow.name)).toEqual(['echo', 'waits', 'chatty', 'report', 'kickoff'])
     expect(workflows[0]).toMatchObject({ description: 'Repeats the ticket back.', inputSchema: { required: ['ticket'] } })
     expect(await locus.health()).toEqual({ ok: true })
     expect(await locus.ready()).toEqual({ ready: true, activeRuns: 0, openStreams: 0 })
@@ -158,5 +158,26 @@ describe('createLocusClient against a real server', () => {
     })
     expect(await locus.rejectDeferred(run.runId, deferral?.deferredId ?? '', { error: 'not this quarter' })).toMatchObject({ runId: run.runId })
     expect(await locus.waitForResult(run.runId)).toMatchObject({ disposition: 'failed', ok: false })
+  })
+
+  it('starts a run with a signal (signal-with-start), refusing an undeclared one; lists a callback URL that settles a deferral without a key', async () => {
+    const server = await testServer({ callbackSecret: 'client-callback-secret-0001' })
+    const locus = createLocusClient({ baseUrl: server.url, apiKey: KEY })
+    expect(await failure(locus.startRun('kickoff', { signal: { name: 'stop' } }))).toMatchObject({ code: 'not_found', status: 404, message: expect.stringContaining('Declared: go') })
+    const started = await locus.startRun('kickoff', { signal: { name: 'go', payload: { by: 'ops' } } })
+    expect(await locus.waitForResult(started.runId)).toMatchObject({ ok: true, result: { ok: true, go: { by: 'ops' } } })
+
+    const run = await locus.startRun('report', { input: { topic: 'q1' } })
+    const [deferral] = await eventually(async () => {
+      const deferred = await locus.listDeferred(run.runId)
+      return deferred.length > 0 ? deferred : undefined
+    })
+    const callbackUrl = deferral?.callbackUrl ?? ''
+    expect(callbackUrl.startsWith(`${server.url}/v1/callbacks/deferred/${run.runId}/`)).toBe(true)
+    const answered = await fetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ result: { approved: false } }) })
+    expect(answered.status).toBe(200)
+    expect(await locus.waitForResult(run.runId)).toMatchObject({ ok: true, result: { ok: true, topic: 'q1', pages: 0 } })
+    const later = await failure(locus.resolveDeferred(run.runId, deferral?.deferredId ?? '', { approved: true }))
+    expect(later).toMatchObject({ code: 'already_resolved', status: 409 })
   })
 })

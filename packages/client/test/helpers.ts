@@ -55,6 +55,13 @@ const report = defineWorkflow({
   },
 })
 
+/** Waits for signal `go` (signal-with-start sends it with the start). */
+const kickoff = defineWorkflow({
+  name: 'kickoff',
+  signals: { go: z.object({ by: z.string() }) },
+  run: async ({ waitForSignal }) => ({ ok: true, go: await waitForSignal('go') }),
+})
+
 export const KEY = 'client-test-key-000001'
 
 /** A fresh runs directory, removed after the test. */
@@ -76,7 +83,7 @@ export function testRuntime(): { runtime: Runtime; workers: ReturnType<typeof cr
     ],
   })
   const workers = createTriggerQueue()
-  return { runtime: createRuntime({ workflows: [echo, waits, chatty, report], host, runsDir, defaults: { worker: workers } }), workers }
+  return { runtime: createRuntime({ workflows: [echo, waits, chatty, report, kickoff], host, runsDir, defaults: { worker: workers } }), workers }
 }
 
 export interface TestServer extends RunningServer {

@@ -77,6 +77,8 @@ export interface PendingDeferral {
   /** The deferral whose deadline opened this one (an escalation). */
   readonly escalatedFrom?: string
   readonly executionId: string
+  /** When it opened (its `deferred_open` line's time), ISO 8601. */
+  readonly openedAt?: string
 }
 
 interface Started {
@@ -426,6 +428,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
             ...(line.to === undefined ? {} : { to: line.to }),
             ...(line.escalatedFrom === undefined ? {} : { escalatedFrom: line.escalatedFrom }),
             executionId: line.executionId,
+            openedAt: line.ts,
           })
         } else if (line.type === 'deferred_settled') {
           open.delete(line.deferredId)

@@ -14,6 +14,14 @@ import { describeZodIssues } from './zod-issues.js'
 import type { QueuedInfo } from './flow-control.js'
 import type { RateLimiter } from './rate-limits.js'
 
+/** A signal sent with a run's start ({@link RunOptions.startSignal}). */
+export interface StartSignal {
+  readonly name: string
+  readonly payload?: unknown
+  /** Who sent it: an API key's name, `cli`... @default `host` */
+  readonly from?: string
+}
+
 /** Options of one run. */
 export interface RunOptions {
   /** Where runs are stored. @default `<cwd>/.locus-pi/runs` */
@@ -43,6 +51,16 @@ export interface RunOptions {
   readonly signal?: AbortSignal
   /** A run id to use instead of a generated one. */
   readonly runId?: string
+  /**
+   * Signal-with-start: a signal the workflow declares, checked with the input
+   * before anything is written (an undeclared name or a payload failing its
+   * schema throws `RUN_OPTIONS_INVALID`), then journaled as the run's first
+   * signal (`signal_received`, `signalSeq` 0, `via: 'start'`) right after
+   * `run_start`, before the script runs: `waitForSignal(name)` returns it at
+   * once and an `onSignal(name)` handler gets it when registered. `from` is
+   * who sent it. @default `host`. A fresh run's only: a resume ignores it.
+   */
+  readonly startSignal?: StartSignal
   /** The clock that timeouts, backoff and the run deadline read. @default the system clock */
   readonly clock?: RetryClock
   /** Receives every journal line as it is written: a live subscription for CLIs and servers. */
@@ -184,6 +202,10 @@ const runOptionsSchema = z
     durability: z.enum(['none', 'batch', 'line']).optional(),
     signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { error: 'signal must be an AbortSignal' }).optional(),
     runId: z.string().min(1).optional(),
+    startSignal: z
+      .object({ name: z.string({ error: 'startSignal.name must be a string' }).min(1, 'startSignal.name must not be empty'), payload: z.unknown().optional(), from: z.string().min(1).optional() })
+      .strict()
+      .optional(),
     clock: z
       .custom<RetryClock>(
         (value) => typeof value === 'object' && value !== null && typeof (value as RetryClock).now === 'function' && typeof (value as RetryClock).sleep === 'function',

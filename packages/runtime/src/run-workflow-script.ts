@@ -6,6 +6,7 @@ import {
   type JournalLineInput,
   type RunCost,
   type RunView,
+  type SignalReceivedLine,
   createRunView,
   renderOutputsReadme,
   serializeError,
@@ -33,7 +34,7 @@ import { callAgent } from './agent-call.js'
 import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
-import { type RunOptions, parseRunOptions } from './run-options.js'
+import { type RunOptions, type StartSignal, parseRunOptions } from './run-options.js'
 import { type ChildSpawnRequest, type RecordedDeferral, type RecordedTimer, RunState, type RunResultOfChild } from './run-state.js'
 import { callSpawn } from './child-call.js'
 import { type ExecutionMedium, storeMedium } from './execution-medium.js'
@@ -47,7 +48,7 @@ import { type UsdAmount, formatUsd } from '@locus/cost'
 import { checkMoneyBudget, endedOnMoneyRefusal, judgeWithMoneyRefusals, openRunLedger } from './run-money.js'
 import { callTool } from './tool-call.js'
 import { callSleep } from './sleep-call.js'
-import { type RecordedSignals, SignalInbox } from './signals.js'
+import { type RecordedSignals, SignalInbox, checkSignal } from './signals.js'
 import { callWaitForSignal } from './signal-wait.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
@@ -269,12 +270,14 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   parseRunOptions(given)
   const definition = normaliseWorkflow(workflow)
   const input = parseWorkflowInput(definition, given.input)
+  // A signal sent with the start is checked with the input, before anything is written; a resume or a child ignores it.
+  const startSignal = internals.parent === undefined && (internals.kind ?? 'root') === 'root' ? checkStartSignal(definition, given.startSignal) : undefined
   // Before anything is written: a money budget needs prices for every model the run may call. A replay calls no host and spends nothing.
   if (internals.parent === undefined && internals.kind !== 'replay') checkMoneyBudget(definition, given)
   // One suspend signal for the handle's suspend() and the caller's suspendSignal.
   const suspender = new AbortController()
   const stopForwarding = forwardAbort(given.suspendSignal, suspender)
-  const options: RunOptions = { ...given, suspendSignal: suspender.signal }
+  const options: RunOptions = { ...given, suspendSignal: suspender.signal, ...(startSignal === undefined ? {} : { startSignal }) }
   let handle: RunHandle
   try {
     // `{ runsDir }` is exactly `{ store: createFileRunStore(runsDir) }`: every run goes through a store.
@@ -289,6 +292,25 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
       suspender.abort(reason ?? 'suspended by the host')
     },
   })
+}
+
+/**
+ * A signal sent with a run's start, checked against the workflow's declared
+ * signals as `runtime.signal` checks one.
+ *
+ * @throws RuntimeInputError `RUN_OPTIONS_INVALID` for an undeclared name (naming the declared ones) or a payload failing its schema
+ */
+export function checkStartSignal(
+  definition: Pick<WorkflowDefinition, 'name' | 'signals'>,
+  signal: StartSignal | undefined,
+): { readonly name: string; readonly payload: JsonValue; readonly from: string } | undefined {
+  if (signal === undefined) return undefined
+  const checked = checkSignal(definition.signals, definition.name, signal.name, signal.payload)
+  if (checked.ok) return { name: signal.name, payload: checked.payload, from: signal.from ?? 'host' }
+  if (checked.status === 'invalid') {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `startSignal "${signal.name}": the payload does not fit its schema: ${checked.issues.join('; ')}`, checked.issues.map((issue) => `startSignal.${issue}`))
+  }
+  throw new RuntimeInputError('RUN_OPTIONS_INVALID', `startSignal: ${checked.message}`, [`startSignal.name: "${signal.name}" is not declared`])
 }
 
 /** The store a run's options name: `store`, or the file store over `runsDir` (by default `<cwd>/.locus-pi/runs`). */
@@ -577,6 +599,13 @@ function startExecution<TInput>(
   }
   for (const increase of increases) {
     run.emit({ type: 'budget_change', budget: increase.budget, scope: 'run', from: increase.from, to: increase.to, reason: `run-level override of the ${launchMode} default` })
+  }
+
+  // Signal-with-start: the run's first signal, journaled before the script runs, so a wait on it returns at once.
+  if (parent === undefined && (internals.kind ?? 'root') === 'root' && options.startSignal !== undefined) {
+    const { name, payload, from } = options.startSignal
+    const line = run.emit({ type: 'signal_received', name, payload: (payload ?? null) as JsonValue, from: from ?? 'host', via: 'start', signalSeq: 0 }) as SignalReceivedLine
+    run.signals.receivedAtStart(line)
   }
 
   const context: WorkflowContext<unknown> = {

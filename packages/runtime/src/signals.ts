@@ -178,6 +178,15 @@ export class SignalInbox {
     }
   }
 
+  /**
+   * A signal sent with the run's start, journaled by the start itself: kept
+   * like one read from the mailbox, whose reading goes on after it.
+   */
+  receivedAtStart(line: SignalReceivedLine): void {
+    this.received.push(line)
+    this.next = Math.max(this.next, line.signalSeq + 1)
+  }
+
   /** Gives a signal to its handler, or the first wait on its name; else it stays buffered. */
   private dispatch(line: SignalReceivedLine): void {
     if (this.taken.has(line.signalSeq)) return

@@ -7,8 +7,10 @@ import {
   RuntimeInputError,
   type RuntimeRunOptions,
   type WorkflowDefinition,
+  checkStartSignal,
   createRunId,
   createRuntime,
+  keepSignal,
   parseWorkflowInput,
   readStoredRun,
 } from '@locus/runtime'
@@ -38,7 +40,7 @@ export interface DispatchRuntime extends Runtime {
 }
 
 /** The run options a queued run keeps: its input, id, budgets (over the worker's defaults), concurrency key and priority. The rest is the worker's to choose. */
-const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets', 'concurrencyKey', 'priority'])
+const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets', 'concurrencyKey', 'priority', 'startSignal'])
 
 /**
  * A {@link Runtime} for processes that serve runs but do not execute them
@@ -145,6 +147,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       }
       // The same check a worker makes at start, so a bad input is refused here and nothing is queued.
       parseWorkflowInput(definition, runOptions.input)
+      const startSignal = checkStartSignal(definition, runOptions.startSignal)
       const runId = runOptions.runId ?? createRunId(new Date())
       if (await store.hasRun(runId)) throw new RunExistsError(runId, 'the PostgreSQL store')
       const client = await pool.connect()
@@ -161,6 +164,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       } finally {
         client.release()
       }
+      // Signal-with-start: the run's first mailbox slot, before the caller learns the run id; the worker journals it on its first look, at the start.
+      if (startSignal !== undefined) await keepSignal(store, runId, { kind: 'signal', name: startSignal.name, payload: startSignal.payload, from: startSignal.from, via: 'start' }, 0)
       return handleOf(runId, runId)
     },
     async resume(runId, resumeOptions = {}) {

@@ -43,6 +43,8 @@ export interface ServeFlags extends Omit<HostFlags, 'host' | 'modelHost'> {
   readonly maxCost?: string | undefined
   /** `--allow-unpriced`: runs with a money budget start although a model has no price. */
   readonly allowUnpriced?: boolean | undefined
+  /** `--callback-secret`: sign callback URLs for deferrals (over `LOCUS_CALLBACK_SECRET`). */
+  readonly callbackSecret?: string | undefined
 }
 
 /** Where the server's keys come from, and what `--api-key` is on `locus serve` (the model host's key, never the server's). */
@@ -140,6 +142,8 @@ export async function serveCommand(flags: ServeFlags, io: CliIo): Promise<ExitCo
       env: io.env,
       allowedOrigins: flags.allowOrigin,
       allowedHosts: flags.allowHost,
+      // Over LOCUS_CALLBACK_SECRET, which startServer reads from env when this is not given.
+      ...(flags.callbackSecret === undefined ? {} : { callbackSecret: flags.callbackSecret }),
       shutdownGraceMs: flags.shutdownGrace ?? DEFAULT_SHUTDOWN_GRACE_MS,
       outcomes,
       // On PostgreSQL the workers execute runs and park the waiting ones themselves.
