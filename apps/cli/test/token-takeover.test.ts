@@ -124,10 +124,10 @@ describe.skipIf(url === undefined && !ci)('a token stream through a worker SIGKI
       ].join('\n'),
     )
     // Two workers: when the one running a run dies, the other takes it over once its lease lapses.
-    await Promise.all([startWorker(), startWorker()])
     const server = startLocus(['serve', '--database-url', databaseUrl, '--workflows', dir, '--port', '0'], { cwd: dir })
     children.add(server)
-    base = (await waitForOutput(server, /at (http:\/\/\S+)/))[1] ?? ''
+    const [served] = await Promise.all([waitForOutput(server, /at (http:\/\/\S+)/), startWorker(), startWorker()])
+    base = served[1] ?? ''
   }, 60_000)
 
   afterAll(async () => {
@@ -138,7 +138,8 @@ describe.skipIf(url === undefined && !ci)('a token stream through a worker SIGKI
   })
 
   it(`delivers every record once, in order, across ${RUNS} kill points: the killed attempt's text discarded, the retry's whole`, async () => {
-    const client = createLocusClient({ baseUrl: base, sleep: (ms, signal) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 100), signal)) })
+    // Reconnects after at most 100 ms (the server's retry hint is longer): the test waits on the takeover, not on the hint.
+    const client = createLocusClient({ baseUrl: base, sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, 100))) })
     let runNumber = 0
     let standby: Promise<void> = Promise.resolve()
     await fc.assert(
