@@ -83,7 +83,7 @@ export function createTokenPrinter(out: OutputStream, style: Style, options: { r
 }
 
 /** How long after the run's end its last stream batch may still land (the writer flushes it then). */
-export const STREAM_SETTLE_MS = 2_000
+const STREAM_SETTLE_MS = 2_000
 
 /**
  * Follows a run's token stream in a store from `after`, handing each record

@@ -205,7 +205,7 @@ describe.skipIf(url === undefined && !ci)('a token stream through a worker SIGKI
         expect(takerRecords.at(-1)).toMatchObject({ kind: 'end' })
         expect(takerRecords.filter((record) => record.kind !== 'delta')).toHaveLength(1)
         // The text that counts is the journal's answer.
-        const journal = await client.journal(runId, { execution: taker })
+        const journal = await client.journal(runId, { execution: taker ?? '' })
         const agentEnd = journal.filter((line) => line.type === 'agent_end').at(-1) as { status?: string; answer?: string } | undefined
         expect(agentEnd).toMatchObject({ status: 'completed', answer: takerText })
       }),

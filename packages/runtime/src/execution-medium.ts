@@ -91,7 +91,7 @@ function scheduleOn(clock: RetryClock): (fire: () => void, ms: number) => () => 
 }
 
 /** The cause of a `discarded` record that {@link CallStreams.supersede} writes. */
-export const SUPERSEDED_CAUSE = 'superseded'
+const SUPERSEDED_CAUSE = 'superseded'
 
 /** The logical call of an attempt's call id (`<logicalCallId>-a<attempt>`). */
 function logicalCallOf(callId: string): string {

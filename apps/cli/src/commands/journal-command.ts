@@ -1,7 +1,7 @@
 import { JOURNAL_LINE_TYPES, type JournalDamage, type JournalLine, type JournalLineType, RUN_LAYOUT, validateRunId } from '@locus/journal'
 import type { ExecutionInfo, RunStore } from '@locus/store'
 import { openRunStore } from '../open-run-store.js'
-import { createTokenPrinter, followStoreTokens } from '../token-printer.js'
+import { type TokenPrinter, type TokenRecord, createTokenPrinter, followStoreTokens } from '../token-printer.js'
 import { latestExecution } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
@@ -26,6 +26,16 @@ export interface JournalFlags extends OutputFlags {
   readonly tokens?: boolean | undefined
   /** A run kept in this PostgreSQL store instead of the runs directory. */
   readonly databaseUrl?: string | undefined
+}
+
+/** Follows the run's token stream in the store into the printer; ends the printer's open line when done. */
+function followTokensInto(printer: TokenPrinter, streams: NonNullable<RunStore['streams']>, runId: string, stop: AbortSignal, endedAt: () => number | undefined): Promise<number> {
+  const onRecord = (record: TokenRecord): void => {
+    printer.record(record)
+  }
+  return followStoreTokens(streams, runId, { stop, onRecord, endedAt }).finally(() => {
+    printer.finish()
+  })
 }
 
 /** `--tokens` only means something with `--follow`: refused without it, so no one waits for tokens that never print. */
@@ -112,10 +122,7 @@ async function printJournal(
   const tokensStop = new AbortController()
   let endedAt: number | undefined
   // The run's token stream (across its executions) beside the journal's tail; it reads what is left once the tail ends.
-  const tokens =
-    printer === undefined || store.streams === undefined
-      ? undefined
-      : followStoreTokens(store.streams, runId, { stop: tokensStop.signal, onRecord: (record) => printer.record(record), endedAt: () => endedAt }).finally(() => printer.finish())
+  const tokens = printer === undefined || store.streams === undefined ? undefined : followTokensInto(printer, store.streams, runId, tokensStop.signal, () => endedAt)
   const stop = io.onInterrupt(() => {
     controller.abort()
     tokensStop.abort()

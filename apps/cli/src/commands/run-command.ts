@@ -24,7 +24,7 @@ import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
 import { type RunFlags, executionOptions, showsTokens } from './run-flags.js'
 import { createFileRunStore } from '@locus/store'
-import { createTokenPrinter, followStoreTokens } from '../token-printer.js'
+import { type TokenRecord, createTokenPrinter, followStoreTokens } from '../token-printer.js'
 
 /** Turns the runtime's input errors (bad input, bad options) into the CLI's exit-2 errors. */
 export function asCliInputError(error: unknown): unknown {
@@ -90,7 +90,12 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     const printer = createTokenPrinter(io.stderr, styleFor(io.stderr, io.env), { runId })
     const streams = createFileRunStore(runsDir).streams
     if (streams === undefined) return
-    tokens.following = followStoreTokens(streams, runId, { stop: tokens.stop.signal, onRecord: (record) => printer.record(record) }).finally(() => printer.finish())
+    const onRecord = (record: TokenRecord): void => {
+      printer.record(record)
+    }
+    tokens.following = followStoreTokens(streams, runId, { stop: tokens.stop.signal, onRecord }).finally(() => {
+      printer.finish()
+    })
   }
   try {
     let handle: ReturnType<typeof startWorkflowRun>
