@@ -1,6 +1,6 @@
 import type { JournalLine, JournalLineInput } from '@locus/journal'
 import type { RetryClock } from '@locus/retry'
-import { ARTIFACT_KEYS, type ExecutionWriter, type RunStore, type StreamKey, type StreamWriter, createStreamWriter } from '@locus/store'
+import { ARTIFACT_KEYS, type ExecutionWriter, type RunStore, type RunStreams, type StreamKey, type StreamWriter, createStreamWriter, streamKeyOf } from '@locus/store'
 import { type DeferredAnswerSource, storeAnswerSource } from './deferrals.js'
 import type { TurnTextEvent } from './host.js'
 
@@ -17,6 +17,16 @@ export interface CallStreams {
    * discarded with the attempt's failure cause, even those that had ended.
    */
   closeAttempt(callId: string, attempt: number, cause: string | undefined): void
+  /**
+   * Before a call runs live in a resumed execution (a resume, or a takeover
+   * of a run whose worker died): discards, with cause `superseded`, every
+   * request an earlier execution streamed for the same logical call and did
+   * not discard. That text never became the call's answer (the call had no
+   * journaled end, or it would replay), so a client must see it thrown away
+   * even when the process that streamed it died before it could say so.
+   * Undefined (nothing to wait for) in a root execution.
+   */
+  supersede(logicalCallId: string): Promise<void> | undefined
   /** The stream writer, for its write count. */
   readonly writer: StreamWriter
 }
@@ -80,10 +90,57 @@ function scheduleOn(clock: RetryClock): (fire: () => void, ms: number) => () => 
   }
 }
 
-function callStreams(writer: StreamWriter, executionId: string): CallStreams {
+/** The cause of a `discarded` record that {@link CallStreams.supersede} writes. */
+const SUPERSEDED_CAUSE = 'superseded'
+
+/** The logical call of an attempt's call id (`<logicalCallId>-a<attempt>`). */
+function logicalCallOf(callId: string): string {
+  const at = callId.lastIndexOf('-a')
+  return at < 0 ? callId : callId.slice(0, at)
+}
+
+/** Reads a run's whole stream (a page at a time): each request another execution streamed and did not discard, by logical call. */
+async function undiscardedElsewhere(streams: RunStreams, runId: string, executionId: string): Promise<Map<string, StreamKey[]>> {
+  const states = new Map<string, { key: StreamKey; discarded: boolean }>()
+  let after = -1
+  for (;;) {
+    const read = await streams.read(runId, { after, limit: 1000 })
+    for (const record of read.records) {
+      if (record.executionId === executionId) continue
+      const id = streamKeyOf(record)
+      const entry = states.get(id) ?? { key: { executionId: record.executionId, callId: record.callId, attempt: record.attempt, llmAttempt: record.llmAttempt }, discarded: false }
+      if (record.kind === 'discarded') entry.discarded = true
+      states.set(id, entry)
+    }
+    const last = read.records.at(-1)
+    if (last === undefined) break
+    after = last.offset
+  }
+  const byCall = new Map<string, StreamKey[]>()
+  for (const { key, discarded } of states.values()) {
+    if (discarded) continue
+    const logical = logicalCallOf(key.callId)
+    byCall.set(logical, [...(byCall.get(logical) ?? []), key])
+  }
+  return byCall
+}
+
+function callStreams(writer: StreamWriter, executionId: string, earlier: (() => Promise<Map<string, StreamKey[]>>) | undefined): CallStreams {
   const keyOf = (callId: string, attempt: number, llmAttempt: number): StreamKey => ({ executionId, callId, attempt, llmAttempt })
+  let found: Promise<Map<string, StreamKey[]>> | undefined
   return {
     writer,
+    supersede(logicalCallId) {
+      if (earlier === undefined) return undefined
+      // One read of the stream per execution; a read that fails leaves the earlier text as it was (the stream is a view).
+      found ??= earlier().catch(() => new Map<string, StreamKey[]>())
+      return found.then((byCall) => {
+        const keys = byCall.get(logicalCallId)
+        if (keys === undefined) return
+        byCall.delete(logicalCallId)
+        for (const key of keys) writer.discard(key, SUPERSEDED_CAUSE)
+      })
+    },
     text(callId, attempt, event) {
       const key = keyOf(callId, attempt, event.llmAttempt)
       if (event.kind === 'delta') writer.delta(key, event.text)
@@ -115,7 +172,10 @@ export function storeMedium(writer: ExecutionWriter, store: RunStore, clock?: Re
     store.streams === undefined || writer.kind === 'replay'
       ? undefined
       : createStreamWriter(store.streams, writer.runId, clock === undefined ? {} : { now: () => clock.now(), schedule: scheduleOn(clock) })
-  const streams = streamWriter === undefined ? undefined : callStreams(streamWriter, writer.executionId)
+  const runStreams = store.streams
+  // Only a resumed execution can meet text an earlier execution streamed and never closed (its process died).
+  const earlier = runStreams === undefined || writer.kind !== 'resume' ? undefined : () => undiscardedElsewhere(runStreams, writer.runId, writer.executionId)
+  const streams = streamWriter === undefined ? undefined : callStreams(streamWriter, writer.executionId, earlier)
   // The stream is a view for people watching: its writes are waited for, never a reason for the run to fail.
   const trackStream = (write: Promise<void>): void => {
     pending.push(write.catch(() => undefined))

@@ -1,7 +1,7 @@
 import { createManualClock } from '@locus/retry'
 import { type RunStore, type StreamRecord, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import type { JournalLine } from '@locus/journal'
-import { createScriptedHost, startWorkflowRun } from '@locus/runtime'
+import { createScriptedHost, defineWorkflow, resumeRun, startWorkflowRun } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
 import { settle, tempRunsDir } from './helpers.js'
 
@@ -78,5 +78,29 @@ describe('token streams of agent calls', () => {
     const records = await streamOf(store, run.runId)
     expect(records.filter((record) => record.kind === 'discarded')).toHaveLength(1)
     expect(textOf(records.filter((record) => record.attempt === 2))).toBe('done')
+  })
+
+  it('a resumed execution discards, as superseded, what an earlier one streamed for a call it runs again and never closed', async () => {
+    const store = createMemoryRunStore()
+    const host = createScriptedHost({ rules: [{ steps: [{ hang: true, partial: 'half an answer ' }, { text: 'the whole answer' }] }] })
+    const talk = defineWorkflow({ name: 'talk', run: async ({ agent }) => ({ ok: true, answer: (await agent('talk')).answer }) })
+    const first = startWorkflowRun(talk, { host, store, runId: 'sup-1' })
+    while ((await streamOf(store, 'sup-1')).length < 3) await settle()
+    first.cancel('stopped to resume')
+    expect((await first.done).disposition).toBe('cancelled')
+    const before = await streamOf(store, 'sup-1')
+    expect(before.at(-1)).toMatchObject({ kind: 'discarded', cause: 'cancelled', executionId: 'sup-1', callId: 'call-1-a1' })
+    // What a process that died mid-request leaves: a request of the same call that streamed and was never closed.
+    const dead = { executionId: 'sup-1', callId: 'call-1-a1', attempt: 1, llmAttempt: 2 }
+    await store.streams?.append('sup-1', [{ ...dead, kind: 'delta', text: 'lost half ' }])
+    const resumed = await resumeRun('sup-1', talk, { host, store })
+    expect(resumed).toMatchObject({ disposition: 'completed', result: { answer: 'the whole answer' } })
+    const after = (await streamOf(store, 'sup-1')).slice(before.length + 1)
+    // The dead request first, closed as superseded; the request closed before is not closed again; then the run-again call's answer.
+    expect(after[0]).toMatchObject({ ...dead, kind: 'discarded', cause: 'superseded' })
+    expect(after.filter((record) => record.kind === 'discarded')).toHaveLength(1)
+    expect(after.slice(1).every((record) => record.executionId === 'resume-001')).toBe(true)
+    expect(textOf(after.slice(1))).toBe('the whole answer')
+    expect(after.at(-1)).toMatchObject({ kind: 'end' })
   })
 })

@@ -1,5 +1,6 @@
 import type { RunStreams, StreamKey, StreamRecordInput } from './stream-store.js'
 import { streamKeyOf } from './stream-store.js'
+import { LeaseLostError, RunNotFoundError, StoreOptionsError } from './store-errors.js'
 
 /** Options of {@link createStreamWriter}. */
 export interface StreamWriterOptions {
@@ -17,8 +18,10 @@ export interface StreamWriterOptions {
  * Writes one run's token stream: `delta`, `discarded` and `end` are queued
  * and written in batches, at most one write per `batchMs`, the first at once;
  * `flush` writes what is queued now. A request that was discarded or ended
- * takes no more deltas. A failed write never fails the run: the stream is a
- * view for people watching, the journal is the record.
+ * takes no more deltas. A failed write is tried again twice (it wrote
+ * nothing, so no offset is skipped or repeated), then its records are given
+ * up: a failed write never fails the run, the stream is a view for people
+ * watching, the journal is the record.
  */
 export interface StreamWriter {
   readonly runId: string
@@ -33,6 +36,9 @@ export interface StreamWriter {
   /** How many writes the store was asked for so far. */
   readonly writes: number
 }
+
+/** How many times a batch whose write failed is tried again before its records are given up. */
+const WRITE_RETRIES = 2
 
 /** A {@link StreamWriter} over a store's {@link RunStreams}. */
 export function createStreamWriter(streams: RunStreams, runId: string, options: StreamWriterOptions = {}): StreamWriter {
@@ -64,7 +70,7 @@ export function createStreamWriter(streams: RunStreams, runId: string, options: 
     writes += 1
     const previous = inFlight ?? Promise.resolve()
     const current: Promise<void> = previous
-      .then(() => streams.append(runId, batch))
+      .then(() => appendRetrying(batch))
       .then(
         () => undefined,
         (error: unknown) => {
@@ -76,6 +82,24 @@ export function createStreamWriter(streams: RunStreams, runId: string, options: 
       })
     inFlight = current
     return current
+  }
+
+  /**
+   * One batch, tried again after a failed write (a connection the server
+   * closed under a stalled process, a restart): an append that failed wrote
+   * nothing, so a retry neither skips nor repeats an offset. Later batches
+   * wait behind it, so the stream keeps its order.
+   */
+  const appendRetrying = async (batch: readonly StreamRecordInput[]): Promise<void> => {
+    for (let retry = 0; ; retry += 1) {
+      try {
+        await streams.append(runId, batch)
+        return
+      } catch (error) {
+        if (retry >= WRITE_RETRIES || RunNotFoundError.isInstance(error) || StoreOptionsError.isInstance(error) || LeaseLostError.isInstance(error)) throw error
+        await new Promise<void>((resolve) => schedule(resolve, batchMs * (retry + 1)))
+      }
+    }
   }
 
   const arm = (): void => {

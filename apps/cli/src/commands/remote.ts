@@ -12,8 +12,9 @@ import { readWorkflowInput } from '../read-workflow-input.js'
 import { styleFor } from '../style.js'
 import { finishRun } from './finish-run.js'
 import { formatWaits } from './queues-command.js'
-import { parseLineTypes } from './journal-command.js'
-import type { RunFlags } from './run-flags.js'
+import { checkTokensFlags, parseLineTypes } from './journal-command.js'
+import { type RunFlags, showsTokens } from './run-flags.js'
+import { type TokenPrinter, createTokenPrinter } from '../token-printer.js'
 
 // `--server <url>`: run, show, ls, cancel, resolve and journal through a Locus
 // server's HTTP API (@locus/client) instead of the local runs directory.
@@ -133,7 +134,9 @@ export async function remoteRun(workflow: string, flags: RunFlags & ServerFlags,
     const json = flags.json === true
     const style = styleFor(io.stdout, io.env)
     if (!json && flags.quiet !== true) io.stdout.write(style.dim(`locus: run ${started.runId} of ${workflow} on ${client.baseUrl}\n`))
-    const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style, { server: client.baseUrl })
+    const mode = chooseProgressMode(flags, io.stdout)
+    const reporter = createProgressReporter(mode === 'tree' && showsTokens(flags) ? 'plain' : mode, io.stdout, style, { server: client.baseUrl })
+    const tokens = showsTokens(flags) ? followRemoteTokens(client, started.runId, createTokenPrinter(io.stderr, styleFor(io.stderr, io.env), { runId: started.runId }), io) : undefined
     const stop = io.onInterrupt(() => {
       io.stderr.write(`\nlocus: cancelling run ${started.runId} on the server...\n`)
       client.cancel(started.runId, { reason: 'interrupted from the terminal (Ctrl-C)' }).catch(() => undefined)
@@ -146,12 +149,47 @@ export async function remoteRun(workflow: string, flags: RunFlags & ServerFlags,
       }
     } finally {
       stop()
+      await tokens?.settle()
       reporter.finish()
     }
     const end = lines.at(-1)
     const disposition = end?.type === 'run_end' ? end.disposition : (await client.waitForResult(started.runId)).disposition
     return finishRun(io, summaryOf(client, lines), { disposition }, json)
   })
+}
+
+/** How long the token stream may take to end after the journal's run_end, before it is cut off. */
+const TOKEN_SETTLE_MS = 5_000
+
+/**
+ * Follows a run's token stream on the server (`client.stream`) into a
+ * printer until the server ends it (the run ended and everything was sent),
+ * or `settle` gives up waiting for that.
+ */
+function followRemoteTokens(client: LocusClient, runId: string, printer: TokenPrinter, io: CliIo): { settle: () => Promise<void>; stop: () => void } {
+  const controller = new AbortController()
+  const done = (async () => {
+    for await (const record of client.stream(runId, { signal: controller.signal })) printer.record(record)
+  })()
+    .catch((error: unknown) => {
+      printer.finish()
+      io.stderr.write(`locus: warning: the run's tokens could not be read from ${client.baseUrl}: ${error instanceof Error ? error.message : String(error)}\n`)
+    })
+    .finally(() => {
+      printer.finish()
+    })
+  return {
+    stop: () => {
+      controller.abort()
+    },
+    async settle() {
+      const timer = setTimeout(() => {
+        controller.abort()
+      }, TOKEN_SETTLE_MS)
+      await done
+      clearTimeout(timer)
+    },
+  }
 }
 
 /** `locus show <runId> --server <url>`: the run's summary from its journal on the server, or the server's JSON with `--json`. */
@@ -242,18 +280,22 @@ export async function remoteResolve(
 /** `locus journal <runId> --server <url>`: the journal from the server; `--follow` reads the event stream until `run_end`. */
 export async function remoteJournal(
   runId: string,
-  flags: ServerFlags & { readonly json?: boolean | undefined; readonly type?: string | undefined; readonly follow?: boolean | undefined; readonly execution?: string | undefined },
+  flags: ServerFlags & { readonly json?: boolean | undefined; readonly type?: string | undefined; readonly follow?: boolean | undefined; readonly execution?: string | undefined; readonly tokens?: boolean | undefined; readonly databaseUrl?: string | undefined },
   io: CliIo,
 ): Promise<ExitCode> {
+  if (flags.databaseUrl !== undefined) throw new CliError('CLI_USAGE', '--database-url and --server do not go together: with --server the runs live on the server. Drop one of them.')
+  checkTokensFlags(flags)
   const types = parseLineTypes(flags.type)
   const wanted = flags.execution ?? 'latest'
   const execution = wanted === 'latest' ? undefined : wanted === 'root' ? runId : wanted
   const style = styleFor(io.stdout, io.env)
   let startedAt: number | undefined
   return withServer(flags, io, async (client) => {
+    const printer = flags.tokens === true ? createTokenPrinter(io.stdout, style, { runId, json: flags.json }) : undefined
     const print = (line: JournalLine): void => {
       if (line.type === 'run_start') startedAt ??= Date.parse(line.ts)
       if (types !== undefined && !types.has(line.type)) return
+      printer?.beforeLine()
       io.stdout.write(flags.json === true ? `${JSON.stringify(line)}\n` : `${formatJournalLine(line, startedAt, style, { server: client.baseUrl })}\n`)
     }
     if (flags.follow !== true) {
@@ -261,8 +303,11 @@ export async function remoteJournal(
       return EXIT_CODES.completed
     }
     const controller = new AbortController()
+    // The token stream follows the run across its executions, beside the journal's events.
+    const tokens = printer === undefined ? undefined : followRemoteTokens(client, runId, printer, io)
     const stop = io.onInterrupt(() => {
       controller.abort()
+      tokens?.stop()
     })
     try {
       let ended = false
@@ -270,9 +315,11 @@ export async function remoteJournal(
         print(line)
         if (line.type === 'run_end') ended = true
       }
+      await tokens?.settle()
       // Without `after` the server sends the whole journal, so the stream ends early only on Ctrl-C.
       return ended ? EXIT_CODES.completed : EXIT_CODES.cancelled
     } finally {
+      tokens?.stop()
       stop()
     }
   })

@@ -22,7 +22,9 @@ import { styleFor } from '../style.js'
 import { shellWorkerTransport } from '../worker-transport.js'
 import { createLiveSummary, finishRun } from './finish-run.js'
 import { asCliOwnershipError } from './ownership-errors.js'
-import { type RunFlags, executionOptions } from './run-flags.js'
+import { type RunFlags, executionOptions, showsTokens } from './run-flags.js'
+import { createFileRunStore } from '@locus/store'
+import { type TokenRecord, createTokenPrinter, followStoreTokens } from '../token-printer.js'
 
 /** Turns the runtime's input errors (bad input, bad options) into the CLI's exit-2 errors. */
 export function asCliInputError(error: unknown): unknown {
@@ -67,7 +69,9 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   ensureWritableRunsDir(runsDir)
   const json = flags.json === true
   const style = styleFor(io.stdout, io.env)
-  const reporter = createProgressReporter(chooseProgressMode(flags, io.stdout), io.stdout, style)
+  const mode = chooseProgressMode(flags, io.stdout)
+  // The tree redraws itself in place: with tokens on the same terminal it is plain lines instead.
+  const reporter = createProgressReporter(mode === 'tree' && showsTokens(flags) ? 'plain' : mode, io.stdout, style)
   // The summary at the end is folded from the lines as they are written, not read back from the run directory.
   const live = createLiveSummary()
   // Remote tools reach their worker through a child process started by the shell on the first call.
@@ -79,6 +83,20 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
   const metrics = await tryOpenMetrics(io, runsDir)
   const otel = flags.otel === true ? startOtelExport(io.env) : undefined
   const traceLine = otel?.tracerForExecution()
+  // Tokens are read back from the run's token stream in the store, as any other reader would, and go to stderr.
+  const tokens = showsTokens(flags) ? { stop: new AbortController(), following: undefined as Promise<number> | undefined } : undefined
+  const startTokens = (runId: string): void => {
+    if (tokens === undefined || tokens.following !== undefined) return
+    const printer = createTokenPrinter(io.stderr, styleFor(io.stderr, io.env), { runId })
+    const streams = createFileRunStore(runsDir).streams
+    if (streams === undefined) return
+    const onRecord = (record: TokenRecord): void => {
+      printer.record(record)
+    }
+    tokens.following = followStoreTokens(streams, runId, { stop: tokens.stop.signal, onRecord }).finally(() => {
+      printer.finish()
+    })
+  }
   try {
     let handle: ReturnType<typeof startWorkflowRun>
     try {
@@ -96,6 +114,7 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
           if (line.type === 'run_start' && !json && flags.quiet !== true) {
             io.stdout.write(style.dim(`locus: run ${line.runId} of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}, in ${displayPath(join(runsDir, line.runId), io.cwd)}\n`))
           }
+          if (line.type === 'run_start') startTokens(line.runId)
           live.apply(line)
           reporter.onEvent(line)
           traceLine?.(line)
@@ -129,6 +148,11 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     } finally {
       releaseRun()
       stopInterrupts()
+      // The run has settled, its last stream batch with it: the follower reads what is left and stops.
+      tokens?.stop.abort()
+      await tokens?.following?.catch((error: unknown) => {
+        io.stderr.write(`locus: warning: the run's tokens could not be read: ${error instanceof Error ? error.message : String(error)}\n`)
+      })
       reporter.finish()
     }
     return finishRun(io, live.summarize(result), result, json)

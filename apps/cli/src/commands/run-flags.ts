@@ -75,6 +75,21 @@ export interface RunFlags extends OutputFlags, ExecutionFlags, HostFlags, InputF
   readonly worker?: string | undefined
   /** `--otel`: export the run's spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly otel?: boolean | undefined
+  /**
+   * `--tokens`: show the text of the run's LLM calls live on stderr, read
+   * back from the run's token stream; the progress is then plain lines
+   * instead of the redrawn tree, so the two never overwrite each other.
+   */
+  readonly tokens?: boolean | undefined
+}
+
+/**
+ * Whether `locus run` shows tokens: only with `--tokens`. Opt-in, so no
+ * existing output changes; tokens never go to stdout, so its contract (the
+ * progress lines, the JSON lines, the summary) is the same with them.
+ */
+export function showsTokens(flags: Pick<RunFlags, 'tokens'>): boolean {
+  return flags.tokens === true
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }

@@ -74,6 +74,9 @@ export async function performAttempt(run: RunState, call: LiveCall, context: Att
   // The agent_start commits (through a lease fence, on a leased store) before the host is asked.
   const committing = run.commitStart()
   if (committing !== undefined) await committing
+  // In a resumed execution, text an earlier execution streamed for this call is thrown away before this attempt streams its own.
+  const superseding = run.medium.streams?.supersede(call.logicalCallId)
+  if (superseding !== undefined) await superseding
   const startedAt = run.clock.now()
   const sessionRef: { session?: AgentSession } = {}
   const request: SessionRequest = {

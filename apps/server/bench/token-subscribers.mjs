@@ -1,0 +1,67 @@
+// The client side of the token-stream benchmark, in its own process: opens
+// `count` raw token streams (`GET /v1/runs/{id}/stream?format=raw`) on one run
+// over loopback HTTP and, for each delta whose text is `<t> ` (the wall-clock
+// time in ms the model server stamped when it sent the chunk), notes how long
+// after `t` it arrived. Prints `{"connected":true}` once all are open, then one
+// JSON line: the latencies' percentiles and how many deltas each received.
+// Usage: node token-subscribers.mjs <stream url> <count>
+import http from 'node:http'
+
+const [url, countText] = process.argv.slice(2)
+const count = Number(countText)
+const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity })
+const now = () => performance.timeOrigin + performance.now()
+const latencies = []
+const received = new Array(count).fill(0)
+let connected = 0
+let ended = 0
+
+function subscribe(index) {
+  const request = http.get(url, { agent, headers: { accept: 'text/event-stream' } }, (response) => {
+    if (response.statusCode !== 200) {
+      process.stderr.write(`subscriber ${index}: status ${response.statusCode}\n`)
+      process.exit(1)
+    }
+    connected += 1
+    if (connected === count) process.stdout.write('{"connected":true}\n')
+    response.setEncoding('utf8')
+    let buffer = ''
+    response.on('data', (chunk) => {
+      const at = now()
+      buffer += chunk
+      let end = buffer.indexOf('\n\n')
+      while (end >= 0) {
+        const frame = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const match = /"kind":"delta","text":"([0-9.]+) "/.exec(frame)
+        if (match !== null) {
+          latencies.push(at - Number(match[1]))
+          received[index] += 1
+        }
+        end = buffer.indexOf('\n\n')
+      }
+    })
+    response.on('end', () => {
+      ended += 1
+      if (ended === count) report()
+    })
+  })
+  request.on('error', (error) => {
+    process.stderr.write(`subscriber ${index}: ${error.message}\n`)
+    process.exit(1)
+  })
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+
+function report() {
+  latencies.sort((left, right) => left - right)
+  process.stdout.write(
+    `${JSON.stringify({ p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN, samples: latencies.length, minReceived: Math.min(...received), maxReceived: Math.max(...received) })}\n`,
+  )
+  process.exit(0)
+}
+
+for (let index = 0; index < count; index += 1) subscribe(index)
