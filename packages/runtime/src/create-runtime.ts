@@ -634,7 +634,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (!checked.ok) {
         if (checked.status === 'unknown') return checked
         await auditRejectedUpdate(store, runId, { kind: 'update_rejected', updateId, name, input: input ?? null, stage: checked.status === 'invalid' ? 'schema' : 'validate', issues: checked.issues, from, via, at: new Date().toISOString() })
-        return { ok: false, status: checked.status, updateId, issues: checked.issues }
+        return checked.status === 'invalid' ? { ok: false, status: 'invalid', updateId, issues: checked.issues } : { ok: false, status: 'rejected', updateId, issues: checked.issues }
       }
       await keepUpdate(store, runId, { kind: 'update', updateId, name, input: checked.input, from, via }, view.updates().length)
       const end = await awaitUpdateEnd(runId, updateId, options?.waitMs ?? 30_000, options?.signal)

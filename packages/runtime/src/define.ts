@@ -324,10 +324,11 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
    * included, goes to it in order. Its return value (checked against the
    * declared output schema) is journaled as `update_completed` and answered
    * to the sender; a throw is `update_failed`. A completed update is never
-   * run again, on replay or resume; one received and not completed is run
-   * again by a resume.
+   * run again, on replay or resume (its input and recorded output go to
+   * `options.restore` instead, so the script can rebuild what the handler
+   * kept in memory); one received and not completed is run again by a resume.
    */
-  readonly onUpdate: (name: string, handler: UpdateHandler) => void
+  readonly onUpdate: (name: string, handler: UpdateHandler, options?: OnUpdateOptions) => void
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */
@@ -365,6 +366,17 @@ export type QuerySet = Readonly<Record<string, (view: RunView) => unknown>>
 /** Who sent an update, through which surface, and its id (the same in every execution). */
 export interface UpdateSender extends SignalSender {
   readonly updateId: string
+}
+
+/** Options of one `onUpdate()`. */
+export interface OnUpdateOptions {
+  /**
+   * Called instead of the handler, in order, for each update of this name an
+   * earlier execution completed (a resume, a replay, a PostgreSQL run woken
+   * after a park): the input and the output it answered. For state the
+   * handler keeps in the script's memory; side effects are not repeated.
+   */
+  readonly restore?: (input: JsonValue, output: JsonValue) => void
 }
 
 /** An `onUpdate()` handler: called once per accepted update of its name, in order; what it returns (or resolves to) is the update's result. */

@@ -35,6 +35,7 @@ export type {
   SignalSender,
   SignalSet,
   UpdateDeclaration,
+  OnUpdateOptions,
   UpdateHandler,
   UpdateSender,
   UpdateSet,

@@ -608,11 +608,11 @@ function startExecution<TInput>(
       }
       run.signals.onSignal(name, handler)
     },
-    onUpdate: (name, handler) => {
+    onUpdate: (name, handler, updateOptions) => {
       if (definition.updates === undefined || !Object.hasOwn(definition.updates, name)) {
         throw new RuntimeInputError('RUN_OPTIONS_INVALID', `onUpdate("${name}"): the workflow declares no such update. Declared: ${Object.keys(definition.updates ?? {}).join(', ') || '(none)'}.`, [`update: "${name}" is not declared`])
       }
-      run.updates.onUpdate(name, handler)
+      run.updates.onUpdate(name, handler, updateOptions)
     },
     parallel,
     pipeline,

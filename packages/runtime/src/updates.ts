@@ -2,7 +2,7 @@ import type { JournalLine, JournalLineInput, RunView, SignalVia, UpdateCompleted
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { RunStore } from '@locus/store'
 import type { DeferredAnswerSource } from './deferrals.js'
-import type { UpdateHandler, UpdateSet } from './define.js'
+import type { OnUpdateOptions, UpdateHandler, UpdateSet } from './define.js'
 import { describeZodIssues } from './zod-issues.js'
 
 /**
@@ -59,7 +59,8 @@ export type UpdateOutcome =
   | { readonly ok: false; readonly status: 'failed'; readonly updateId: string; readonly error: string }
   | { readonly ok: false; readonly status: 'unknown'; readonly message: string; readonly declared: readonly string[] }
   /** Refused by the input schema (`invalid`) or `validate` (`rejected`): nothing journaled, an audit record kept. */
-  | { readonly ok: false; readonly status: 'invalid' | 'rejected'; readonly updateId: string; readonly issues: readonly string[] }
+  | { readonly ok: false; readonly status: 'invalid'; readonly updateId: string; readonly issues: readonly string[] }
+  | { readonly ok: false; readonly status: 'rejected'; readonly updateId: string; readonly issues: readonly string[] }
   | { readonly ok: false; readonly status: 'finished'; readonly message: string; readonly updateId?: string }
 
 type Refusal = Extract<UpdateOutcome, { status: 'unknown' }> | { readonly ok: false; readonly status: 'invalid' | 'rejected'; readonly issues: readonly string[] }
@@ -158,6 +159,8 @@ export class UpdateInbox {
   /** Update ids that ended (journaled) or whose handler started in this execution: never run (again). */
   private readonly done = new Set<string>()
   private readonly handlers = new Map<string, UpdateHandler>()
+  /** The ends earlier executions journaled, by update id: what a `restore` is given. */
+  private readonly recordedEnds: ReadonlyMap<string, UpdateCompletedLine | UpdateFailedLine>
   private readonly running = new Set<Promise<void>>()
   private next = 0
   private poll: NodeJS.Timeout | undefined
@@ -175,6 +178,7 @@ export class UpdateInbox {
       this.next = Math.max(this.next, line.updateSeq + 1)
     }
     for (const updateId of recorded.ends.keys()) this.done.add(updateId)
+    this.recordedEnds = recorded.ends
   }
 
   /** Starts looking at the mailbox: once now, then every `pollMs` until {@link close}. */
@@ -221,10 +225,23 @@ export class UpdateInbox {
           this.next += 1
           taken += 1
           if (kept === undefined) continue
-          const line = this.run.emit({ type: 'update_received', updateId: kept.updateId, name: kept.name, input: kept.input, from: kept.from, via: kept.via, updateSeq }) as UpdateReceivedLine
-          await this.run.commitStart()
-          this.received.push(line)
-          this.dispatch(line)
+          // Counted as work in flight from here until its handler starts: the run is not "only waiting"
+          // (a PostgreSQL worker would park it) between journaling the update and running it.
+          let release = (): void => undefined
+          void this.run.track(
+            () =>
+              new Promise<void>((resolve) => {
+                release = resolve
+              }),
+          )
+          try {
+            const line = this.run.emit({ type: 'update_received', updateId: kept.updateId, name: kept.name, input: kept.input, from: kept.from, via: kept.via, updateSeq }) as UpdateReceivedLine
+            await this.run.commitStart()
+            this.received.push(line)
+            this.dispatch(line)
+          } finally {
+            release()
+          }
         }
         if (taken < LOOK_BATCH) return
       }
@@ -266,9 +283,18 @@ export class UpdateInbox {
     this.running.add(running)
   }
 
-  /** Registers the handler of `name`; updates received and not ended go to it now, in order. */
-  onUpdate(name: string, handler: UpdateHandler): void {
+  /**
+   * Registers the handler of `name`. In mailbox order, each update of that
+   * name an earlier execution completed goes to `restore` (not the handler:
+   * it never runs twice), and each received and not ended to the handler.
+   */
+  onUpdate(name: string, handler: UpdateHandler, options?: OnUpdateOptions): void {
     this.handlers.set(name, handler)
-    for (const line of this.received) if (line.name === name) this.dispatch(line)
+    for (const line of this.received) {
+      if (line.name !== name) continue
+      const end = this.recordedEnds.get(line.updateId)
+      if (end?.type === 'update_completed') options?.restore?.(line.input, end.output)
+      this.dispatch(line)
+    }
   }
 }

@@ -69,11 +69,16 @@ const cart = defineWorkflow({
     const items: string[] = []
     // The script is busy while the first update arrives: it is journaled and waits for its handler.
     await tool('gate', {})
-    onUpdate('addItem', (input, { updateId }) => {
-      calls.push(updateId)
-      items.push((input as { sku: string }).sku)
-      return { count: items.length }
-    })
+    onUpdate(
+      'addItem',
+      (input, { updateId }) => {
+        calls.push(updateId)
+        items.push((input as { sku: string }).sku)
+        return { count: items.length }
+      },
+      // A completed update is not run again: its recorded input rebuilds the list.
+      { restore: (input) => items.push((input as { sku: string }).sku) },
+    )
     onUpdate('slow', async (_input, { updateId }) => {
       calls.push(updateId)
       await released
@@ -126,7 +131,7 @@ describe('updates into a running run', () => {
     expect(await runtime.update(run.runId, 'removeItem', {})).toMatchObject({ ok: false, status: 'unknown', declared: ['addItem', 'slow', 'broken'] })
     const invalid = await runtime.update(run.runId, 'addItem', { sku: 'a-1', qty: 0 }, { from: 'ops-key', via: 'api' })
     expect(invalid).toMatchObject({ ok: false, status: 'invalid' })
-    expect((invalid as { issues: string[] }).issues.join(' ')).toContain('input.qty')
+    expect((invalid as unknown as { issues: string[] }).issues.join(' ')).toContain('input.qty')
     const rejected = await runtime.update(run.runId, 'addItem', { sku: 'x-9', qty: 1 }, { from: 'cli', via: 'cli' })
     expect(rejected).toMatchObject({ ok: false, status: 'rejected', issues: ['sku x-9 is discontinued'] })
     const audit = await rejectedUpdatesOf(store, run.runId)
@@ -203,14 +208,17 @@ describe('updates into a running run', () => {
     // The sender that waited across the stop gets the resumed execution's answer.
     expect(await pending).toMatchObject({ ok: true, status: 'completed', updateId: slowId, result: 'done' })
     await runtime.signal(run.runId, 'checkout', {})
-    expect((await resumed.done).disposition).toBe('completed')
+    const ended = await resumed.done
+    expect(ended.disposition).toBe('completed')
+    // restore() rebuilt what the completed handler kept in memory.
+    expect(ended.result).toEqual({ items: ['a-1'] })
     const lines = await allLines(store, run.runId)
     expect(lines.filter((line) => line.type === 'update_received').map((line) => line.updateSeq)).toEqual([0, 1])
     expect(lines.filter((line) => line.type === 'update_completed').map((line) => line.updateId)).toEqual([completedId, slowId])
     // A replay serves both from the journal: no handler runs.
     const before = calls.length
     const replayed = await runtime.replay(run.runId)
-    await replayed.done
+    expect((await replayed.done).result).toEqual({ items: ['a-1'] })
     expect(calls.length).toBe(before)
   })
 })
