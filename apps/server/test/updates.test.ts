@@ -59,6 +59,13 @@ describe('updates over HTTP', () => {
     const waiting = await server.json<{ updateId: string; status: string }>(`/v1/runs/${runId}/updates/held?wait=0.05`, { method: 'POST', body: JSON.stringify({ input: null }) })
     expect(waiting).toMatchObject({ status: 202, body: { runId, name: 'held', status: 'accepted' } })
     expect(waiting.body.updateId).toMatch(/^upd_/)
+    // The handler starts once the run has journaled the update: only then can it be let go.
+    for (;;) {
+      const seen = (await server.runtime.get(runId)).view.updates().some((line) => line.updateId === waiting.body.updateId)
+      if (seen) break
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
     gate()
     await server.json(`/v1/runs/${runId}/signals/stop`, { method: 'POST', body: JSON.stringify({ payload: null }) })
     const result = await server.json<{ disposition: string; result: unknown }>(`/v1/runs/${runId}/result?wait=10`)
