@@ -56,7 +56,7 @@ describe('locus update', () => {
     const ended = await done
     expect(ended.code).toBe(0)
     const lines = readJournal(join(runsDir, 'tally', 'journal.jsonl')).lines
-    expect(lines.filter((line) => line.type === 'update_received').map((line) => (line.type === 'update_received' ? [line.input, line.from, line.via] : null))).toEqual([
+    expect(lines.flatMap((line) => (line.type === 'update_received' ? [[line.input, line.from, line.via]] : []))).toEqual([
       [{ by: 7 }, 'cli', 'cli'],
     ])
     expect(lines.at(-1)).toMatchObject({ type: 'run_end', disposition: 'completed', result: { ok: true, total: 7 } })

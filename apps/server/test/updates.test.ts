@@ -24,7 +24,15 @@ const counter = defineWorkflow({
       total += (input as { by: number }).by
       return { total }
     })
-    onUpdate('held', () => new Promise((resolve) => (gate = () => resolve('released'))))
+    onUpdate(
+      'held',
+      () =>
+        new Promise((resolve) => {
+          gate = () => {
+            resolve('released')
+          }
+        }),
+    )
     await waitForSignal('stop')
     return { total }
   },

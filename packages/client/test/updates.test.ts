@@ -16,7 +16,15 @@ const ledger = defineWorkflow({
   async run({ onUpdate, waitForSignal }) {
     let balance = 0
     onUpdate('credit', (input) => ({ balance: (balance += (input as { amount: number }).amount) }))
-    onUpdate('slow', () => new Promise((resolve) => (open = () => resolve(null))))
+    onUpdate(
+      'slow',
+      () =>
+        new Promise((resolve) => {
+          open = () => {
+            resolve(null)
+          }
+        }),
+    )
     await waitForSignal('close')
     return { balance }
   },

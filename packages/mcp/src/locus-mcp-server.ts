@@ -274,7 +274,7 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     }
     if (workflow !== update.workflow) return errorResult(`Run ${runId} is a run of "${workflow ?? '(unknown)'}", not of "${update.workflow}".`)
     const outcome = await runtime.update(runId, update.name, JSON.parse(JSON.stringify(parsed.data.input ?? null)) as unknown, { from: 'mcp', via: 'api' })
-    const base = { runId, name: update.name, status: outcome.status, ...('updateId' in outcome && outcome.updateId !== undefined ? { updateId: outcome.updateId } : {}) }
+    const base = { runId, name: update.name, status: outcome.status, ...('updateId' in outcome ? { updateId: outcome.updateId } : {}) }
     switch (outcome.status) {
       case 'completed':
         return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: { ...base, result: outcome.result } }

@@ -90,7 +90,7 @@ if (url !== undefined) {
         expect(lines.filter((line) => line.type === 'update_completed')).toHaveLength(11)
         const end = lines.find((line) => line.type === 'run_end')
         expect(end?.type === 'run_end' ? end.result : null).toEqual({ total: 12 })
-        expect(lines.filter((line) => line.type === 'update_completed').map((line) => (line.type === 'update_completed' ? line.output : null))).toEqual(
+        expect(lines.flatMap((line) => (line.type === 'update_completed' ? [line.output] : []))).toEqual(
           Array.from({ length: 11 }, (_, index) => ({ total: index + 2 })),
         )
       } finally {
