@@ -677,8 +677,10 @@ function startExecution<TInput>(
     if (parent === undefined) {
       run.signals.close()
       run.updates.close()
-      // A handler still running journals its end before run_end (a suspended execution writes nothing more: a resume runs it again).
-      if (!suspension.suspended) await run.updates.settled()
+      // A handler still running journals its end before run_end. A suspended or cancelled execution does not wait:
+      // a late end is dropped, and a resume runs that update again.
+      if (!suspension.suspended && !controller.signal.aborted) await run.updates.settled()
+      run.updates.silence()
     }
     suspendSignal?.removeEventListener('abort', onSuspend)
     stopHostAbort()

@@ -166,6 +166,8 @@ export class UpdateInbox {
   private poll: NodeJS.Timeout | undefined
   private looking = false
   private closed = false
+  /** Set once the execution ends without waiting for its handlers: a late end is not journaled (a resume runs the update again). */
+  private silenced = false
 
   constructor(
     private readonly run: UpdateRun,
@@ -199,6 +201,11 @@ export class UpdateInbox {
     this.closed = true
     clearInterval(this.poll)
     this.poll = undefined
+  }
+
+  /** Handlers still running journal nothing from now on (after a cancel or a suspension: their run_end or stop comes first). */
+  silence(): void {
+    this.silenced = true
   }
 
   /** Resolves once every handler started so far has journaled its end. */
@@ -273,6 +280,7 @@ export class UpdateInbox {
         } catch (error) {
           end = { type: 'update_failed', updateId: line.updateId, name: line.name, error: (error instanceof Error ? error.message : String(error)) || 'the handler threw' }
         }
+        if (this.silenced) return
         this.run.emit(end)
         await this.run.commitStart()
       })

@@ -180,6 +180,23 @@ describe('updates into a running run', () => {
     expect(updateLines(await allLines(store, run.runId))).toEqual(['update_received:broken', 'update_failed:broken', 'update_received:broken', 'update_failed:broken'])
   })
 
+  it('a cancel does not wait for a handler still running: the run ends cancelled and the sender hears the run ended', async () => {
+    resetRelease()
+    const store = createMemoryRunStore()
+    const runtime = createRuntime({ workflows: [cart], store })
+    const run = await runtime.start('cart', { input: {} })
+    await lineSeen(run, (line) => line.type === 'deferred_open')
+    await answerGate(runtime, run.runId)
+    const pending = runtime.update(run.runId, 'slow', null, undefined, { waitMs: 10_000 })
+    await lineSeen(run, (line) => line.type === 'update_received')
+    run.cancel('operator')
+    expect((await run.done).disposition).toBe('cancelled')
+    expect(await pending).toMatchObject({ ok: false, status: 'finished' })
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(updateLines(await allLines(store, run.runId))).toEqual(['update_received:slow'])
+  })
+
   it('a resume runs again an update received and not completed, never a completed one; a replay runs none', async () => {
     calls = []
     resetRelease()
