@@ -105,6 +105,12 @@ function describe(line: JournalLine, style: Style, context: LineContext): string
       return `waiting for signal ${line.name} (${line.waitId})${line.dueAt === undefined ? '' : ` until ${line.dueAt}`}${line.replayed === true ? ', started by an earlier execution' : ''}`
     case 'signal_wait_end':
       return `${line.waitId} ${line.timedOut === true ? 'timed out' : `took signal ${line.name} #${String(line.signalSeq ?? -1)}`}${line.replayed === true ? ' [replayed]' : ''}`
+    case 'update_received':
+      return `update ${line.name} ${line.updateId} #${String(line.updateSeq)} received from ${line.from} via ${line.via}`
+    case 'update_completed':
+      return `update ${line.name} ${line.updateId} completed`
+    case 'update_failed':
+      return `update ${line.name} ${line.updateId} failed: ${line.error}`
     case 'queued':
       return `waited ${formatDuration(line.waitedMs)} to start (${line.reason}${line.keys.length === 0 ? '' : `; keys ${line.keys.join(', ')}`})`
     case 'rate_wait':

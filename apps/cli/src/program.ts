@@ -25,7 +25,7 @@ import { serveCommand } from './commands/serve-command.js'
 import { mcpCommand } from './commands/mcp-command.js'
 import { checkDeployCommand } from './commands/check-deploy-command.js'
 import { resolveCommand } from './commands/resolve-command.js'
-import { type MessageFlags, queryCommand, signalCommand } from './commands/messages-command.js'
+import { type MessageFlags, queryCommand, signalCommand, updateCommand } from './commands/messages-command.js'
 import { dbMigrateCommand, workerCommand } from './commands/worker-command.js'
 import { remoteCancel, remoteJournal, remoteLs, remoteResolve, remoteRun, remoteShow, withServer } from './commands/remote.js'
 import { type QueuesFlags, defaultQueueSources, queuesCommand } from './commands/queues-command.js'
@@ -292,6 +292,21 @@ Examples:
   addServer(signal)
   addVerbose(signal).action(async (runId: string, name: string, flags: MessageFlags) => {
     setExitCode(await signalCommand(runId, name, flags, io))
+  })
+
+  const update = program
+    .command('update')
+    .description("send an update the run's workflow declares to a running run and print its handler's result")
+    .argument('<runId>', 'the run')
+    .argument('<name>', 'the update, as the workflow declares it under updates')
+    .option('--data <json>', 'the input (default null)')
+    .option('--wait <seconds>', "how long to wait for the handler's result (default 30)")
+    .option('--database-url <url>', 'a run kept in this PostgreSQL store (postgres://...) instead of a runs directory')
+    .option('--workflow <file>', 'the workflow that declares the update (default: the file the run recorded)')
+  addRunsDir(update)
+  addServer(update)
+  addVerbose(update).action(async (runId: string, name: string, flags: MessageFlags) => {
+    setExitCode(await updateCommand(runId, name, flags, io))
   })
 
   const query = program

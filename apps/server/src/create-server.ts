@@ -32,6 +32,8 @@ import {
   RejectBodySchema,
   ResolveBodySchema,
   SignalBodySchema,
+  UpdateBodySchema,
+  UpdateQuerySchema,
   EventsQuerySchema,
   JournalQuerySchema,
   ListRunsQuerySchema,
@@ -635,6 +637,25 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const outcome = await runtime.signal(runId, name, JSON.parse(JSON.stringify(body.payload ?? null)) as unknown, { from: c.get('principal'), via: 'api' })
     if (outcome.ok) return c.json({ runId, name, signalSeq: outcome.signalSeq, status: outcome.status }, 202)
     if (outcome.status === 'invalid') throw new ApiError('invalid_request', `The payload does not fit signal "${name}"'s schema; nothing was sent.`, { issues: outcome.issues })
+    if (outcome.status === 'finished') throw new ApiError('run_terminal', outcome.message)
+    throw new ApiError('not_found', outcome.message)
+  })
+
+  app.post('/v1/runs/:id/updates/:name', guard('deferred:resolve'), async (c) => {
+    const runId = runIdOf(c)
+    await load(runId)
+    const name = c.req.param('name') ?? ''
+    const query = parse(UpdateQuerySchema, c.req.query(), 'query')
+    const body = parse(UpdateBodySchema, await readJson(c, true), 'body')
+    const waitMs = Math.min(query.wait ?? 30, maxWaitSeconds) * 1000
+    const outcome = await runtime.update(runId, name, JSON.parse(JSON.stringify(body.input ?? null)) as unknown, { from: c.get('principal'), via: 'api' }, { waitMs, signal: AbortSignal.any([c.req.raw.signal, state.shutdown.signal]) })
+    if (outcome.status === 'completed') return c.json({ runId, name, updateId: outcome.updateId, result: outcome.result }, 200)
+    if (outcome.status === 'accepted') return c.json({ runId, name, updateId: outcome.updateId, status: outcome.status }, 202)
+    if (outcome.status === 'invalid' || outcome.status === 'rejected') {
+      const why = outcome.status === 'invalid' ? `The input does not fit update "${name}"'s schema` : `Update "${name}" was rejected by its validator`
+      throw new ApiError('invalid_request', `${why}; nothing was journaled (audit record ${outcome.updateId}).`, { issues: outcome.issues })
+    }
+    if (outcome.status === 'failed') throw new ApiError('unprocessable', `Update "${name}" (${outcome.updateId}) failed: ${outcome.error}`)
     if (outcome.status === 'finished') throw new ApiError('run_terminal', outcome.message)
     throw new ApiError('not_found', outcome.message)
   })

@@ -13,6 +13,10 @@ import {
   ResolveBodySchema,
   SignalBodySchema,
   SignalAcceptedSchema,
+  UpdateBodySchema,
+  UpdateQuerySchema,
+  UpdateResultSchema,
+  UpdateAcceptedSchema,
   QueryResultSchema,
   ErrorBodySchema,
   EventsQuerySchema,
@@ -58,6 +62,9 @@ const COMPONENTS: Readonly<Record<string, z.ZodType>> = {
   ResolveBody: ResolveBodySchema,
   SignalBody: SignalBodySchema,
   SignalAccepted: SignalAcceptedSchema,
+  UpdateBody: UpdateBodySchema,
+  UpdateResult: UpdateResultSchema,
+  UpdateAccepted: UpdateAcceptedSchema,
   QueryResult: QueryResultSchema,
   RejectBody: RejectBodySchema,
   CallbackBody: CallbackBodySchema,
@@ -201,6 +208,7 @@ const OPERATION_IDS: Readonly<Record<string, string>> = {
   'post /v1/runs/{id}/deferred/{deferredId}/reject': 'rejectDeferred',
   'post /v1/runs/{id}/signals/{name}': 'signalRun',
   'post /v1/callbacks/deferred/{id}/{deferredId}': 'settleDeferredByCallback',
+  'post /v1/runs/{id}/updates/{name}': 'updateRun',
   'get /v1/runs/{id}/queries/{name}': 'queryRun',
   'get /openapi.json': 'getOpenApiDocument',
   'get /healthz': 'getHealth',
@@ -227,6 +235,7 @@ const WORK_OPERATIONS = new Set([
   'post /v1/runs/{id}/deferred/{deferredId}/reject',
   'post /v1/runs/{id}/signals/{name}',
   'post /v1/callbacks/deferred/{id}/{deferredId}',
+  'post /v1/runs/{id}/updates/{name}',
   'post /v1/worker/actions',
   'post /v1/deploy-check',
 ])
@@ -576,6 +585,20 @@ function openApiBody(runPath: string[]): JsonObject {
             ...errors('invalid_request', 'forbidden', 'not_found', 'callback_expired', 'already_resolved', 'payload_too_large'),
           },
         }),
+      '/v1/runs/{id}/updates/{name}': {
+        post: operation(
+          "Send an update the workflow declares to a running run and wait for its handler: validated (input schema, then `validate`; a rejection journals nothing and is kept as an audit record), journaled as update_received, run by the script's onUpdate handler, answered with its result",
+          'deferred:resolve',
+          {
+            parameters: [...parameters(UpdateQuerySchema, runPath), { name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+            requestBody: body('UpdateBody', true),
+            responses: {
+              '200': json('UpdateResult', "the handler's result"),
+              '202': json('UpdateAccepted', 'accepted and journaled; the wait ran out before the handler finished'),
+              ...errors('invalid_request', ...AUTH_ERRORS, 'not_found', 'run_terminal', 'unprocessable', 'payload_too_large'),
+            },
+          },
+        ),
       },
       '/v1/runs/{id}/queries/{name}': {
         get: operation("Answer a query the workflow declares, from the run's journal fold (no process needs to hold the run)", 'runs:read', {

@@ -309,6 +309,20 @@ export const SignalBodySchema = z.object({ payload: z.unknown().describe("The si
 /** What sending a signal answers (202): the signal's place in the run's mailbox. */
 export const SignalAcceptedSchema = z.object({ runId: z.string(), name: z.string(), signalSeq: z.int().min(0), status: z.literal('stored') })
 
+/** `POST /v1/runs/{id}/updates/{name}`: the update's input, checked against the input schema and `validate` the workflow declares for it. */
+export const UpdateBodySchema = z.object({ input: z.unknown().describe("The update's input.") }).strict()
+
+/** `POST /v1/runs/{id}/updates/{name}?wait=`: how long to wait for the handler. */
+export const UpdateQuerySchema = z.object({
+  wait: z.coerce.number().min(0).optional().describe("Seconds to wait for the update's handler before answering 202 with its updateId; capped at the server maximum (60 by default). Default 30."),
+})
+
+/** What an update answers once its handler returned (200). */
+export const UpdateResultSchema = z.object({ runId: z.string(), name: z.string(), updateId: z.string(), result: z.unknown().describe("The handler's result, checked against the update's output schema.") })
+
+/** What an update answers when the wait ran out first (202): it was accepted and journaled, and its handler runs; the journal's `update_completed` has its result. */
+export const UpdateAcceptedSchema = z.object({ runId: z.string(), name: z.string(), updateId: z.string(), status: z.literal('accepted') })
+
 /** What a query answers: the value the workflow's query computes from the run's journal fold. */
 export const QueryResultSchema = z.object({ runId: z.string(), name: z.string(), result: z.unknown() })
 

@@ -563,6 +563,7 @@ describe('the rest', () => {
         '/v1/runs/{id}/resume',
         '/v1/runs/{id}/signals/{name}',
         '/v1/callbacks/deferred/{id}/{deferredId}',
+        '/v1/runs/{id}/updates/{name}',
         '/v1/queues',
         '/v1/runs/{id}/stream',
         '/v1/schedules',

@@ -19,6 +19,8 @@ export { RUN_STATUSES } from './types.js'
 export type {
   DeferredAnswerAccepted,
   SignalAccepted,
+  UpdateAccepted,
+  UpdateResult,
   QueryResult,
   EventsToken,
   JournalLine,

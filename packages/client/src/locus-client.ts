@@ -6,6 +6,8 @@ import type {
   DeferredAnswerAccepted,
   QueryResult,
   SignalAccepted,
+  UpdateAccepted,
+  UpdateResult,
   EventsToken,
   LaunchMode,
   PendingDeferral,
@@ -130,6 +132,14 @@ export interface LocusClient {
   rejectDeferred(runId: string, deferredId: string, options: RejectOptions): Promise<DeferredAnswerAccepted>
   /** Sends signal `name` (declared by the run's workflow) with `payload`: `POST /v1/runs/{id}/signals/{name}`, answered 202 once kept. */
   signal(runId: string, name: string, payload: unknown): Promise<SignalAccepted>
+  /**
+   * Sends update `name` (declared by the run's workflow) with `input` and
+   * waits for its handler: `POST /v1/runs/{id}/updates/{name}?wait=`. The
+   * handler's result (200), or `status: 'accepted'` with the `updateId` when
+   * `wait` seconds (default the server's 30) ran out first. A rejected input
+   * throws `invalid_request` with the issues, a failed handler `unprocessable`.
+   */
+  update(runId: string, name: string, input: unknown, options?: { readonly wait?: number; readonly signal?: AbortSignal }): Promise<UpdateResult | UpdateAccepted>
   /** Answers query `name` of a run from its journal: `GET /v1/runs/{id}/queries/{name}`. */
   query(runId: string, name: string): Promise<QueryResult>
   eventsToken(runId: string): Promise<EventsToken>
@@ -306,6 +316,9 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
     },
     signal(runId, name, payload) {
       return body<SignalAccepted>({ method: 'POST', path: `${runPath(runId)}/signals/${segment(name)}`, body: { payload } })
+    },
+    update(runId, name, input, options = {}) {
+      return body<UpdateResult | UpdateAccepted>({ method: 'POST', path: `${runPath(runId)}/updates/${segment(name)}`, query: { wait: options.wait }, body: { input }, signal: options.signal })
     },
     query(runId, name) {
       return body<QueryResult>({ method: 'GET', path: `${runPath(runId)}/queries/${segment(name)}` })

@@ -178,6 +178,22 @@ export interface SignalAccepted {
   readonly status: 'stored'
 }
 
+/** What an update answers once its handler returned (200). */
+export interface UpdateResult {
+  readonly runId: string
+  readonly name: string
+  readonly updateId: string
+  readonly result: unknown
+}
+
+/** What an update answers when the wait ran out first (202): accepted and journaled; its handler runs, and the journal's `update_completed` carries the result. */
+export interface UpdateAccepted {
+  readonly runId: string
+  readonly name: string
+  readonly updateId: string
+  readonly status: 'accepted'
+}
+
 /** What a query answers. */
 export interface QueryResult {
   readonly runId: string

@@ -36,6 +36,9 @@ export const JOURNAL_LINE_TYPES = [
   'signal_received',
   'signal_wait_start',
   'signal_wait_end',
+  'update_received',
+  'update_completed',
+  'update_failed',
   'queued',
   'rate_wait',
 ] as const
@@ -753,6 +756,51 @@ export const SignalWaitEndLineSchema = z
     replayed: z.boolean().optional(),
   })
   .meta({ id: 'SignalWaitEndLine' })
+
+const updateId = nonEmpty.describe('The update: `upd_<uuid>`, chosen by the sender, the same in every execution of the run; the sender waits for the line that completes it.')
+const updateSeq = count.describe("The update's place in the run's update mailbox, 0, 1, 2...: a resume reads the mailbox from after the last one its journal holds.")
+
+/**
+ * `update_received`: an update sent to the run and accepted (its input fit
+ * the declared schema and `validate` passed), journaled before its handler
+ * runs. One that arrives before its handler exists stays here (buffered)
+ * until `onUpdate` registers it; one without an `update_completed` or
+ * `update_failed` is run again by a resume.
+ */
+export const UpdateReceivedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('update_received'),
+    updateId,
+    name: nonEmpty.describe('The update, as the workflow declares it under `updates`.'),
+    input: JsonValueSchema.describe("The input, as checked against the update's input schema and `validate`."),
+    from: nonEmpty.describe('Who sent it: an API key name or `anonymous`, `cli`, `host`...'),
+    via: z.enum(SIGNAL_VIAS),
+    updateSeq,
+  })
+  .meta({ id: 'UpdateReceivedLine' })
+
+/** `update_completed`: the update's handler returned `output` (checked against the declared output schema); the sender is answered with it. Never run again. */
+export const UpdateCompletedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('update_completed'),
+    updateId,
+    name: nonEmpty,
+    output: JsonValueSchema.describe("The handler's result, as checked against the update's output schema."),
+  })
+  .meta({ id: 'UpdateCompletedLine' })
+
+/** `update_failed`: the update's handler threw, or returned a value its output schema refused; the sender is answered with `error`. Never run again. */
+export const UpdateFailedLineSchema = z
+  .object({
+    ...common,
+    type: z.literal('update_failed'),
+    updateId,
+    name: nonEmpty,
+    error: nonEmpty.describe("Why: the handler's error message, or the output schema's issues."),
+  })
+  .meta({ id: 'UpdateFailedLine' })
 /**
  * `queued`: the run waited before it started, right after its `run_start`:
  * for a concurrency slot of one of its `keys`, for a rate limit, or behind
@@ -811,6 +859,9 @@ export const JournalLineSchema = z
     SignalReceivedLineSchema,
     SignalWaitStartLineSchema,
     SignalWaitEndLineSchema,
+    UpdateReceivedLineSchema,
+    UpdateCompletedLineSchema,
+    UpdateFailedLineSchema,
     QueuedLineSchema,
     RateWaitLineSchema,
   ])
@@ -852,6 +903,9 @@ export type TimerFiredLine = z.output<typeof TimerFiredLineSchema>
 export type SignalReceivedLine = z.output<typeof SignalReceivedLineSchema>
 export type SignalWaitStartLine = z.output<typeof SignalWaitStartLineSchema>
 export type SignalWaitEndLine = z.output<typeof SignalWaitEndLineSchema>
+export type UpdateReceivedLine = z.output<typeof UpdateReceivedLineSchema>
+export type UpdateCompletedLine = z.output<typeof UpdateCompletedLineSchema>
+export type UpdateFailedLine = z.output<typeof UpdateFailedLineSchema>
 
 /** Any journal line. Narrow on `type`. */
 export type JournalLine =
@@ -883,6 +937,9 @@ export type JournalLine =
   | SignalReceivedLine
   | SignalWaitStartLine
   | SignalWaitEndLine
+  | UpdateReceivedLine
+  | UpdateCompletedLine
+  | UpdateFailedLine
   | QueuedLine
   | RateWaitLine
 

@@ -412,6 +412,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
   signal_received: object({ ...common, name: isNonEmpty, payload: isJson, from: isNonEmpty, via: oneOf(SIGNAL_VIAS), signalSeq: isCount }),
   signal_wait_start: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, ordinal: isNonEmpty, dueAt: optional(isTimestamp), ...callPlace, replayed: optional(isBoolean) }),
   signal_wait_end: object({ ...common, waitId: isNonEmpty, name: isNonEmpty, signalSeq: optional(isCount), timedOut: optional((value) => value === true), replayed: optional(isBoolean) }),
+  update_received: object({ ...common, updateId: isNonEmpty, name: isNonEmpty, input: isJson, from: isNonEmpty, via: oneOf(SIGNAL_VIAS), updateSeq: isCount }),
+  update_completed: object({ ...common, updateId: isNonEmpty, name: isNonEmpty, output: isJson }),
+  update_failed: object({ ...common, updateId: isNonEmpty, name: isNonEmpty, error: isNonEmpty }),
   queued: object({
     ...common,
     keys: (value) => Array.isArray(value) && value.every((key) => typeof key === 'string'),

@@ -19,6 +19,9 @@ import type {
   SignalReceivedLine,
   SignalWaitEndLine,
   SignalWaitStartLine,
+  UpdateCompletedLine,
+  UpdateFailedLine,
+  UpdateReceivedLine,
   ToolEndLine,
   ToolStartLine,
 } from './journal-line-schema.js'
@@ -326,6 +329,10 @@ export interface RunView {
   openSignalWaits(): OpenSignalWaitView[]
   /** The signal each ended wait took, by wait id (`timedOut` for one that timed out). */
   signalWaitEnds(): ReadonlyMap<string, SignalWaitEndLine>
+  /** The updates the run accepted, in the order of its update mailbox (`updateSeq`), once each whatever the executions. */
+  updates(): UpdateReceivedLine[]
+  /** How each update ended (`update_completed` or `update_failed`), by update id; an update received and not here is still to run. */
+  updateEnds(): ReadonlyMap<string, UpdateCompletedLine | UpdateFailedLine>
   /** How long the run waited to start and for what (its `queued` line); `undefined` when it started at once. */
   readonly queued: QueuedView | undefined
   /** The LLM requests that waited for a rate limit (`rate_wait`): how many, and for how long in all. */
@@ -521,6 +528,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const signals = new Map<number, SignalReceivedLine>()
   const openSignalWaits = new Map<string, SignalWaitStartLine>()
   const signalWaitEnds = new Map<string, SignalWaitEndLine>()
+  const updates = new Map<number, UpdateReceivedLine>()
+  const updateEnds = new Map<string, UpdateCompletedLine | UpdateFailedLine>()
   let queued: QueuedView | undefined
   let rateWaits: RateWaitsView = { count: 0, waitedMs: 0 }
   const looseErrors: ErrorLine[] = []
@@ -894,6 +903,13 @@ export function createRunView(options: RunViewOptions = {}): RunView {
         openSignalWaits.delete(line.waitId)
         if (!signalWaitEnds.has(line.waitId)) signalWaitEnds.set(line.waitId, line)
         return
+      case 'update_received':
+        if (!updates.has(line.updateSeq)) updates.set(line.updateSeq, line)
+        return
+      case 'update_completed':
+      case 'update_failed':
+        if (!updateEnds.has(line.updateId)) updateEnds.set(line.updateId, line)
+        return
       case 'queued':
         queued ??= { keys: [...line.keys], reason: line.reason, waitedMs: line.waitedMs }
         return
@@ -987,6 +1003,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     signals: () => [...signals.values()].sort((left, right) => left.signalSeq - right.signalSeq),
     openSignalWaits: () => [...openSignalWaits.values()].map(({ waitId, name, dueAt }) => ({ waitId, name, ...(dueAt === undefined ? {} : { dueAt }) })),
     signalWaitEnds: () => signalWaitEnds,
+    updates: () => [...updates.values()].sort((left, right) => left.updateSeq - right.updateSeq),
+    updateEnds: () => updateEnds,
     get queued() {
       return queued
     },

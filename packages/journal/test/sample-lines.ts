@@ -246,6 +246,9 @@ export const SAMPLE_INPUTS: { [TType in JournalLineType]: Extract<JournalLineInp
   signal_received: { type: 'signal_received', name: 'approve', payload: { ok: true }, from: 'ops-key', via: 'api', signalSeq: 0 },
   signal_wait_start: { type: 'signal_wait_start', waitId: 'signal-wait-3', name: 'approve', ordinal: '3', dueAt: '2026-03-01T00:01:00.000Z' },
   signal_wait_end: { type: 'signal_wait_end', waitId: 'signal-wait-3', name: 'approve', signalSeq: 0 },
+  update_received: { type: 'update_received', updateId: 'upd_1', name: 'addItem', input: { sku: 'a-1' }, from: 'ops-key', via: 'api', updateSeq: 0 },
+  update_completed: { type: 'update_completed', updateId: 'upd_1', name: 'addItem', output: { count: 1 } },
+  update_failed: { type: 'update_failed', updateId: 'upd_2', name: 'addItem', error: 'the cart is closed' },
   queued: { type: 'queued', keys: ['tenant:acme', 'global'], reason: 'concurrency', waitedMs: 1200 },
   rate_wait: { type: 'rate_wait', limit: 'openai/gpt-4o rpm', waitedMs: 800, callId: 'call-1' },
 }
@@ -426,6 +429,9 @@ export const lineInputArbitrary: fc.Arbitrary<JournalLineInput> = fc.oneof(
     signalSeq: fc.option(fc.nat(), { nil: undefined }),
     timedOut: fc.option(fc.constant(true as const), { nil: undefined }),
   }),
+  fc.record({ type: fc.constant('update_received' as const), updateId: id, name: id, input: json, from: id, via: fc.constantFrom('api', 'ui', 'cli', 'callback', 'start', 'host' as const), updateSeq: fc.nat() }),
+  fc.record({ type: fc.constant('update_completed' as const), updateId: id, name: id, output: json }),
+  fc.record({ type: fc.constant('update_failed' as const), updateId: id, name: id, error: id }),
   fc.record({
     type: fc.constant('queued' as const),
     keys: fc.array(id, { maxLength: 3 }),

@@ -36,6 +36,7 @@ export interface LocusMcpServerOptions {
 
 const RUN_ID_INPUT = { type: 'object', properties: { runId: { type: 'string', description: 'The id a workflow tool returned.' } }, required: ['runId'], additionalProperties: false } as const
 const RunIdArgs = z.object({ runId: z.string().min(1) })
+const UpdateArgs = z.object({ runId: z.string().min(1), input: z.unknown().optional() })
 const RESOLVE_INPUT = {
   type: 'object',
   properties: {
@@ -164,6 +165,15 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
   const store = options.store ?? runtime.store
   const offerResolve = options.resolveDeferred !== false
   const runTools = RUN_TOOLS.filter((name) => offerResolve || name !== 'locus_resolve_deferred')
+  // One tool per declared update (`<workflow>__update__<name>`), offered where answering deferrals is: the same scope as sending messages.
+  const updateTools = new Map<string, { readonly workflow: string; readonly name: string; readonly inputSchema: unknown }>()
+  if (offerResolve) {
+    for (const workflow of workflows) {
+      for (const [name, declaration] of Object.entries(workflow.updates ?? {})) {
+        updateTools.set(`${workflow.name}__update__${name}`, { workflow: workflow.name, name, inputSchema: z.toJSONSchema(declaration.input, { io: 'input', unrepresentable: 'any' }) })
+      }
+    }
+  }
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- see createLocusMcpServer
   const server = new Server({ name: options.name ?? 'locus', version: options.version ?? '0.0.0' }, { capabilities: { tools: {} } })
 
@@ -176,6 +186,11 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
       })),
       { name: 'locus_run_status', description: 'How a Locus run stands: disposition, answer outcome, counts, gaps, caveats and the deferrals it waits on.', inputSchema: RUN_ID_INPUT },
       { name: 'locus_run_result', description: 'The result of a finished Locus run, with its gaps and caveats.', inputSchema: RUN_ID_INPUT },
+      ...[...updateTools].map(([tool, update]) => ({
+        name: tool,
+        description: `Sends update "${update.name}" to a running run of the Locus workflow "${update.workflow}" and answers its handler's result.`,
+        inputSchema: { type: 'object' as const, properties: { runId: { type: 'string' }, input: update.inputSchema }, required: ['runId'] },
+      })),
       ...(offerResolve
         ? [
             {
@@ -246,13 +261,44 @@ export function createLocusMcpServer(options: LocusMcpServerOptions): Server {
     return { content: [{ type: 'text', text: outcome.message }], structuredContent: { runId, deferredId, status: outcome.status }, isError: true }
   }
 
+  async function updateTool(update: { readonly workflow: string; readonly name: string }, args: unknown): Promise<CallToolResult> {
+    const parsed = UpdateArgs.safeParse(args)
+    if (!parsed.success) return errorResult(`This tool needs { "runId": "<id>", "input": ... }: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
+    const { runId } = parsed.data
+    let workflow: string | undefined
+    try {
+      workflow = (await readStoredRun(store, runId)).view.workflow
+    } catch (error) {
+      if (RunNotFoundError.isInstance(error)) return notFound(error)
+      throw error
+    }
+    if (workflow !== update.workflow) return errorResult(`Run ${runId} is a run of "${workflow ?? '(unknown)'}", not of "${update.workflow}".`)
+    const outcome = await runtime.update(runId, update.name, JSON.parse(JSON.stringify(parsed.data.input ?? null)) as unknown, { from: 'mcp', via: 'api' })
+    const base = { runId, name: update.name, status: outcome.status, ...('updateId' in outcome ? { updateId: outcome.updateId } : {}) }
+    switch (outcome.status) {
+      case 'completed':
+        return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: { ...base, result: outcome.result } }
+      case 'accepted':
+        return { content: [{ type: 'text', text: `Update ${outcome.updateId} accepted; its handler has not finished yet.` }], structuredContent: base }
+      case 'invalid':
+      case 'rejected':
+        return { content: [{ type: 'text', text: `Update refused, nothing journaled: ${outcome.issues.join('; ')}` }], structuredContent: { ...base, issues: [...outcome.issues] }, isError: true }
+      case 'failed':
+        return { content: [{ type: 'text', text: `Update failed: ${redact(outcome.error)}` }], structuredContent: { ...base, error: redact(outcome.error) }, isError: true }
+      default:
+        return { content: [{ type: 'text', text: outcome.message }], structuredContent: base, isError: true }
+    }
+  }
+
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params
     if (name === 'locus_run_status' || name === 'locus_run_result') return runTool(name, args)
+    const update = updateTools.get(name)
+    if (update !== undefined) return updateTool(update, args)
     if (name === 'locus_resolve_deferred' && offerResolve) return resolveTool(args)
     const workflow = byName.get(name)
     // An unknown tool is a protocol error (invalid params), not a tool's failed result.
-    if (workflow === undefined) throw new McpError(ErrorCode.InvalidParams, `No tool "${name}". The tools are: ${[...byName.keys(), ...runTools].join(', ')}.`)
+    if (workflow === undefined) throw new McpError(ErrorCode.InvalidParams, `No tool "${name}". The tools are: ${[...byName.keys(), ...updateTools.keys(), ...runTools].join(', ')}.`)
     const progressToken = request.params._meta?.progressToken
     let progress = 0
     let handle

@@ -1,11 +1,13 @@
 import { setMaxListeners } from 'node:events'
 import { type DeferredAnswer, type DeferredAnswerOutcome, deciderFields, keepDeferredAnswer } from './deferrals.js'
-import type { DeferredSettledLine, JournalLine, OnTimeoutPolicyJson } from '@locus/journal'
+import type { DeferredSettledLine, JournalLine, OnTimeoutPolicyJson, UpdateCompletedLine, UpdateFailedLine } from '@locus/journal'
 import { type ListRunRowsFilter, type RunRowPage, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { describeZodIssues } from './zod-issues.js'
 import { type SignalOutcome, checkSignal, keepSignal } from './signals.js'
+import { type UpdateOutcome, auditRejectedUpdate, checkUpdate, keepUpdate } from './updates.js'
+import { randomUUID } from 'node:crypto'
 import type { SignalVia } from '@locus/journal'
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { ZodType } from 'zod'
@@ -221,10 +223,31 @@ export interface Runtime {
    * parked PostgreSQL run is queued again).
    */
   signal(runId: string, name: string, payload: unknown, sender?: { readonly from?: string; readonly via?: SignalVia }): Promise<SignalOutcome>
+  /**
+   * Sends update `name` to a run and waits for its handler: checked against
+   * the workflow's declared updates (an undeclared name is `unknown`, naming
+   * the declared ones; a finished run is `finished`), then its input schema
+   * (`invalid`) and `validate` (`rejected`): a refused update writes nothing
+   * to the journal and is kept as an audit record ({@link rejectedUpdatesOf}).
+   * An accepted one is kept in the run's update mailbox, journaled by the
+   * process executing the run as `update_received`, run by its `onUpdate`
+   * handler and journaled `update_completed` (answered `completed` with its
+   * result) or `update_failed` (`failed`). When `waitMs` (default 30 s) runs
+   * out first the answer is `accepted` with the `updateId`.
+   */
+  update(runId: string, name: string, input: unknown, sender?: { readonly from?: string; readonly via?: SignalVia }, options?: UpdateWaitOptions): Promise<UpdateOutcome>
   /** Answers query `name` of a run from its journal fold alone, whoever holds it; undefined `result` is null. */
   query(runId: string, name: string): Promise<QueryOutcome>
   /** Per concurrency key: runs holding a slot, runs waiting to start, and the oldest wait (`GET /v1/queues`, `locus queues`). */
   queues?(): Promise<QueueSnapshot[]>
+}
+
+/** How long `update()` waits for the handler. */
+export interface UpdateWaitOptions {
+  /** Milliseconds to wait for the handler's end before answering `accepted`. @default 30000 */
+  readonly waitMs?: number
+  /** Stops the wait early (the update stays kept, and runs). */
+  readonly signal?: AbortSignal
 }
 
 /** What a query answered. */
@@ -268,6 +291,76 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const liveRuns = new Map<string, RunHandle>()
   // What describe reads of a live run: its execution in this process (never the store).
   const executions = new WeakMap<RunHandle, Started>()
+
+  /**
+   * Waits for update `updateId`'s end line: from the live fold and line feed
+   * of an execution in this process (asked to read its mailbox at once), else
+   * from the store, looked at every 20 ms. `ended` when the run ended first;
+   * undefined when `waitMs` ran out or `signal` aborted.
+   */
+  async function awaitUpdateEnd(runId: string, updateId: string, waitMs: number, signal: AbortSignal | undefined): Promise<UpdateCompletedLine | UpdateFailedLine | 'ended' | undefined> {
+    const deadline = Date.now() + waitMs
+    for (let first = true; ; first = false) {
+      const handle = liveRuns.get(runId)
+      const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
+      if (handle !== undefined && execution !== undefined) {
+        if (first) execution.lookForUpdates()
+        const found = await new Promise<UpdateCompletedLine | UpdateFailedLine | 'ended' | undefined>((resolve) => {
+          let stop = (): void => undefined
+          const timer = setTimeout(() => {
+            finish(undefined)
+          }, Math.max(0, deadline - Date.now()))
+          const onAbort = (): void => {
+            finish(undefined)
+          }
+          function finish(value: UpdateCompletedLine | UpdateFailedLine | 'ended' | undefined): void {
+            clearTimeout(timer)
+            signal?.removeEventListener('abort', onAbort)
+            queueMicrotask(() => {
+              stop()
+            })
+            resolve(value)
+          }
+          if (signal?.aborted === true) finish(undefined)
+          signal?.addEventListener('abort', onAbort, { once: true })
+          const earlier = execution.view()?.updateEnds().get(updateId)
+          if (earlier !== undefined) finish(earlier)
+          // A suspended execution writes no run_end: its end sends the wait to the store (and to a resume).
+          void handle.done.then(
+            () => {
+              finish('ended')
+            },
+            () => {
+              finish('ended')
+            },
+          )
+          stop = handle.subscribe((line) => {
+            if ((line.type === 'update_completed' || line.type === 'update_failed') && line.updateId === updateId) finish(line)
+            else if (line.type === 'run_end' && line.executionId === handle.executionId) finish('ended')
+          })
+        })
+        // The execution ended or was suspended: the store tells whether the update ended meanwhile.
+        if (found !== 'ended') return found
+      }
+      const { view } = await readStoredRun(store, runId)
+      const end = view.updateEnds().get(updateId)
+      if (end !== undefined) return end
+      if (view.runEnd !== undefined) return 'ended'
+      const left = deadline - Date.now()
+      if (left <= 0 || signal?.aborted === true) return undefined
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 20))
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer)
+            resolve()
+          },
+          { once: true },
+        )
+      })
+    }
+  }
   const limiter: ConcurrencyLimiter | undefined =
     options.flowControl === 'none' ? undefined : options.flowControl === undefined || options.flowControl === 'in-process' ? createConcurrencyLimiter(clockNow(options.defaults?.clock)) : options.flowControl
   const rateLimiter: RateLimiter | undefined =
@@ -527,6 +620,30 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (view.runEnd !== undefined) return { ok: false, status: 'finished', message: `Run "${runId}" has ended (${view.runEnd.disposition}); it takes no more signals.` }
       const signalSeq = await keepSignal(store, runId, { kind: 'signal', name, payload: checked.payload, from: sender?.from ?? 'host', via: sender?.via ?? 'host' }, view.signals().length)
       return { ok: true, status: 'stored', signalSeq }
+    },
+    async update(runId, name, input, sender, options) {
+      const { view } = await readStoredRun(store, runId)
+      const workflow = view.workflow ?? '(unknown)'
+      const declared = workflows.get(view.workflow ?? '')?.updates
+      const from = sender?.from ?? 'host'
+      const via = sender?.via ?? 'host'
+      if (declared === undefined || !Object.hasOwn(declared, name)) {
+        const names = Object.keys(declared ?? {})
+        return { ok: false, status: 'unknown', declared: names, message: `Workflow "${workflow}" declares no update "${name}". Declared: ${names.join(', ') || '(none)'}.` }
+      }
+      if (view.runEnd !== undefined) return { ok: false, status: 'finished', message: `Run "${runId}" has ended (${view.runEnd.disposition}); it takes no more updates.` }
+      const updateId = `upd_${randomUUID()}`
+      const checked = checkUpdate(declared, workflow, name, input)
+      if (!checked.ok) {
+        if (checked.status === 'unknown') return checked
+        await auditRejectedUpdate(store, runId, { kind: 'update_rejected', updateId, name, input: input ?? null, stage: checked.status === 'invalid' ? 'schema' : 'validate', issues: checked.issues, from, via, at: new Date().toISOString() })
+        return checked.status === 'invalid' ? { ok: false, status: 'invalid', updateId, issues: checked.issues } : { ok: false, status: 'rejected', updateId, issues: checked.issues }
+      }
+      await keepUpdate(store, runId, { kind: 'update', updateId, name, input: checked.input, from, via }, view.updates().length)
+      const end = await awaitUpdateEnd(runId, updateId, options?.waitMs ?? 30_000, options?.signal)
+      if (end === 'ended') return { ok: false, status: 'finished', updateId, message: `Run "${runId}" ended before update ${updateId} completed.` }
+      if (end === undefined) return { ok: true, status: 'accepted', updateId }
+      return end.type === 'update_completed' ? { ok: true, status: 'completed', updateId, result: end.output } : { ok: false, status: 'failed', updateId, error: end.error }
     },
     async query(runId, name) {
       const { view } = await readStoredRun(store, runId)

@@ -318,6 +318,17 @@ export interface WorkflowContext<TInput, TTools extends ToolSet = ToolSet> {
    * once per execution, in order. A name is either handled or waited on.
    */
   readonly onSignal: (name: string, handler: SignalHandler) => void
+  /**
+   * Registers the handler of update `name`: every update of that name the
+   * run accepted and that has not completed, the ones before this call
+   * included, goes to it in order. Its return value (checked against the
+   * declared output schema) is journaled as `update_completed` and answered
+   * to the sender; a throw is `update_failed`. A completed update is never
+   * run again, on replay or resume (its input and recorded output go to
+   * `options.restore` instead, so the script can rebuild what the handler
+   * kept in memory); one received and not completed is run again by a resume.
+   */
+  readonly onUpdate: (name: string, handler: UpdateHandler, options?: OnUpdateOptions) => void
   /** Fail-closed fan-out; see @locus/groups. */
   readonly parallel: typeof parallel
   /** Fail-closed staged fan-out; see @locus/groups. */
@@ -352,6 +363,40 @@ export type SignalSet = Readonly<Record<string, z.ZodType>>
  */
 export type QuerySet = Readonly<Record<string, (view: RunView) => unknown>>
 
+/** Who sent an update, through which surface, and its id (the same in every execution). */
+export interface UpdateSender extends SignalSender {
+  readonly updateId: string
+}
+
+/** Options of one `onUpdate()`. */
+export interface OnUpdateOptions {
+  /**
+   * Called instead of the handler, in order, for each update of this name an
+   * earlier execution completed (a resume, a replay, a PostgreSQL run woken
+   * after a park): the input and the output it answered. For state the
+   * handler keeps in the script's memory; side effects are not repeated.
+   */
+  readonly restore?: (input: JsonValue, output: JsonValue) => void
+}
+
+/** An `onUpdate()` handler: called once per accepted update of its name, in order; what it returns (or resolves to) is the update's result. */
+export type UpdateHandler = (input: JsonValue, sender: UpdateSender) => unknown
+
+/**
+ * One update a workflow declares: its input and output schemas, and
+ * `validate`, run on an input that fit the schema: a string (or strings)
+ * rejects the update with those issues (400, nothing journaled); `undefined`
+ * or an empty array accepts it.
+ */
+export interface UpdateDeclaration {
+  readonly input: z.ZodType
+  readonly output: z.ZodType
+  readonly validate?: (input: JsonValue) => string | readonly string[] | undefined
+}
+
+/** The updates a workflow declares, by name. */
+export type UpdateSet = Readonly<Record<string, UpdateDeclaration>>
+
 /** What `sleep()` takes: a duration (`'500ms'`, `'30s'`, `'10m'`, `'2h'`, `'7d'`, or milliseconds) or an absolute time. */
 export type SleepFor = string | number | { readonly until: Date }
 
@@ -374,6 +419,8 @@ export interface WorkflowDefinition<TInput = unknown, TTools extends ToolSet = T
   readonly workspaceMode?: string
   /** Signals the run accepts while it runs (`POST /v1/runs/{id}/signals/{name}`, `locus signal`), by name: each payload's zod schema. */
   readonly signals?: SignalSet
+  /** Updates the run accepts while it runs (`POST /v1/runs/{id}/updates/{name}`, `locus update`), by name: validated, journaled, run by the script's `onUpdate` handler, answered with its result. */
+  readonly updates?: UpdateSet
   /** Queries answered from the run's journal fold (`GET /v1/runs/{id}/queries/{name}`, `locus query`), by name. */
   readonly queries?: QuerySet
   /**

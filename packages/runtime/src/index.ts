@@ -6,9 +6,11 @@ export { readRunHistory } from './run-history.js'
 export type { RunHistory } from './run-history.js'
 export type { RunHandle as StartedRun, RunResult, WorkflowFunction } from './run-workflow-script.js'
 export { createRuntime } from './create-runtime.js'
-export type { PendingDeferral, QueryOutcome, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions } from './create-runtime.js'
+export type { PendingDeferral, QueryOutcome, RunHandle, Runtime, RuntimeOptions, RuntimeRunOptions, UpdateWaitOptions } from './create-runtime.js'
 export { SIGNAL_SLOT_PREFIX, checkSignal, keepSignal } from './signals.js'
 export type { SignalOutcome } from './signals.js'
+export { UPDATE_AUDIT_PREFIX, UPDATE_SLOT_PREFIX, rejectedUpdatesOf } from './updates.js'
+export type { RejectedUpdate, UpdateOutcome } from './updates.js'
 export { MAX_PRIORITY, MIN_PRIORITY, checkFlowDefinition, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
 export { checkRateLimits, createRateLimiter, rateLimitDelay, rateLimitName, rateQueues, sleepWakeable } from './rate-limits.js'
 export type { RateLimit, RateLimitMatch, RateLimitSnapshot, RateLimiter, RateRequest, RateTicket, RateWait, RateWindow } from './rate-limits.js'
@@ -32,6 +34,11 @@ export type {
   SignalHandler,
   SignalSender,
   SignalSet,
+  UpdateDeclaration,
+  OnUpdateOptions,
+  UpdateHandler,
+  UpdateSender,
+  UpdateSet,
   QuerySet,
   WaitForSignalOptions,
   SpawnFunction,

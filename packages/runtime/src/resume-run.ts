@@ -1,4 +1,5 @@
 import { recordedSignalsOf } from './signals.js'
+import { recordedUpdatesOf } from './updates.js'
 import { type ReplayDivergence, type ReplayReport } from '@locus/replay'
 import { EXECUTION_ID_PREFIX, type RunStore, RunNotFoundError, allocatedExecutionId } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
@@ -117,6 +118,7 @@ export async function startResume<TInput>(
       spentBefore: history.spentUsd,
       timers: history.timers,
       signals: recordedSignalsOf(history.view),
+      updates: recordedUpdatesOf(history.view),
       resumeOf: history.lastExecution.executionId,
       runView: history.view,
       ownership,
@@ -172,6 +174,7 @@ export async function startReplay<TInput>(
     replayFailures: true,
     timers: history.timers,
     signals: recordedSignalsOf(history.view),
+    updates: recordedUpdatesOf(history.view),
     resumeOf: history.lastExecution.executionId,
   })
   const done = handle.done.then((result): ReplayRunResult => {

@@ -8,6 +8,7 @@ import type { TriggerTransport } from '@locus/protocol'
 import type { LaunchMode } from './budgets.js'
 import { Deferrals } from './deferrals.js'
 import type { SignalInbox } from './signals.js'
+import type { UpdateInbox } from './updates.js'
 import { CallActivity } from './call-activity.js'
 import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
@@ -114,6 +115,8 @@ export class RunState {
   deferrals: Deferrals = new Deferrals(undefined)
   /** The run's signals: those its journal holds and the mailbox new ones come from. Set by the runtime; a child shares its root's. */
   signals!: SignalInbox
+  /** The run's updates: those its journal holds and the mailbox new ones come from. Set by the runtime; a child shares its root's. */
+  updates!: UpdateInbox
   /** The calls in flight, and how many of them wait on a deferral. Shared with children. */
   activity: CallActivity = new CallActivity()
   /** Set once the execution is suspended: nothing more is written, and no run_end. Shared with children. */

@@ -50,6 +50,7 @@ import { callTool } from './tool-call.js'
 import { callSleep } from './sleep-call.js'
 import { type RecordedSignals, SignalInbox, checkSignal } from './signals.js'
 import { callWaitForSignal } from './signal-wait.js'
+import { type RecordedUpdates, UpdateInbox } from './updates.js'
 import { CallActivity } from './call-activity.js'
 import { refuseLiveCalls } from './check-only-replay.js'
 import { describeZodIssues } from './zod-issues.js'
@@ -113,6 +114,8 @@ export interface LaunchInternals {
   readonly spentBefore?: UsdAmount
   /** Signals and signal waits earlier executions journaled (a resume's and a replay's). */
   readonly signals?: RecordedSignals
+  /** Updates and their ends earlier executions journaled (a resume's and a replay's). */
+  readonly updates?: RecordedUpdates
   /** Timers earlier executions journaled, by timer id (a resume's and a replay's). */
   readonly timers?: ReadonlyMap<string, RecordedTimer>
   /** Set on a child run: the run whose script spawned it, and the spawn's call id there. */
@@ -144,6 +147,8 @@ export interface RunHandle {
   rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }, decider?: DeferredDecider): DeferredAnswerOutcome
   /** The deferrals waiting now. */
   pendingDeferrals(): string[]
+  /** Reads the run's update mailbox now rather than at the next poll (a sender in this process just kept one). */
+  lookForUpdates(): void
   /**
    * The run's live fold, kept as lines are written: this execution's lines,
    * and for a resume the run's earlier executions too. Read without touching
@@ -434,6 +439,9 @@ function launchInStore<TInput>(
     resolveDeferred: (deferredId, result, decider) => started?.resolveDeferred(deferredId, result, decider) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     rejectDeferred: (deferredId, error, decider) => started?.rejectDeferred(deferredId, error, decider) ?? { ok: false, status: 'unknown', message: 'the run has not started yet' },
     pendingDeferrals: () => started?.pendingDeferrals() ?? [],
+    lookForUpdates: () => {
+      started?.lookForUpdates()
+    },
     view: () => started?.view(),
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.
     suspend: () => undefined,
@@ -509,6 +517,14 @@ function startExecution<TInput>(
     })
   // A replay reads signals from its recording only; a live execution also from the run's mailbox.
   run.signals = parent?.signals ?? new SignalInbox(run, internals.kind === 'replay' ? undefined : medium.deferredAnswers, internals.signals ?? { received: [], waits: new Map() })
+  run.updates =
+    parent?.updates ??
+    new UpdateInbox(
+      { emit: (line) => run.emit(line), commitStart: () => run.commitStart(), track: (call) => run.activity.track(call) },
+      internals.kind === 'replay' ? undefined : medium.deferredAnswers,
+      definition.updates,
+      internals.updates ?? { received: [], ends: new Map() },
+    )
   run.openedDeferrals = new Set(internals.openDeferrals ?? [])
   run.recordedDeferrals = internals.recordedDeferrals ?? new Map()
   run.suspension = suspension
@@ -621,6 +637,12 @@ function startExecution<TInput>(
       }
       run.signals.onSignal(name, handler)
     },
+    onUpdate: (name, handler, updateOptions) => {
+      if (definition.updates === undefined || !Object.hasOwn(definition.updates, name)) {
+        throw new RuntimeInputError('RUN_OPTIONS_INVALID', `onUpdate("${name}"): the workflow declares no such update. Declared: ${Object.keys(definition.updates ?? {}).join(', ') || '(none)'}.`, [`update: "${name}" is not declared`])
+      }
+      run.updates.onUpdate(name, handler, updateOptions)
+    },
     parallel,
     pipeline,
     signal: controller.signal,
@@ -660,6 +682,8 @@ function startExecution<TInput>(
 
   // Only a workflow that declares signals reads the mailbox, from the start: a signal sent early is journaled early.
   if (parent === undefined && definition.signals !== undefined) run.signals.open()
+  // Likewise updates: one sent early is journaled early, and run once its handler is registered.
+  if (parent === undefined && definition.updates !== undefined) run.updates.open()
 
   const done = (async (): Promise<RunResult> => {
     try {
@@ -679,7 +703,14 @@ function startExecution<TInput>(
       outcome = { returned: false, error }
     }
     scriptSettled = true
-    if (parent === undefined) run.signals.close()
+    if (parent === undefined) {
+      run.signals.close()
+      run.updates.close()
+      // A handler still running journals its end before run_end. A suspended or cancelled execution does not wait:
+      // a late end is dropped, and a resume runs that update again.
+      if (!suspension.suspended && !controller.signal.aborted) await run.updates.settled()
+      run.updates.silence()
+    }
     suspendSignal?.removeEventListener('abort', onSuspend)
     stopHostAbort()
     if (suspension.suspended) {
@@ -774,6 +805,9 @@ function startExecution<TInput>(
         ...deciderFields(decider),
       }),
     pendingDeferrals: () => run.deferrals.pending(),
+    lookForUpdates: () => {
+      void run.updates.look()
+    },
     view: () => runView ?? view,
     // Replaced by launchRun's, which reaches the execution through its suspendSignal.
     suspend: () => undefined,

@@ -235,6 +235,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     answerDeferred: (runId, deferredId, answer) => reader.answerDeferred(runId, deferredId, answer),
     signal: (runId, name, payload, sender) => reader.signal(runId, name, payload, sender),
     query: (runId, name) => reader.query(runId, name),
+    update: (runId, name, input, sender, waitOptions) => reader.update(runId, name, input, sender, waitOptions),
     async close() {
       await store.close()
       await pool.end()

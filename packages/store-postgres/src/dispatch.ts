@@ -477,7 +477,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         // Its waitForSignal() waits: a signal kept after the last one it journaled wakes it, and a timeout is a timer.
         const signalWaits = view?.openSignalWaits() ?? []
         const signalsFrom = (view?.signals().at(-1)?.signalSeq ?? -1) + 1
-        await handOver(lease, state.leaving, { open, timers, signalWaits, signalsFrom, deadlines })
+        // An update kept after the last one it journaled (its process read the mailbox before the update came) wakes it too.
+        const updatesFrom = (view?.updates().at(-1)?.updateSeq ?? -1) + 1
+        await handOver(lease, state.leaving, { open, timers, signalWaits, signalsFrom, updatesFrom, deadlines })
       }
     } finally {
       clearInterval(beat)
@@ -503,6 +505,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       readonly timers: readonly OpenTimerView[]
       readonly signalWaits?: readonly OpenSignalWaitView[]
       readonly signalsFrom?: number
+      readonly updatesFrom?: number
       readonly deadlines?: readonly { readonly deferredId: string; readonly dueAt: string }[]
     },
   ): Promise<void> {
@@ -532,8 +535,16 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
               [lease.runId, waitsOn.signalsFrom ?? 0],
             )
           ).rowCount !== 0
+        // An update kept after the last one its journal holds (see keepUpdate of @locus/runtime): its sender waits for the handler.
+        const updated =
+          (
+            await client.query(
+              `select 1 from "${schema}".locus_deferred_answers where run_id = $1 and case when deferred_id ~ '^update-[0-9]{1,15}$' then substring(deferred_id from 8)::bigint >= $2 else false end limit 1`,
+              [lease.runId, waitsOn.updatesFrom ?? 0],
+            )
+          ).rowCount !== 0
         // A run that waits on nothing from outside and on no timer has nothing to wake it: it goes straight back to the queue.
-        requeue = answered || signalled || cancelled || (open.length === 0 && timers.length === 0 && signalWaits.length === 0)
+        requeue = answered || signalled || updated || cancelled || (open.length === 0 && timers.length === 0 && signalWaits.length === 0)
         if (!requeue) {
           await client.query(`update "${schema}".locus_runs set status = 'waiting', updated_at = clock_timestamp() where run_id = $1 and status = 'running'`, [lease.runId])
           for (const timer of timers) await client.query(TIMER_JOB_SQL, [RUN_TASK, lease.runId, timer.timerId, timer.dueAt])

@@ -891,7 +891,8 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         // Inserted and read in one statement: a row is always there, unless the run was deleted meanwhile.
         if (row === undefined) throw new RunNotFoundError(runId, 'the PostgreSQL store')
         // A parked run (a worker released it while it waited) goes back in the queue with its answer.
-        if (status === 'waiting') await requeueParked(client, runId)
+        // An audit record (a rejected update, `audit-` ids) is no answer: the run never reads it, so it wakes nothing.
+        if (status === 'waiting' && !deferredId.startsWith('audit-')) await requeueParked(client, runId)
         return { stored: row.stored, answer: row.answer }
       })
     },
