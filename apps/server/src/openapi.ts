@@ -585,6 +585,7 @@ function openApiBody(runPath: string[]): JsonObject {
             ...errors('invalid_request', 'forbidden', 'not_found', 'callback_expired', 'already_resolved', 'payload_too_large'),
           },
         }),
+      },
       '/v1/runs/{id}/updates/{name}': {
         post: operation(
           "Send an update the workflow declares to a running run and wait for its handler: validated (input schema, then `validate`; a rejection journals nothing and is kept as an audit record), journaled as update_received, run by the script's onUpdate handler, answered with its result",
