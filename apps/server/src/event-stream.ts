@@ -1,4 +1,5 @@
 import type { JournalLine } from '@locus/journal'
+import { type SseSink, writeSse } from './sse-writer.js'
 
 /** What {@link journalEventStream} needs. */
 export interface JournalEventStreamOptions {
@@ -112,84 +113,35 @@ export function journalEventStream(options: JournalEventStreamOptions): Readable
 }
 
 /** The part of Node's `ServerResponse` {@link writeJournalEvents} uses. */
-export interface EventSink {
-  writeHead(status: number, headers: Record<string, string>): unknown
-  write(chunk: Uint8Array | string): boolean
-  end(): unknown
-  once(event: 'drain' | 'close', listener: () => void): unknown
-  off(event: 'drain' | 'close', listener: () => void): unknown
-  readonly destroyed: boolean
+export type EventSink = SseSink
+
+/** The frames of `lines`, ending after `run_end`; returning them returns the lines (which unsubscribes). */
+function framesOf(lines: AsyncIterator<JournalLine>): AsyncIterator<Uint8Array> {
+  let ended = false
+  const done = { done: true as const, value: undefined }
+  return {
+    async next() {
+      if (ended) return done
+      const next = await lines.next()
+      if (next.done === true) return done
+      if (next.value.type === 'run_end') ended = true
+      return { done: false, value: encodedFrame(next.value) }
+    },
+    async return() {
+      await lines.return?.()
+      return done
+    },
+  }
 }
 
 /**
  * The stream of {@link journalEventStream}, written straight to a Node
- * response (`c.env.outgoing` under @hono/node-server) instead of through a
- * `ReadableStream` body: each frame is one `write`, with no stream reader in
- * between, which counts when one line goes to a thousand subscribers. The
- * socket's backpressure holds the reader back: after a `write` that returns
- * false the next line waits for `drain`.
+ * response ({@link writeSse}): one `write` per line, the socket's
+ * backpressure holding the reader back (after a `write` that returns false
+ * the next line waits for `drain`), and the stream ends after `run_end`.
  */
 export function writeJournalEvents(sink: EventSink, headers: Record<string, string>, options: JournalEventStreamOptions): void {
-  // Read through a function, so that a check after an await sees a close made meanwhile.
-  const state = { closed: false }
-  const isClosed = (): boolean => state.closed
-  const gone = (): boolean => sink.destroyed
-  let wake: (() => void) | undefined
-  const close = (): void => {
-    if (state.closed) return
-    state.closed = true
-    clearInterval(heartbeat)
-    options.signal.removeEventListener('abort', onAbort)
-    sink.off('close', onClientGone)
-    wake?.()
-    // Unsubscribes a live feed; wakes and ends a store tail.
-    void options.lines.return?.().catch(() => undefined)
-    options.onClose()
-  }
-  const onClientGone = (): void => {
-    close()
-  }
-  const onAbort = (): void => {
-    close()
-    sink.end()
-  }
-  sink.writeHead(200, headers)
-  sink.write(`retry: ${options.retryMs}\n\n`)
-  const heartbeat = setInterval(() => {
-    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
-  }, options.heartbeatMs)
-  heartbeat.unref()
-  sink.once('close', onClientGone)
-  if (options.signal.aborted) {
-    onAbort()
-    return
-  }
-  options.signal.addEventListener('abort', onAbort, { once: true })
-  void (async () => {
-    for (;;) {
-      let next: IteratorResult<JournalLine>
-      try {
-        next = await options.lines.next()
-      } catch (error) {
-        if (!isClosed()) options.onError(error)
-        break
-      }
-      if (isClosed() || next.done === true || gone()) break
-      const flowing = sink.write(encodedFrame(next.value))
-      if (next.value.type === 'run_end') break
-      if (!flowing && !gone()) {
-        await new Promise<void>((resolve) => {
-          wake = resolve
-          sink.once('drain', resolve)
-        })
-        wake = undefined
-      }
-    }
-    if (!isClosed()) {
-      close()
-      sink.end()
-    }
-  })()
+  writeSse(sink, headers, { ...options, pieces: framesOf(options.lines) })
 }
 
 /** How often a stored execution's stream, idle, asks whether the execution ended some other way. */

@@ -3,6 +3,7 @@ import type { Context } from 'hono'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { z } from 'zod'
 import { ApiError } from './errors.js'
+import { type SseSink, writeSse } from './sse-writer.js'
 import { REQUEST_ID_HEADER } from './request-log.js'
 import type { RouteContext } from './route-context.js'
 import { RunIdSchema, TokenStreamQuerySchema, type TokenStreamRecordSchema } from './schemas.js'
@@ -192,15 +193,7 @@ export async function* followTokenStream(options: FollowOptions): AsyncGenerator
 }
 
 /** The part of Node's `ServerResponse` {@link writeTokenStream} uses. */
-export interface TokenStreamSink {
-  writeHead(status: number, headers: Record<string, string>): unknown
-  write(chunk: string): boolean
-  end(): unknown
-  destroy(): unknown
-  once(event: 'drain' | 'close', listener: () => void): unknown
-  off(event: 'drain' | 'close', listener: () => void): unknown
-  readonly destroyed: boolean
-}
+export type TokenStreamSink = SseSink
 
 /** What {@link writeTokenStream} and {@link tokenStreamBody} need. */
 export interface TokenStreamWriteOptions {
@@ -220,87 +213,12 @@ export interface TokenStreamWriteOptions {
 }
 
 /**
- * A token stream written straight to a Node response: one `write` per piece,
- * a heartbeat comment every `heartbeatMs`. After a `write` the socket did not
- * take, the next waits for `drain`; a client that takes nothing for
- * `drainTimeoutMs` has fallen behind and is dropped (the connection is
- * destroyed, so its buffer goes too); it resumes from the last `id:` it read.
+ * A token stream written straight to a Node response ({@link writeSse}): one
+ * `write` per piece; a client that takes nothing for `drainTimeoutMs` has
+ * fallen behind and is dropped, and resumes from the last `id:` it read.
  */
 export function writeTokenStream(sink: TokenStreamSink, headers: Record<string, string>, options: TokenStreamWriteOptions): void {
-  const state = { closed: false }
-  const isClosed = (): boolean => state.closed
-  const gone = (): boolean => sink.destroyed
-  let wake: ((drained: boolean) => void) | undefined
-  const close = (): void => {
-    if (state.closed) return
-    state.closed = true
-    clearInterval(heartbeat)
-    options.signal.removeEventListener('abort', onAbort)
-    sink.off('close', onClientGone)
-    wake?.(false)
-    void options.pieces.return?.().catch(() => undefined)
-    options.onClose()
-  }
-  const onClientGone = (): void => {
-    close()
-  }
-  const onAbort = (): void => {
-    close()
-    sink.end()
-  }
-  sink.writeHead(200, headers)
-  sink.write(`retry: ${options.retryMs}\n\n`)
-  const heartbeat = setInterval(() => {
-    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
-  }, options.heartbeatMs)
-  heartbeat.unref()
-  sink.once('close', onClientGone)
-  if (options.signal.aborted) {
-    onAbort()
-    return
-  }
-  options.signal.addEventListener('abort', onAbort, { once: true })
-  void (async () => {
-    for (;;) {
-      let next: IteratorResult<string>
-      try {
-        next = await options.pieces.next()
-      } catch (error) {
-        if (!isClosed()) options.onError(error)
-        break
-      }
-      if (isClosed() || next.done === true || gone()) break
-      if (next.value.length === 0) continue
-      if (sink.write(next.value) || gone()) continue
-      const drained = await new Promise<boolean>((resolve) => {
-        const onDrain = (): void => {
-          clearTimeout(timer)
-          resolve(true)
-        }
-        const timer = setTimeout(() => {
-          sink.off('drain', onDrain)
-          resolve(false)
-        }, options.drainTimeoutMs)
-        wake = (value) => {
-          clearTimeout(timer)
-          sink.off('drain', onDrain)
-          resolve(value)
-        }
-        sink.once('drain', onDrain)
-      })
-      wake = undefined
-      if (!drained && !isClosed()) {
-        options.onDrop?.()
-        close()
-        sink.destroy()
-        return
-      }
-    }
-    if (!isClosed()) {
-      close()
-      sink.end()
-    }
-  })()
+  writeSse(sink, headers, options)
 }
 
 const encoder = new TextEncoder()

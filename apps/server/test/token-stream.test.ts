@@ -300,7 +300,7 @@ describe('GET /v1/runs/{id}/stream', () => {
     const sink: TokenStreamSink = {
       writeHead: () => undefined,
       write: (chunk) => {
-        written.push(chunk)
+        written.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk))
         return written.length < 3
       },
       end: () => {
