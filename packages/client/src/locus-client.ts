@@ -16,6 +16,10 @@ import type {
   RunAccepted,
   RunBudgets,
   QueueInfo,
+  ScheduleDetail,
+  ScheduleInfo,
+  ScheduleListItem,
+  SlotsRequested,
   RunInfo,
   RunList,
   RunResult,
@@ -143,6 +147,17 @@ export interface LocusClient {
   /** Answers query `name` of a run from its journal: `GET /v1/runs/{id}/queries/{name}`. */
   query(runId: string, name: string): Promise<QueryResult>
   eventsToken(runId: string): Promise<EventsToken>
+  /** The store's schedules, each with its latest slot record (`GET /v1/schedules`). */
+  listSchedules(): Promise<readonly ScheduleListItem[]>
+  /** One schedule and its slot records, newest first (`GET /v1/schedules/{id}`). */
+  getSchedule(scheduleId: string): Promise<ScheduleDetail>
+  /** Pauses a schedule: its slots are recorded `paused` until it is unpaused (`POST /v1/schedules/{id}/pause`). */
+  pauseSchedule(scheduleId: string): Promise<ScheduleInfo>
+  unpauseSchedule(scheduleId: string): Promise<ScheduleInfo>
+  /** Asks for a slot now, fired by the process that holds the schedule on its next tick (`POST /v1/schedules/{id}/trigger`). */
+  triggerSchedule(scheduleId: string): Promise<SlotsRequested>
+  /** Asks for every slot from `from` to `to`, both included (`POST /v1/schedules/{id}/backfill`); the server refuses a range of too many slots. */
+  backfillSchedule(scheduleId: string, range: { readonly from: string; readonly to: string }): Promise<SlotsRequested>
   pollTriggers(options: WorkerPollOptions): Promise<WorkerTriggers>
   sendActions(worker: string, actions: readonly WorkerAction[]): Promise<WorkerActionsReport>
   health(): Promise<{ readonly ok: true }>
@@ -238,6 +253,7 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
 
   const body = async <T>(spec: RequestSpec): Promise<T> => (await json<T>(spec)).body
   const runPath = (runId: string): string => `/v1/runs/${segment(runId)}`
+  const schedulePath = (scheduleId: string): string => `/v1/schedules/${segment(scheduleId)}`
 
   const client: LocusClient = {
     baseUrl,
@@ -325,6 +341,24 @@ export function createLocusClient(options: LocusClientOptions): LocusClient {
     },
     eventsToken(runId) {
       return body<EventsToken>({ method: 'POST', path: `${runPath(runId)}/events-token` })
+    },
+    async listSchedules() {
+      return (await body<{ schedules: ScheduleListItem[] }>({ method: 'GET', path: '/v1/schedules' })).schedules
+    },
+    getSchedule(scheduleId) {
+      return body<ScheduleDetail>({ method: 'GET', path: schedulePath(scheduleId) })
+    },
+    pauseSchedule(scheduleId) {
+      return body<ScheduleInfo>({ method: 'POST', path: `${schedulePath(scheduleId)}/pause` })
+    },
+    unpauseSchedule(scheduleId) {
+      return body<ScheduleInfo>({ method: 'POST', path: `${schedulePath(scheduleId)}/unpause` })
+    },
+    triggerSchedule(scheduleId) {
+      return body<SlotsRequested>({ method: 'POST', path: `${schedulePath(scheduleId)}/trigger` })
+    },
+    backfillSchedule(scheduleId, range) {
+      return body<SlotsRequested>({ method: 'POST', path: `${schedulePath(scheduleId)}/backfill`, body: { from: range.from, to: range.to } })
     },
     pollTriggers(poll) {
       return body<WorkerTriggers>({

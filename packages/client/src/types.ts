@@ -246,3 +246,52 @@ export interface Readiness {
 }
 
 export type { JournalLine }
+
+/** How a schedule's slot ended. */
+export type SlotOutcome = 'started' | 'skipped-overlap' | 'missed' | 'paused' | 'failed-to-start'
+
+/** One slot's record (`GET /v1/schedules/{id}`): when it was due and how it ended. */
+export interface SlotRecord {
+  /** The slot time, ISO 8601 UTC. */
+  readonly slot: string
+  readonly outcome: SlotOutcome
+  readonly runId?: string
+  readonly error?: string
+  /** Who asked for the slot: the schedule itself, a trigger or a backfill. */
+  readonly source?: 'schedule' | 'trigger' | 'backfill'
+  readonly recordedAt: string
+}
+
+/** A registered schedule and its live state. */
+export interface ScheduleInfo {
+  readonly schedule: {
+    readonly id: string
+    readonly workflow: string
+    readonly cron?: string
+    readonly every?: string
+    readonly timezone?: string
+    readonly input: unknown
+    readonly overlap: string
+    readonly catchUpWindow: string
+    readonly jitter?: string
+    readonly paused?: boolean
+  }
+  readonly paused: boolean
+  readonly registeredAt: string
+}
+
+/** One schedule of `GET /v1/schedules`, with its latest slot record. */
+export interface ScheduleListItem extends ScheduleInfo {
+  readonly lastSlot: SlotRecord | null
+}
+
+/** `GET /v1/schedules/{id}`: the schedule and its slot records, newest first (at most 100). */
+export interface ScheduleDetail extends ScheduleInfo {
+  readonly slots: readonly SlotRecord[]
+}
+
+/** What `POST /v1/schedules/{id}/trigger` and `/backfill` answer: the slots asked of the process that holds the schedule. */
+export interface SlotsRequested {
+  readonly scheduleId: string
+  readonly requested: readonly string[]
+}
