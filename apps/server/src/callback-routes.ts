@@ -1,7 +1,7 @@
 import type { DeferredAnswer, DeferredAnswerOutcome, PendingDeferral } from '@locus/runtime'
 import type { Context } from 'hono'
 import { ServerOptionsError } from './auth.js'
-import { CALLBACK_PATH_PREFIX, MIN_CALLBACK_SECRET_LENGTH, callbackPathOf, verifyCallback } from './callback-signing.js'
+import { CALLBACK_PATH_PREFIX, type CallbackLinks, MIN_CALLBACK_SECRET_LENGTH, callbackPathOf, verifyCallback } from './callback-signing.js'
 import { ApiError } from './errors.js'
 import type { RouteContext } from './route-context.js'
 import { CallbackBodySchema, RunIdSchema } from './schemas.js'
@@ -9,12 +9,6 @@ import { CallbackBodySchema, RunIdSchema } from './schemas.js'
 /** How long a callback URL of a deferral without a deadline is good for, from when it opened. */
 export const DEFAULT_CALLBACK_TTL_SECONDS = 7 * 24 * 60 * 60
 
-/** Signs the callback URLs of a server's deferrals; undefined without a callback secret. */
-export interface CallbackLinks {
-  /** The deferral with its `callbackUrl` on the origin the request came to. */
-  decorate(c: Context, runId: string, deferral: PendingDeferral): PendingDeferral & { callbackUrl?: string }
-  readonly secret: string
-}
 
 /**
  * Checks the server's callback options: a secret of at least 16 characters,

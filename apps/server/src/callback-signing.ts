@@ -1,8 +1,17 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { PendingDeferral } from '@locus/runtime'
+import type { Context } from 'hono'
 
 // Pre-signed callback URLs for deferrals: pure signing and checking, no I/O.
 // The URL is derived, never stored: the same secret gives the same URL for a
 // deferral on any server and after a restart.
+
+/** Signs the callback URLs of a server's deferrals; undefined without a callback secret. */
+export interface CallbackLinks {
+  /** The deferral with its `callbackUrl` on the origin the request came to. */
+  decorate(c: Context, runId: string, deferral: PendingDeferral): PendingDeferral & { callbackUrl?: string }
+  readonly secret: string
+}
 
 /** What a callback URL stands for: one deferral of one run, until `expiresAtMs`. */
 export interface CallbackClaim {

@@ -2,7 +2,7 @@ import type { Runtime, RunHandle, StoredRun } from '@locus/runtime'
 import type { Context, Hono } from 'hono'
 import type { z } from 'zod'
 import type { ApiScope } from './auth.js'
-import type { CallbackLinks } from './callback-routes.js'
+import type { CallbackLinks } from './callback-signing.js'
 import type { LiveState } from './run-resource.js'
 import type { CreateServerOptions, Env, ErrorContext, EventTokens, ServerState } from './server-options.js'
 
