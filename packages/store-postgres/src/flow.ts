@@ -7,8 +7,9 @@ import type { RunLease } from './postgres-run-store.js'
  * and priority, for every worker sharing the database.
  *
  * - A run's keys are rows of `locus_run_keys` (its first key, `lane`, is the
- *   one it takes turns by). A key's slots in use are the runs of that key
- *   holding a live lease, so a parked run (its lease released) holds none.
+ *   one it takes turns by). A key's slots in use are the running runs of that
+ *   key holding a lease, even one past its expiry (its holder may renew it, or
+ *   a takeover resumes the run), so a parked run (its lease released) holds none.
  * - Turns: each lane has a `last_rank`; a queued run gets
  *   `max(virtual time, last_rank of its lane) + 1/weight` (start-time fair
  *   queueing), and its graphile-worker job's `priority` is that rank, so
@@ -122,11 +123,13 @@ export async function admit(client: pg.ClientBase, schema: string, job: { readon
       )
       chosen = best.rows[0]?.run_id ?? runId
     }
-    // Full when a key with a limit has that many other runs holding a live lease.
+    // Full when a key with a limit has that many other running runs holding a lease. A lease past its expiry still
+    // holds its slot while its run is running: its holder may be late with a heartbeat (and renew it, nobody having
+    // taken it), or dead (and a takeover resumes the run in that slot). Only a release, a park or the run's end frees it.
     const full = await client.query<{ key: string }>(
       `select k.key from ${keys} k where k.run_id = $1 and k.lim is not null
-         and (select count(*) from ${keys} o join ${leases} l on l.run_id = o.run_id
-              where o.key = k.key and o.run_id <> $1 and l.owner is not null and l.expires_at > clock_timestamp()) >= k.lim`,
+         and (select count(*) from ${keys} o join ${leases} l on l.run_id = o.run_id join ${runs} r on r.run_id = o.run_id
+              where o.key = k.key and o.run_id <> $1 and l.owner is not null and r.status = 'running') >= k.lim`,
       [chosen],
     )
     if (full.rows.length > 0) {
@@ -232,11 +235,11 @@ export async function wakeWaiting(client: pg.ClientBase | pg.Pool, schema: strin
        select k.key, k.lim, r.run_id, r.admitted_at, r.priority, r.created_at
        from "${schema}".locus_run_keys k join "${schema}".locus_runs r on r.run_id = k.run_id
        where r.status = 'running' and k.lim is not null
-         and not exists (select 1 from "${schema}".locus_leases l where l.run_id = r.run_id and l.owner is not null and l.expires_at > clock_timestamp())
+         and not exists (select 1 from "${schema}".locus_leases l where l.run_id = r.run_id and l.owner is not null)
      ),
      used as (
-       select k.key, count(*) as n from "${schema}".locus_run_keys k join "${schema}".locus_leases l on l.run_id = k.run_id
-       where l.owner is not null and l.expires_at > clock_timestamp() and k.key in (select key from waiting) group by k.key
+       select k.key, count(*) as n from "${schema}".locus_run_keys k join "${schema}".locus_leases l on l.run_id = k.run_id join "${schema}".locus_runs r on r.run_id = k.run_id
+       where l.owner is not null and r.status = 'running' and k.key in (select key from waiting) group by k.key
      ),
      ranked as (
        select w.run_id, w.lim - coalesce(u.n, 0) as free,
@@ -256,9 +259,9 @@ export async function wakeWaiting(client: pg.ClientBase | pg.Pool, schema: strin
 export async function queueSnapshot(client: pg.ClientBase | pg.Pool, schema: string): Promise<QueueSnapshot[]> {
   const { rows } = await client.query<{ key: string; running: string; waiting: string; oldest_ms: string | null }>(
     `select k.key,
-       count(*) filter (where l.owner is not null and l.expires_at > clock_timestamp()) as running,
-       count(*) filter (where r.status = 'running' and r.admitted_at is null and not coalesce(l.owner is not null and l.expires_at > clock_timestamp(), false)) as waiting,
-       floor(extract(epoch from clock_timestamp() - min(r.created_at) filter (where r.status = 'running' and r.admitted_at is null and not coalesce(l.owner is not null and l.expires_at > clock_timestamp(), false))) * 1000)::bigint as oldest_ms
+       count(*) filter (where l.owner is not null and r.status = 'running') as running,
+       count(*) filter (where r.status = 'running' and r.admitted_at is null and not coalesce(l.owner is not null, false)) as waiting,
+       floor(extract(epoch from clock_timestamp() - min(r.created_at) filter (where r.status = 'running' and r.admitted_at is null and not coalesce(l.owner is not null, false))) * 1000)::bigint as oldest_ms
      from "${schema}".locus_run_keys k join "${schema}".locus_runs r on r.run_id = k.run_id left join "${schema}".locus_leases l on l.run_id = k.run_id
      where r.status in ('running', 'waiting')
      group by k.key order by k.key`,

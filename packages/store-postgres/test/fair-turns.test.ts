@@ -7,7 +7,9 @@ import { defineTool, defineWorkflow } from '@locus/runtime'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { admit } from '../src/flow.js'
 import { type RunWorker, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { RUN_TASK } from '../src/run-task.js'
 import { admin, databaseUrl, testDatabaseUrl, until } from './pg-test-database.js'
 
 // Below the two workers' eight slots, so the limit binds (the audit has something to catch), and above half of
@@ -116,5 +118,22 @@ describe.skipIf(url === undefined)('fair turns between tenants on PostgreSQL wor
     // Within a tenant, first come first served still holds.
     const bigOrder = order.filter((runId) => runId.startsWith('big-')).map((runId) => Number(runId.slice('big-'.length)))
     expect(bigOrder).toEqual([...bigOrder].sort((left, right) => left - right))
+  })
+  it('a lease past its expiry still holds its slot while its run runs; an ended run holds none', async () => {
+    // Admission itself, with no worker running: a lease aged by hand stands for a holder late with its heartbeat.
+    await Promise.all(workers.splice(0).map((worker) => worker.stop()))
+    const oneAtATime = defineWorkflow({ name: 'one-at-a-time', concurrency: [{ key: () => 'late', limit: 1 }], run: () => ({ ok: true }) })
+    for (const runId of ['late-a', 'late-b']) await enqueueRun(client, { runId, workflow: oneAtATime })
+    const admitted = (runId: string) => admit(client, 'public', { runId, owner: 'worker-1', leaseMs: 60_000, task: RUN_TASK })
+    expect(await admitted('late-a')).toMatchObject({ kind: 'leased', runId: 'late-a' })
+    await client.query(`update locus_leases set expires_at = clock_timestamp() - interval '1 second' where run_id = 'late-a'`)
+    // Its holder may still renew it (nobody took it over), so the slot is still taken: b waits, for concurrency.
+    expect(await admitted('late-b')).toEqual({ kind: 'parked' })
+    expect((await client.query<{ reason: string }>(`select queued_reason as reason from locus_runs where run_id = 'late-b'`)).rows[0]?.reason).toBe('concurrency')
+    // Once a's run has ended, its lease left behind (a worker killed before releasing it) holds nothing.
+    await client.query(`update locus_runs set status = 'completed' where run_id = 'late-a'`)
+    expect(await admitted('late-b')).toMatchObject({ kind: 'leased', runId: 'late-b' })
+    // And a job for the ended run takes no lease.
+    expect(await admitted('late-a')).toEqual({ kind: 'ended' })
   })
 })
