@@ -102,7 +102,7 @@ describe('locus schedule over a runs directory', () => {
     await once(second, 'exit')
     const own = (await schedules.listSlots('every-second')).filter((slot) => slot.source === undefined).map((slot) => Date.parse(slot.slot))
     for (let at = Math.min(...own); at <= Math.max(...own); at += 1000) expect(own).toContain(at)
-  }, 40_000)
+  }, 120_000)
 
   it('refuses an unknown schedule with SCHEDULE_NOT_FOUND, and a serve module whose schedule names an unknown workflow', async () => {
     const dir = await tempDir()
