@@ -1,10 +1,9 @@
 import { setMaxListeners } from 'node:events'
 import type { JournalLine } from '@locus/journal'
-import { RUN_LAYOUT } from '@locus/journal'
 import { jsonDepthProblem } from '@locus/outcome'
 import { type DeferredAnswer, type PendingDeferral, type RunBudgets, type RunHandle, type RuntimeRunOptions, type StoredRun, checkSignal } from '@locus/runtime'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
-import type { ExecutionInfo, ExecutionRef } from '@locus/store'
+import { ARTIFACT_KEYS, type ExecutionInfo, type ExecutionRef } from '@locus/store'
 import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
@@ -536,7 +535,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   /** True when a stored execution ended, whatever its journal says: its result.json was written, or a later execution of the run began. */
   async function executionEnded(ref: ExecutionRef): Promise<boolean> {
-    if ((await runtime.store.readArtifact(ref, RUN_LAYOUT.result)) !== undefined) return true
+    if ((await runtime.store.readArtifact(ref, ARTIFACT_KEYS.result)) !== undefined) return true
     const executions = (await runtime.store.listExecutions(ref.runId)).filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
     const at = executions.findIndex((candidate) => candidate.executionId === ref.executionId)
     return at >= 0 && at < executions.length - 1
@@ -548,7 +547,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       return line.seq === afterSeq && line.type === 'run_end'
     }
     // Nothing at the cursor: past the end of an ended execution, or not written yet.
-    return (await runtime.store.readArtifact(ref, RUN_LAYOUT.result)) !== undefined
+    return (await runtime.store.readArtifact(ref, ARTIFACT_KEYS.result)) !== undefined
   }
 
   app.post('/v1/runs/:id/cancel', guard('runs:cancel'), async (c) => {

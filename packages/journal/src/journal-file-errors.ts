@@ -88,7 +88,7 @@ export class JournalReadError extends LocusError {
 
   constructor(path: string, cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause)
-    super(`Could not read the journal ${path}: ${detail}. Check the path: a run's journal is <run directory>/journal.jsonl.`, {
+    super(`Could not read the journal ${path}: ${detail}. Check the path: it must name an execution's journal file (a file store names it as the execution's journalLocation).`, {
       code: JOURNAL_READ_FAILED,
       cause,
     })

@@ -2,11 +2,11 @@
 // floor any reader of the same run pays: read the journal, split it, parse and
 // schema-check each line. Both are measured in the same run.
 import { measure, printTable, reportTarget } from '@locus/bench-kit'
-import { JournalLineSchema, RUN_LAYOUT } from '@locus/journal'
+import { JournalLineSchema } from '@locus/journal'
 import { type AgentCallRequest, createReplaySession, loadRecording } from '@locus/replay'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { type FixtureCall, tempRunsDir, writeRun } from '../test/run-fixture.js'
+import { type FixtureCall, journalOf, tempRunsDir, writeRun } from '../test/run-fixture.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const count = smoke ? 1_000 : 100_000
@@ -36,7 +36,7 @@ writeRun(runDir, calls, { runId: 'run-bench', answersInJournal: true, envelopeFi
 const setupMs = Number(process.hrtime.bigint() - setupStarted) / 1e6
 console.log(`wrote ${count} recorded calls (journal only) in ${(setupMs / 1000).toFixed(1)} s`)
 
-const journalPath = join(runDir, RUN_LAYOUT.journal)
+const journalPath = journalOf(runDir)
 
 let sink = 0
 const floorName = 'floor: read + split + JSON.parse + zod (journal)'
@@ -57,7 +57,7 @@ const results = await measure(
       name: 'loadRecording + replay all via next()',
       operations: count,
       run: () => {
-        const session = createReplaySession(loadRecording(runDir))
+        const session = createReplaySession(loadRecording(journalPath))
         for (let index = 0; index < count; index += 1) {
           const decision = session.next({ ordinal: calls[index]!.ordinal, request: requests[index]! })
           if (decision.mode !== 'replay') throw new Error(`call ${index} did not replay: ${decision.reason}`)
@@ -69,7 +69,7 @@ const results = await measure(
       name: 'loadRecording alone',
       operations: count,
       run: () => {
-        sink += loadRecording(runDir).size
+        sink += loadRecording(journalPath).size
       },
     },
   ],

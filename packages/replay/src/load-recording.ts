@@ -10,13 +10,12 @@ import {
   type ToolEndLine,
   type ToolStartLine,
   JournalReadError,
-  RUN_LAYOUT,
   parseAgentResultEnvelope,
   type JournalLineReader,
   openJournalLineReader,
   scanJournal,
 } from '@locus/journal'
-import { join, resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
 import { CALL_KINDS, type CallKind, CallTable, Ending } from './call-table.js'
 import { type IndexedCalls, type RecordedCall, type Recording, type RecordingEntry, IndexedRecording, ROWS_PER_SOURCE, toRecordedCall } from './recording.js'
@@ -408,26 +407,25 @@ export interface LoadRecordingOptions {
 }
 
 /**
- * Reads the recording of one execution from disk: `<dir>/journal.jsonl`, read
- * once, one chunk at a time. For each logical `agent()` call (grouped by
- * `logicalCallId`) it keeps the ordinal and request key of its FINAL attempt
- * and where that attempt's lines are in the file; likewise for each `tool()`
- * call the script made (by `toolCallId`) and each child workflow spawn. A
- * call's answer, from its terminal line, is read back from the file only
- * when a replay asks for that call, so memory grows with the number of calls,
- * not with the size of their answers. An older journal whose `agent_end`
- * lines lack the answer has it read from
- * `<dir>/calls/<callId>/result/result.json` here, as does an attempt that
- * threw. All attempts of a call share one ordinal, so a discarded attempt is
- * never recorded on its own. The journal must not be rewritten while the
- * recording is in use; journals are append-only, so appends do no harm.
+ * Reads the recording of one execution from a journal file, once, one chunk
+ * at a time. For each logical `agent()` call (grouped by `logicalCallId`) it
+ * keeps the ordinal and request key of its FINAL attempt and where that
+ * attempt's lines are in the file; likewise for each `tool()` call the script
+ * made (by `toolCallId`) and each child workflow spawn. A call's answer, from
+ * its terminal line, is read back from the file only when a replay asks for
+ * that call, so memory grows with the number of calls, not with the size of
+ * their answers. An older journal whose `agent_end` lines lack the answer, and
+ * an attempt that threw, need the envelope its store kept: pass `envelopeOf`
+ * (this package reads no file besides the journal). All attempts of a call
+ * share one ordinal, so a discarded attempt is never recorded on its own. The
+ * journal must not be rewritten while the recording is in use; journals are
+ * append-only, so appends do no harm.
  *
- * `dir` is any execution directory holding a `journal.jsonl`: a root run
- * directory (`.locus-pi/runs/<runId>`) or a nested one
- * (`.locus-pi/runs/<runId>/executions/<executionId>`). A torn last line is
- * ignored, invalid lines are counted, and calls that never finished or lack a
- * readable envelope are listed in `skipped` instead of recorded; nothing of
- * that throws.
+ * `journalFile` is the path of one execution's journal; where a store keeps
+ * it is the store's business (the file store reports it as
+ * `ExecutionInfo.journalLocation`). A torn last line is ignored, invalid lines
+ * are counted, and calls that never finished or lack a readable envelope are
+ * listed in `skipped` instead of recorded; nothing of that throws.
  *
  * The recorded request of each call is what the journal keeps of it
  * (`agent`, `prompt`, `timeoutMs`), so a divergence names those fields when
@@ -440,13 +438,13 @@ export interface LoadRecordingOptions {
  *
  * @example
  * ```ts
- * const recording = loadRecording('.locus-pi/runs/20260922-161200-k3x9qz')
+ * const recording = loadRecording('.locus-pi/runs/20260922-161200-k3x9qz/journal.jsonl')
  * const session = createReplaySession(recording)
  * ```
  */
-export function loadRecording(dir: string, options: LoadRecordingOptions = {}): LoadedRecording {
-  const executionDir = resolve(dir)
-  const journalPath = join(executionDir, RUN_LAYOUT.journal)
+export function loadRecording(journalFile: string, options: LoadRecordingOptions = {}): LoadedRecording {
+  const journalPath = resolve(journalFile)
+  const executionDir = dirname(journalPath)
   const indexer = new RecordingIndexer(new JournalFileLines(executionDir, journalPath))
   const onLine = options.onLine
   let scanned: JournalScanResult
@@ -457,7 +455,7 @@ export function loadRecording(dir: string, options: LoadRecordingOptions = {}): 
     })
   } catch (error) {
     if (!JournalReadError.isInstance(error)) throw error
-    throw new RecordingUnreadableError(dir, journalPath, error)
+    throw new RecordingUnreadableError(executionDir, journalPath, error)
   }
   const envelopeOf = options.envelopeOf
   const { rows, skipped } = indexer.finish((callId) => envelopeFromText(executionDir, callId, envelopeOf?.(callId)))

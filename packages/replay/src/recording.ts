@@ -416,7 +416,7 @@ function entryOf(call: RecordedCall): RecordingEntry {
  *
  * @example
  * ```ts
- * const recording = mergeRecordings([loadRecording(rootDir), loadRecording(resumeDir)])
+ * const recording = mergeRecordings([loadRecording(rootJournal), loadRecording(resumeJournal)])
  * ```
  */
 export function mergeRecordings(recordings: Iterable<Recording>): Recording {

@@ -99,13 +99,13 @@ export class DuplicateOrdinalError extends LocusError {
 /** The journal of a run directory cannot be read at all (missing directory, no permission...). */
 export class RecordingUnreadableError extends LocusError {
   declare readonly code: 'REPLAY_RECORDING_UNREADABLE'
-  /** The directory that was asked for. */
+  /** The directory of the journal that was asked for. */
   readonly runDir: string
 
   constructor(runDir: string, journalPath: string, cause?: unknown) {
     super(
       `Cannot load a recording from ${JSON.stringify(runDir)}: ${JSON.stringify(journalPath)} cannot be read. ` +
-        'Pass an execution directory that contains journal.jsonl (a run directory, or one of its executions/<id>).',
+        'Pass the journal file of one execution (a file store names it as the execution\'s journalLocation).',
       { code: 'REPLAY_RECORDING_UNREADABLE', cause },
     )
     this.name = 'RecordingUnreadableError'

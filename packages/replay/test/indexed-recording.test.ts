@@ -1,10 +1,10 @@
-import { RUN_LAYOUT, readJournal } from '@locus/journal'
+import { readJournal } from '@locus/journal'
 import fc from 'fast-check'
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { agentCall } from './envelope-for.js'
-import { type FixtureAttempt, type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
+import { FIXTURE_LAYOUT, type FixtureAttempt, type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
 import { createRecordingBuilder } from '../src/load-recording.js'
 import { type Recording, mergeRecordings } from '../src/recording.js'
 import { createReplaySession } from '../src/replay-session.js'
@@ -88,7 +88,7 @@ describe('a recording read from a journal', () => {
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'completed', answer: 'first words' }] }], { answersInJournal: true, envelopeFiles: false })
     const recording = loadFromDisk(dir)
     // Rewrite the answer in place, same length: a recording that kept the answer would still say "first words".
-    const path = join(dir, RUN_LAYOUT.journal)
+    const path = join(dir, FIXTURE_LAYOUT.journal)
     writeFileSync(path, readFileSync(path, 'utf8').replace('first words', 'other words'))
     recording.close?.()
     expect(agentCall(recording.get('1'))?.envelope).toMatchObject({ answer: 'other words' })
@@ -101,14 +101,14 @@ describe('a recording read from a journal', () => {
     const dir = runDir()
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'completed' }] }], { answersInJournal: true })
     const recording = loadFromDisk(dir)
-    writeFileSync(join(dir, RUN_LAYOUT.journal), '')
+    writeFileSync(join(dir, FIXTURE_LAYOUT.journal), '')
     recording.close?.()
     expect(() => recording.get('1')).toThrow(/journal/)
   })
 
   it('merged with a later execution, answers each ordinal from the execution that recorded it last', () => {
     const root = runDir()
-    const resumed = join(root, RUN_LAYOUT.executions, 'resume-001')
+    const resumed = join(root, FIXTURE_LAYOUT.executions, 'resume-001')
     const request = (ordinal: string) => ({ agent: 'analyst', prompt: `prompt ${ordinal}` })
     writeRun(root, [{ ordinal: '1', request: request('1'), attempts: [{ outcome: 'completed', answer: 'root one' }] }, { ordinal: '2', request: request('2'), attempts: [{ outcome: 'failed' }] }], { answersInJournal: true })
     writeRun(resumed, [{ ordinal: '2', request: request('2'), attempts: [{ outcome: 'completed', answer: 'resumed two' }] }], { answersInJournal: true, runId: 'resume-001' })
@@ -123,7 +123,7 @@ describe('a recording read from a journal', () => {
   it('keeps a request key that is not a sha256 digest as it is', () => {
     const dir = runDir()
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'completed' }] }], { answersInJournal: true })
-    const path = join(dir, RUN_LAYOUT.journal)
+    const path = join(dir, FIXTURE_LAYOUT.journal)
     const key = requestKey({ agent: 'analyst', prompt: 'p' })
     writeFileSync(path, readFileSync(path, 'utf8').replace(key, 'custom:key-1'))
     expect(loadFromDisk(dir).get('1')?.key).toBe('custom:key-1')
@@ -134,7 +134,7 @@ describe('a recording read from a journal', () => {
     const dir = runDir()
     writeRun(dir, [{ ordinal: '1', request: { agent: 'analyst', prompt: 'p' }, attempts: [{ outcome: 'failed' }, { outcome: 'completed' }] }], { answersInJournal: true })
     let seen = 0
-    for (const line of readJournal(join(dir, RUN_LAYOUT.journal)).lines) {
+    for (const line of readJournal(join(dir, FIXTURE_LAYOUT.journal)).lines) {
       const changed = line.type === 'agent_start' && line.attempt === 2 ? { ...line, requestKey: 'sha256:' + 'ab'.repeat(32) } : line
       builder.add(changed)
       seen += 1

@@ -1,8 +1,8 @@
-import { RUN_LAYOUT, readJournal } from '@locus/journal'
+import { readJournal } from '@locus/journal'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
+import { FIXTURE_LAYOUT, type FixtureCall, loadFromDisk, logicalCallIdOf, tempRunsDir, writeRun } from './run-fixture.js'
 import { agentCall } from './envelope-for.js'
 import { RecordingUnreadableError } from '../src/replay-errors.js'
 import { createReplaySession } from '../src/replay-session.js'
@@ -40,7 +40,7 @@ describe('loadRecording', () => {
   it('a timed-out then retried call (two agent_start lines, one logicalCallId) occupies one ordinal, with the final attempt', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2', [{ outcome: 'failed', failureCause: 'call-timeout' }, { outcome: 'completed', answer: 'second try' }]), call('3')])
-    const starts = readJournal(join(dir, RUN_LAYOUT.journal)).lines.filter((line) => line.type === 'agent_start')
+    const starts = readJournal(join(dir, FIXTURE_LAYOUT.journal)).lines.filter((line) => line.type === 'agent_start')
     expect(starts.filter((line) => line.ordinal === '2')).toHaveLength(2)
     const recording = loadFromDisk(dir)
     expect(recording.size).toBe(3)
@@ -85,9 +85,9 @@ describe('loadRecording', () => {
   it('skips, and names, calls whose envelope is missing or invalid, and ignores invalid lines', () => {
     const dir = join(runsDir(), 'run-1')
     writeRun(dir, [call('1'), call('2', [{ outcome: 'completed', writeEnvelope: false }]), call('3')])
-    const third = join(dir, RUN_LAYOUT.calls, `${logicalCallIdOf('3')}-a1`, RUN_LAYOUT.callResult, 'result.json')
+    const third = join(dir, FIXTURE_LAYOUT.calls, `${logicalCallIdOf('3')}-a1`, FIXTURE_LAYOUT.callResult, 'result.json')
     writeFileSync(third, JSON.stringify({ ...JSON.parse(readFileSync(third, 'utf8')), status: 'maybe' }))
-    writeFileSync(join(dir, RUN_LAYOUT.journal), 'not json\n', { flag: 'a' })
+    writeFileSync(join(dir, FIXTURE_LAYOUT.journal), 'not json\n', { flag: 'a' })
     const recording = loadFromDisk(dir)
     expect(recording.size).toBe(1)
     expect(recording.skipped.map((skipped) => [skipped.ordinal, skipped.reason])).toEqual([
@@ -106,7 +106,7 @@ describe('loadRecording', () => {
   it('loads a nested execution directory (a resume attempt) on its own', () => {
     const root = join(runsDir(), 'run-1')
     writeRun(root, [call('1'), call('2', [{ outcome: 'unfinished' }])])
-    const resumed = join(root, RUN_LAYOUT.executions, 'resume-1')
+    const resumed = join(root, FIXTURE_LAYOUT.executions, 'resume-1')
     writeRun(resumed, [call('1'), call('2'), call('3')], { runId: 'resume-1' })
     expect(loadFromDisk(root).size).toBe(1)
     const recording = loadFromDisk(resumed)

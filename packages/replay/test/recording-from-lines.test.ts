@@ -1,8 +1,8 @@
-import { RUN_LAYOUT, readJournal } from '@locus/journal'
+import { readJournal } from '@locus/journal'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type FixtureCall, loadFromDisk, tempRunsDir, writeRun } from './run-fixture.js'
+import { FIXTURE_LAYOUT, type FixtureCall, loadFromDisk, tempRunsDir, writeRun } from './run-fixture.js'
 import { recordingFromLines } from '../src/load-recording.js'
 
 const made: string[] = []
@@ -20,7 +20,7 @@ describe('recordingFromLines: the recording of a run kept in a store, from its l
     made.push(root)
     const dir = join(root, 'run-1')
     writeRun(dir, [call('1'), call('2', [{ outcome: 'failed', failureCause: 'call-timeout' }, { outcome: 'completed', answer: 'second try' }]), call('3', [{ outcome: 'failed', failureCause: 'provider-error' }]), call('4', [{ outcome: 'unfinished' }])])
-    const lines = readJournal(join(dir, RUN_LAYOUT.journal)).lines
+    const lines = readJournal(join(dir, FIXTURE_LAYOUT.journal)).lines
     const fromDisk = loadFromDisk(dir)
     const fromLines = recordingFromLines(lines, 'memory:run-1')
     const recordedFromLines = new Set(fromLines.entries().map((entry) => entry.ordinal))

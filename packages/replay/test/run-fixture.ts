@@ -1,11 +1,29 @@
 // Writes real run directories with the journal's own writer and real envelope
 // files, so tests and the benchmark read exactly the formats a run leaves.
-import { AGENT_RESULT_SCHEMA, type AgentResultEnvelopeBody, RUN_LAYOUT, createJournalWriter } from '@locus/journal'
+import { AGENT_RESULT_SCHEMA, type AgentResultEnvelopeBody, createJournalWriter } from '@locus/journal'
 import type { FailureCause } from '@locus/outcome'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type AgentCallRequest, type LoadRecordingOptions, type LoadedRecording, loadRecording, requestKey } from '../src/index.js'
+
+/**
+ * The names these fixtures give their files: the file store's layout, written
+ * out here because that layout is private to @locus/store; a recording only
+ * ever needs the journal's path and an `envelopeOf`.
+ */
+export const FIXTURE_LAYOUT = {
+  journal: 'journal.jsonl',
+  calls: 'calls',
+  callResult: 'result',
+  transcript: 'transcript',
+  executions: 'executions',
+} as const
+
+/** The journal file of a fixture execution directory. */
+export function journalOf(executionDir: string): string {
+  return join(executionDir, FIXTURE_LAYOUT.journal)
+}
 
 export interface FixtureAttempt {
   /** How the attempt ended; `unfinished` writes no terminal line (a crash mid-call). */
@@ -44,7 +62,7 @@ export function writeRun(
 ): void {
   mkdirSync(executionDir, { recursive: true })
   const runId = options.runId ?? 'run-1'
-  const journalPath = join(executionDir, RUN_LAYOUT.journal)
+  const journalPath = join(executionDir, FIXTURE_LAYOUT.journal)
   const journal = createJournalWriter(journalPath, { runId, executionId: runId, durability: 'none' })
   journal.append({ type: 'run_start', workflow: 'fixture', input: null, options: {} })
   for (const call of calls) {
@@ -69,7 +87,7 @@ export function writeRun(
       const failed = attempt.outcome !== 'completed'
       const failureCause = attempt.failureCause ?? (failed ? 'call-timeout' : undefined)
       if (attempt.writeEnvelope !== false && options.envelopeFiles !== false) {
-        const resultDir = join(executionDir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult)
+        const resultDir = join(executionDir, FIXTURE_LAYOUT.calls, callId, FIXTURE_LAYOUT.callResult)
         mkdirSync(resultDir, { recursive: true })
         const envelope: AgentResultEnvelopeBody = {
           schema: AGENT_RESULT_SCHEMA,
@@ -79,7 +97,7 @@ export function writeRun(
           ordinal: call.ordinal,
           status: failed ? 'failed' : 'completed',
           ...(failed ? { failureCause } : { answer: attempt.answer ?? `answer to ${call.request.prompt}` }),
-          paths: { transcriptDir: join(executionDir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.transcript), resultDir },
+          paths: { transcriptDir: join(executionDir, FIXTURE_LAYOUT.calls, callId, FIXTURE_LAYOUT.transcript), resultDir },
         }
         writeFileSync(join(resultDir, 'result.json'), JSON.stringify(envelope))
       }
@@ -120,7 +138,7 @@ export function writeRun(
 export function envelopesOnDisk(dir: string): (callId: string) => string | undefined {
   return (callId) => {
     try {
-      return readFileSync(join(dir, RUN_LAYOUT.calls, callId, RUN_LAYOUT.callResult, 'result.json'), 'utf8')
+      return readFileSync(join(dir, FIXTURE_LAYOUT.calls, callId, FIXTURE_LAYOUT.callResult, 'result.json'), 'utf8')
     } catch {
       return undefined
     }
@@ -129,5 +147,5 @@ export function envelopesOnDisk(dir: string): (callId: string) => string | undef
 
 /** `loadRecording` of a run directory, its envelopes read from the disk as the file store reads them. */
 export function loadFromDisk(dir: string, options: LoadRecordingOptions = {}): LoadedRecording {
-  return loadRecording(dir, { envelopeOf: envelopesOnDisk(dir), ...options })
+  return loadRecording(journalOf(dir), { envelopeOf: envelopesOnDisk(dir), ...options })
 }

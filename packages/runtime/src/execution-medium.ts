@@ -58,6 +58,8 @@ export interface ExecutionMedium {
   readonly runDir: string
   /** Where a person finds this execution. */
   readonly executionDir: string
+  /** Where a person finds this execution's journal. */
+  readonly journalLocation: string
   /** Where answers to the run's deferrals given from another process are kept. */
   readonly deferredAnswers: DeferredAnswerSource
   append(line: JournalLineInput): JournalLine
@@ -184,6 +186,7 @@ export function storeMedium(writer: ExecutionWriter, store: RunStore, clock?: Re
     streams,
     runDir: writer.runLocation,
     executionDir: writer.location,
+    journalLocation: writer.journalLocation ?? writer.location,
     // A look is one query, one readdir or one map read; a quarter second keeps a remote store's load small.
     deferredAnswers: storeAnswerSource(store, writer.runId, store.kind === 'file' ? 100 : 250),
     append: (line) => {

@@ -1,5 +1,5 @@
-import { type JournalDamage, RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
-import type { ExecutionInfo, RunStore } from '@locus/store'
+import { type JournalDamage, type RunView, createRunView } from '@locus/journal'
+import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore, artifactLocation } from '@locus/store'
 import { RunResultSchema, type RunResultFile } from './run-result-schema.js'
 import { type RunSummary, isNothingRecorded, summarizeRunView } from './run-summary.js'
 
@@ -79,23 +79,22 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
     view.apply(line)
     linesRead += 1
   }
-  const text = await store.readArtifact(info, RUN_LAYOUT.result)
+  const text = await store.readArtifact(info, ARTIFACT_KEYS.result)
   let resultFile: RunResultFile | undefined
   if (text !== undefined) {
     try {
       const parsed = RunResultSchema.safeParse(JSON.parse(text))
       if (parsed.success) resultFile = parsed.data
-      else problems.push(`${RUN_LAYOUT.result} does not match its schema: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
+      else problems.push(`${ARTIFACT_KEYS.result} does not match its schema: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`)
     } catch {
       // A result being written right now, or damaged: the journal still tells the story.
-      problems.push(`${RUN_LAYOUT.result} is not JSON`)
+      problems.push(`${ARTIFACT_KEYS.result} is not JSON`)
     }
   }
   const nothingRecorded = isNothingRecorded(view, resultFile)
   if (nothingRecorded) problems.push(NOTHING_RECORDED_PROBLEM)
-  // A file store's location is the execution directory; others name the artifact by its key.
-  const outputsReadme = `${info.location}/${RUN_LAYOUT.outputs}/${RUN_LAYOUT.outputsReadme}`
-  const resultPath = `${info.location}/${RUN_LAYOUT.result}`
+  const outputsReadme = artifactLocation(info.location, ARTIFACT_KEYS.outputsReadme)
+  const resultPath = artifactLocation(info.location, ARTIFACT_KEYS.result)
   return {
     info,
     view,

@@ -66,6 +66,8 @@ export interface RunResult {
   readonly runDir: string
   /** This execution's directory: the root run's own, or a nested resume or replay execution. */
   readonly executionDir: string
+  /** Where a person finds this execution's journal (the file store: its `journal.jsonl`); for messages only. */
+  readonly journalLocation: string
   readonly disposition: RunDisposition
   /** True only for a `completed` run. */
   readonly ok: boolean
@@ -722,6 +724,7 @@ function startExecution<TInput>(
         executionId,
         runDir: medium.runDir,
         executionDir: medium.executionDir,
+        journalLocation: medium.journalLocation,
         disposition: 'cancelled',
         ok: false,
         result: null,
@@ -779,6 +782,7 @@ function startExecution<TInput>(
       executionId,
       runDir: medium.runDir,
       executionDir: medium.executionDir,
+      journalLocation: medium.journalLocation,
       disposition: settled.disposition,
       ok,
       result: settled.result,
@@ -825,6 +829,7 @@ function mutedOnSuspend(medium: ExecutionMedium, suspension: { readonly suspende
   return {
     runDir: medium.runDir,
     executionDir: medium.executionDir,
+    journalLocation: medium.journalLocation,
     deferredAnswers: medium.deferredAnswers,
     beforeDispatch: medium.beforeDispatch,
     streams: medium.streams,

@@ -101,6 +101,7 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
             executionId: latest.info.executionId,
             runDir: latest.info.location,
             executionDir: latest.info.location,
+            journalLocation: latest.info.journalLocation ?? latest.info.location,
             disposition: end?.disposition ?? 'failed',
             ok: end?.ok ?? false,
             result: end?.result ?? null,

@@ -38,3 +38,18 @@ export const ARTIFACT_KEYS = {
   /** A call attempt's result envelope (`locus.agent.run-result.v2`). */
   callEnvelope: (callId: string): string => `${callPrefix(callId)}/result/result.json`,
 } as const
+
+/**
+ * Where a person finds an artifact, for messages only: the execution's
+ * `location` as its store reports it, followed by the artifact's key (a path
+ * on the file store, a readable name on the others). Never parsed.
+ *
+ * @example
+ * ```ts
+ * artifactLocation('/repo/.locus-pi/runs/run-1', ARTIFACT_KEYS.outputsReadme)
+ * // '/repo/.locus-pi/runs/run-1/outputs/README.md'
+ * ```
+ */
+export function artifactLocation(location: string, key: string): string {
+  return `${location}/${key}`
+}

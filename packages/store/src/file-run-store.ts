@@ -1,19 +1,18 @@
 import {
   type JournalDamage,
   type JournalLine,
-  RUN_LAYOUT,
   createJournalWriter,
   parseJournalLine,
   JournalReadError,
   journalDamage,
   readJournalLines,
-  runPaths,
   validateRunId,
 } from '@locus/journal'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import { RUN_LAYOUT, runPaths } from './file-layout.js'
 import { createFileScheduleStore } from './schedule-store.js'
 import { acquireRunLock } from './file-owner-lock.js'
 import { fileIdempotencyIndex } from './file-idempotency.js'
@@ -165,6 +164,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
       kind: create.kind,
       location: paths.executionDir,
       runLocation: rootDir,
+      journalLocation: paths.journalPath,
       artifacts,
       get lastSeq() {
         return journal.lastSeq
@@ -189,7 +189,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 
   async function listExecutions(runId: string): Promise<ExecutionInfo[]> {
     const rootDir = await requireRun(runId)
-    const infos: ExecutionInfo[] = [{ runId, executionId: runId, kind: 'root', location: rootDir }]
+    const infos: ExecutionInfo[] = [{ runId, executionId: runId, kind: 'root', location: rootDir, journalLocation: join(rootDir, RUN_LAYOUT.journal) }]
     let names: string[] = []
     try {
       names = await readdir(join(rootDir, RUN_LAYOUT.executions))
@@ -201,7 +201,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
       const location = join(rootDir, RUN_LAYOUT.executions, name)
       const stats = await stat(location).catch(() => undefined)
       if (stats?.isDirectory() !== true) continue
-      found.push({ info: { runId, executionId: name, kind: kindOfExecutionId(runId, name), location }, createdAt: createdAtOf(stats) })
+      found.push({ info: { runId, executionId: name, kind: kindOfExecutionId(runId, name), location, journalLocation: join(location, RUN_LAYOUT.journal) }, createdAt: createdAtOf(stats) })
     }
     found.sort((a, b) => a.createdAt - b.createdAt || a.info.executionId.localeCompare(b.info.executionId))
     return infos.concat(found.map((entry) => entry.info))

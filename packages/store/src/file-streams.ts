@@ -1,7 +1,7 @@
-import { runPaths } from '@locus/journal'
 import { mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunNotFoundError } from './store-errors.js'
+import { runPaths } from './file-layout.js'
 import {
   type RunStreams,
   type StreamRead,

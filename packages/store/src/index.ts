@@ -23,7 +23,7 @@ export { IDEMPOTENCY_INDEX } from './file-idempotency.js'
 export type { FileRunStoreOptions } from './file-run-store.js'
 export { createMemoryRunStore } from './memory-run-store.js'
 export type { MemoryRunStoreOptions } from './memory-run-store.js'
-export { ARTIFACT_KEYS } from './artifact-keys.js'
+export { ARTIFACT_KEYS, artifactLocation } from './artifact-keys.js'
 export { writesInIssueOrder } from './key-order.js'
 export { EXECUTION_ID_PREFIX, allocatedExecutionId, kindOfExecutionId } from './execution-ids.js'
 export {

@@ -83,6 +83,8 @@ export interface ExecutionWriter extends JournalSink {
   readonly location: string
   /** Where a person finds the whole run (its root execution); for messages only. */
   readonly runLocation: string
+  /** Where a person finds this execution's journal, when the store keeps it apart from `location`; for messages only. */
+  readonly journalLocation?: string | undefined
   /**
    * Awaited by the runtime after it appends a call's start line and before it
    * dispatches the call (an agent or tool attempt, a remote trigger, a spawn,
@@ -113,6 +115,8 @@ export interface Ownership {
 export interface ExecutionInfo extends ExecutionRef {
   readonly kind: ExecutionKind
   readonly location: string
+  /** Where a person finds this execution's journal, when the store keeps it apart from `location` (the file store: the journal file); for messages only. */
+  readonly journalLocation?: string | undefined
 }
 
 /** One run as a listing shows it: ids and where to look; read its lines for the rest. */

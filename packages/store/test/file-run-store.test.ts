@@ -1,4 +1,5 @@
-import { createJournalWriter, readJournal, runPaths } from '@locus/journal'
+import { createJournalWriter, readJournal } from '@locus/journal'
+import { runPaths } from '../src/file-layout.js'
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'

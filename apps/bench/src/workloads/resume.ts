@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph'
-import { AgentResultEnvelopeSchema, JournalLineSchema, RUN_LAYOUT, runPaths } from '@locus/journal'
+import { AgentResultEnvelopeSchema, JournalLineSchema } from '@locus/journal'
+import { ARTIFACT_KEYS, artifactLocation, createFileRunStore } from '@locus/store'
 import { HostError, createScriptedHost, defineWorkflow, resumeRun, runWorkflowScript } from '@locus/runtime'
 import { heapTick } from '../heap-probe.js'
 import { mastraNotMeasured } from '../mastra.js'
@@ -78,7 +79,9 @@ export function createResumeWorkload(size: ResumeSize): Workload {
     .compile({ checkpointer: new MemorySaver(), interruptBefore: ['finish'] })
   let interruptedAt: Parameters<typeof graph.invoke>[1]
 
-  const journalPath = (): string => runPaths(runsDir, RUN_ID).journalPath
+  let recordedDir = ''
+  let recordedJournal = ''
+  const journalPath = (): string => recordedJournal
   const readJournalFloor = (): { completed: number; callIds: string[] } => {
     const text = readFileSync(journalPath(), 'utf8')
     let completed = 0
@@ -115,6 +118,8 @@ export function createResumeWorkload(size: ResumeSize): Workload {
       let started = performance.now()
       const recorded = await runWorkflowScript(workflow, { host, runsDir, runId: RUN_ID, durability: 'batch' })
       recordMs = performance.now() - started
+      recordedDir = recorded.executionDir
+      recordedJournal = recorded.journalLocation
       if (recorded.disposition !== 'completed') throw new Error(`recording the resume workload failed: ${JSON.stringify(recorded.error ?? recorded.result)}`)
 
       started = performance.now()
@@ -132,7 +137,9 @@ export function createResumeWorkload(size: ResumeSize): Workload {
         name: RESUME_LOCUS,
         note: '`resumeRun(runId, workflow, { host })` with a host that throws if called: reads the journal once, a chunk at a time, into a recording that keeps each call\'s key and where its lines are (answers are read back from the journal when the script asks for them), re-runs the script, answers every agent() call from the recording while its request key matches, journals the new execution and writes its result. Each round first deletes the previous round\'s resume execution (a few files), so every round resumes the same recorded run.',
         run: async () => {
-          rmSync(join(runPaths(runsDir, RUN_ID).rootDir, RUN_LAYOUT.executions), { recursive: true, force: true })
+          for (const execution of await createFileRunStore(runsDir).listExecutions(RUN_ID)) {
+            if (execution.kind !== 'root') rmSync(execution.location, { recursive: true, force: true })
+          }
           hostCalls = 0
           const resumed = await resumeRun(RUN_ID, workflow, { host: forbiddenHost, runsDir, durability: 'batch' })
           const answered = (resumed.result as { answered?: number } | null)?.answered ?? 0
@@ -159,7 +166,7 @@ export function createResumeWorkload(size: ResumeSize): Workload {
           const { callIds } = readJournalFloor()
           let answered = 0
           for (const callId of callIds) {
-            const path = join(runPaths(runsDir, RUN_ID).callDir(callId).resultDir, 'result.json')
+            const path = artifactLocation(recordedDir, ARTIFACT_KEYS.callEnvelope(callId))
             const envelope = AgentResultEnvelopeSchema.parse(JSON.parse(readFileSync(path, 'utf8')))
             if (envelope.status === 'completed' && envelope.answer === ANSWER) answered += 1
           }

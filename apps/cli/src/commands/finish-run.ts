@@ -1,5 +1,5 @@
-import { join } from 'node:path'
-import { type JournalLine, RUN_LAYOUT, type RunView, createRunView } from '@locus/journal'
+import { type JournalLine, type RunView, createRunView } from '@locus/journal'
+import { ARTIFACT_KEYS, artifactLocation } from '@locus/store'
 import { type RunResult, type RunSummary, summarizeRunView } from '@locus/runtime'
 import type { CliIo } from '../cli-io.js'
 import { type ExitCode, exitCodeOf } from '../exit-codes.js'
@@ -27,8 +27,8 @@ export function createLiveSummary(history?: RunView): LiveSummary {
     },
     summarize: (result) =>
       summarizeRunView(view, {
-        outputsReadme: join(result.executionDir, RUN_LAYOUT.outputs, RUN_LAYOUT.outputsReadme),
-        resultPath: join(result.executionDir, RUN_LAYOUT.result),
+        outputsReadme: artifactLocation(result.executionDir, ARTIFACT_KEYS.outputsReadme),
+        resultPath: artifactLocation(result.executionDir, ARTIFACT_KEYS.result),
       }),
   }
 }

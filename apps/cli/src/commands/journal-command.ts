@@ -1,4 +1,4 @@
-import { JOURNAL_LINE_TYPES, type JournalDamage, type JournalLine, type JournalLineType, RUN_LAYOUT, validateRunId } from '@locus/journal'
+import { JOURNAL_LINE_TYPES, type JournalDamage, type JournalLine, type JournalLineType, validateRunId } from '@locus/journal'
 import type { ExecutionInfo, RunStore } from '@locus/store'
 import { openRunStore } from '../open-run-store.js'
 import { type TokenPrinter, type TokenRecord, createTokenPrinter, followStoreTokens } from '../token-printer.js'
@@ -99,7 +99,7 @@ async function printJournal(
     while ((await reading.next()).done !== true) {
       // Only the damage, told after the last line, is wanted here.
     }
-    const journal = { path: `${execution.location}/${RUN_LAYOUT.journal}`, execution: execution.executionId, damage }
+    const journal = { path: execution.journalLocation ?? execution.location, execution: execution.executionId, damage }
     checkJournalDamage(damage.length === 0 ? [] : [journal], { runId, command: 'journal', acceptDamage: false, io })
   }
   const style = styleFor(io.stdout, io.env)

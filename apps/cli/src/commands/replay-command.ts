@@ -103,7 +103,7 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
     : style.red('NOT identical: the run does not replay as recorded')
   io.stdout.write(
     `Replay of run ${runId} against ${displayPath(loaded.path, io.cwd)}: ${verdict}\n\n${formatReplayReport(replayed.report, style)}\n` +
-      style.dim(`The replay's own journal: ${displayPath(replayed.executionDir, io.cwd)}/journal.jsonl\n`),
+      style.dim(`The replay's own journal: ${displayPath(replayed.run.journalLocation, io.cwd)}\n`),
   )
   return code
 }

@@ -1,5 +1,4 @@
-import { join } from 'node:path'
-import { RUN_LAYOUT, validateRunId } from '@locus/journal'
+import { validateRunId } from '@locus/journal'
 import { type ReadStoredRunOptions, type StoredExecution, type StoredRun, readStoredRun } from '@locus/runtime'
 import { type ExecutionInfo, type RunStore, RunNotFoundError, createFileRunStore } from '@locus/store'
 
@@ -30,7 +29,7 @@ export function listStoredExecutions(runsDir: string, runId: string): Promise<{ 
   return inRunsDir(runsDir, runId, async (store) => ({ store, executions: await store.listExecutions(runId) }))
 }
 
-/** Where an execution's journal file is (the file store's location is its directory). */
+/** Where an execution's journal is, as its store names it (the file store: the journal file). */
 export function journalPathOf(execution: Pick<StoredExecution, 'info'>): string {
-  return join(execution.info.location, RUN_LAYOUT.journal)
+  return execution.info.journalLocation ?? execution.info.location
 }

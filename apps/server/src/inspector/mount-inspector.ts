@@ -1,7 +1,7 @@
-import { RUN_LAYOUT, validateRunId } from '@locus/journal'
+import { validateRunId } from '@locus/journal'
 import { readOutcomeReport } from '@locus/partial'
 import type { Runtime, StoredExecution, StoredRun } from '@locus/runtime'
-import type { ExecutionInfo, RunRow, RunStore } from '@locus/store'
+import { ARTIFACT_KEYS, type ExecutionInfo, type RunRow, type RunStore } from '@locus/store'
 import type { Context } from 'hono'
 import { ApiError, toApiError } from '../errors.js'
 import { clientStore } from '../redact.js'
@@ -327,7 +327,7 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
       const callId = validateRunIdOr404(c.req.param('callId') ?? '')
       const info = (await runtime.store.listExecutions(runId)).find((candidate) => candidate.executionId === executionId)
       if (info === undefined) throw new ApiError('not_found', `Run "${runId}" has no execution "${executionId}".`)
-      const key = name === 'transcript' ? `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.transcript}/transcript.json` : `${RUN_LAYOUT.calls}/${callId}/${RUN_LAYOUT.callResult}/result.json`
+      const key = name === 'transcript' ? ARTIFACT_KEYS.callTranscriptFile(callId) : ARTIFACT_KEYS.callEnvelope(callId)
       const text = await readable.readArtifact(info, key)
       if (text === undefined) {
         throw new ApiError('not_found', `No ${name} was recorded for call ${callId}: an attempt that threw before its child answered, a replayed call or a tool call has none.`)

@@ -6,12 +6,11 @@ import {
   type GroupView,
   type JournalLine,
   type LlmAttemptLine,
-  RUN_LAYOUT,
   type RunView,
   createRunView,
 } from '@locus/journal'
 import { type RunResultFile, RunResultSchema } from '@locus/runtime'
-import type { ExecutionInfo, RunStore } from '@locus/store'
+import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore } from '@locus/store'
 
 /** One deferral of an execution: its opening line and, once answered, how it settled. */
 export interface DeferralModel {
@@ -55,7 +54,7 @@ export async function readExecutionModel(store: RunStore, info: ExecutionInfo): 
     }
   }
   let resultFile: RunResultFile | undefined
-  const text = await store.readArtifact(info, RUN_LAYOUT.result)
+  const text = await store.readArtifact(info, ARTIFACT_KEYS.result)
   if (text !== undefined) {
     try {
       const parsed = RunResultSchema.safeParse(JSON.parse(text))

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { RunIdError, runPaths, validateRunId } from './run-paths.js'
+import { RunIdError, validateRunId } from '@locus/journal'
+import { runPaths } from '../src/file-layout.js'
 
 const runsDir = resolve('/work/project/.locus-pi/runs')
 
