@@ -23,10 +23,11 @@ function sourceFiles(dir: string): string[] {
 
 const projects = ['packages', 'apps'].flatMap((group) => readdirSync(join(root, group)).map((name) => join(root, group, name)))
 const files = projects.flatMap((project) => ['src', 'bench'].flatMap((dir) => sourceFiles(join(project, dir))))
-const owner = /^packages\/store\/src\/file-[a-z-]+\.ts$/
+// The artifact keys are the store's too: the one place a call's keys are spelled.
+const owner = /^packages\/store\/src\/(?:file-[a-z-]+|artifact-keys)\.ts$/
 
 /** Names that spell the on-disk layout: the layout's own exports, and paths built from its directory names. */
-const layoutPatterns: readonly RegExp[] = [/\bRUN_LAYOUT\b/, /\brunPaths\b/, /\bRunPaths\b/, /\bCallPaths\b/, /join\([^)]*(?:[Rr]un|[Ee]xecution|location)[^)]*'(?:journal\.jsonl|executions|calls|outputs)'/]
+const layoutPatterns: readonly RegExp[] = [/\bRUN_LAYOUT\b/, /\brunPaths\b/, /\bRunPaths\b/, /\bCallPaths\b/, /join\([^)]*(?:[Rr]un|[Ee]xecution|location)[^)]*'(?:journal\.jsonl|executions|calls|outputs)'/, /`calls\/\$\{/]
 
 function layoutUses(text: string): string[] {
   return layoutPatterns.filter((pattern) => pattern.test(text)).map(String)

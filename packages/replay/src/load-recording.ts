@@ -15,6 +15,7 @@ import {
   openJournalLineReader,
   scanJournal,
 } from '@locus/journal'
+import { ARTIFACT_KEYS } from '@locus/store'
 import { dirname, resolve } from 'node:path'
 import type { CanonicalRequest, CanonicalRequestField } from './canonical-request.js'
 import { CALL_KINDS, type CallKind, CallTable, Ending } from './call-table.js'
@@ -90,7 +91,7 @@ function envelopeFromJournal(start: AgentStartLine, end: AgentEndLine): AgentRes
   if (end.stopReason !== undefined) envelope.stopReason = end.stopReason
   if (end.usage !== undefined) envelope.usage = end.usage
   // Artifact keys, relative to the execution, never paths: the same in every store.
-  envelope.paths = { transcriptDir: `calls/${start.callId}/transcript`, resultDir: `calls/${start.callId}/result` }
+  envelope.paths = { transcriptDir: ARTIFACT_KEYS.callTranscript(start.callId), resultDir: ARTIFACT_KEYS.callResult(start.callId) }
   envelope.status = end.status
   if (end.status === 'completed') {
     envelope.answer = end.answer
