@@ -144,12 +144,10 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
   const childCallId = `child-${positionToken(ordinal)}`
   const where: Where = { childCallId, workflow: name, ordinal, ...(label === undefined ? {} : { label }), ...(phase === undefined ? {} : { phase }), ...(groupId === undefined ? {} : { groupId }) }
   run.checkDispatch()
-  const requestKey = childRequestKey({ workflow: name, input: detachedInput })
-  const identity = { requestKey, input: detachedInput }
-  if (run.replay !== undefined) {
-    const decision = run.replay.next({ kind: 'child', ordinal, request: { workflow: name, input: detachedInput } })
-    if (decision.mode === 'replay') return replayRecordedChild(run, decision.record, where, identity)
-  }
+  const decision = run.replay?.next({ kind: 'child', ordinal, request: { workflow: name, input: detachedInput } })
+  // The session's key when it decided the spawn (one hash, not two).
+  const identity = { requestKey: decision?.key ?? childRequestKey({ workflow: name, input: detachedInput }), input: detachedInput }
+  if (decision?.mode === 'replay') return replayRecordedChild(run, decision.record, where, identity)
 
   // A resumed spawn whose child was still running when the parent stopped runs again as the next attempt.
   const prior = run.priorChildAttempts.get(ordinal) ?? 0

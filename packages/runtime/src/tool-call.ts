@@ -133,12 +133,12 @@ export async function callTool(run: RunState, name: string, args: unknown, optio
   run.checkDispatch()
   // The canonical request: the tool's name and its validated arguments as JSON.
   const detachedArgs = parent === undefined ? detach(parsedArgs.data) : undefined
-  const requestKey = detachedArgs?.ok === true ? toolRequestKey({ tool: name, args: detachedArgs.json }) : undefined
+  const decision =
+    run.replay !== undefined && ordinal !== undefined && detachedArgs?.ok === true ? run.replay.next({ kind: 'tool', ordinal, request: { tool: name, args: detachedArgs.json } }) : undefined
+  if (decision?.mode === 'replay') return replayRecordedTool(run, decision.record, where)
+  // The session's key when it decided the call (one hash per call, not two).
+  const requestKey = decision?.key ?? (detachedArgs?.ok === true ? toolRequestKey({ tool: name, args: detachedArgs.json }) : undefined)
   const identity = detachedArgs?.ok === true && requestKey !== undefined ? { requestKey, args: detachedArgs.json } : {}
-  if (run.replay !== undefined && ordinal !== undefined && detachedArgs?.ok === true) {
-    const decision = run.replay.next({ kind: 'tool', ordinal, request: { tool: name, args: detachedArgs.json } })
-    if (decision.mode === 'replay') return replayRecordedTool(run, decision.record, where)
-  }
   let lastValue: { attempt: number; value: unknown } | undefined
 
   const remote = tool.remote === true

@@ -170,11 +170,10 @@ export async function callAgent(run: RunState, prompt: string, rawOptions: Agent
     budgets: keyedBudgets(options.budgets),
     returnContractVersion: RETURN_CONTRACT_VERSION,
   }
-  const key = requestKey(request)
-  if (run.replay !== undefined) {
-    const decision = run.replay.next({ ordinal, request })
-    if (decision.mode === 'replay') return replayRecordedCall(run, decision.envelope, { ordinal, key, prompt, where })
-  }
+  // A replay session hashes the request once and hands the key back; hashing it again here cost a resume a second SHA-256 per call.
+  const decision = run.replay?.next({ ordinal, request })
+  if (decision?.mode === 'replay') return replayRecordedCall(run, decision.envelope, { ordinal, key: decision.key, prompt, where })
+  const key = decision?.key ?? requestKey(request)
 
   const { budgets, increases } = overrideBudgets(run.callDefaults, options.budgets)
   for (const increase of increases) {
