@@ -122,8 +122,11 @@ try {
   const auditing = (async () => {
     while (audit.going) {
       const { rows } = await auditor.query<{ over: string }>(
+        // A slot is held by a running run with a lease, live or past its expiry (admission's own rule). A run that has
+        // saved its run_end runs nothing, though its worker may still hold the lease while it records the run's metrics.
         `select count(*) as over from (select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id
-           where l.owner is not null and l.expires_at > clock_timestamp() and k.lim is not null group by k.key) held where n > lim`,
+           join locus_runs r on r.run_id = k.run_id
+           where l.owner is not null and r.status = 'running' and k.lim is not null group by k.key) held where n > lim`,
       )
       audit.samples += 1
       audit.over += Number(rows[0]?.over ?? 0)
