@@ -78,8 +78,8 @@ describe.skipIf(url === undefined)('fair turns between tenants on PostgreSQL wor
     const auditing = (async () => {
       while (audit.going) {
         const { rows } = await auditor.query<{ key: string; lim: number; n: string }>(
-          `select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id
-           where l.owner is not null and l.expires_at > clock_timestamp() group by k.key`,
+          `select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id join locus_runs r on r.run_id = k.run_id
+           where l.owner is not null and r.status = 'running' group by k.key`,
         )
         audit.samples += 1
         for (const row of rows) audit.worst = Math.max(audit.worst, Number(row.n) - row.lim)

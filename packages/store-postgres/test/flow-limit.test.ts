@@ -149,8 +149,8 @@ describe('a concurrency limit', () => {
       const audit = (async () => {
         while (auditState.auditing) {
           const { rows } = await auditor.query<{ key: string; lim: number; n: string }>(
-            `select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id
-             where l.owner is not null and l.expires_at > clock_timestamp() group by k.key`,
+            `select k.key, max(k.lim) as lim, count(*) as n from locus_run_keys k join locus_leases l on l.run_id = k.run_id join locus_runs r on r.run_id = k.run_id
+             where l.owner is not null and r.status = 'running' group by k.key`,
           )
           for (const row of rows) {
             expect(Number(row.n)).toBeLessThanOrEqual(row.lim)
