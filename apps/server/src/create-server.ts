@@ -384,8 +384,11 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
-    const stored = await load(runId)
-    const resource = runResource(stored, liveState(runId), shownDeferrals(c, runId, await pendingOf(stored)))
+    // A run this server executes (its root, running or waiting) is answered from the live fold: no store read.
+    const held = runtime.held(runId)
+    const stored = held ?? (await load(runId))
+    const pending = held === undefined ? await pendingOf(stored) : held.view.openDeferrals()
+    const resource = runResource(stored, liveState(runId), shownDeferrals(c, runId, pending))
     return c.json({ ...resource, error: resource.error === null ? null : clientMessage(resource.error) })
   })
 

@@ -1,8 +1,9 @@
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { createRuntime, createScriptedHost } from '@locus/runtime'
+import { createRuntime, createScriptedHost, defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import { type RunStore, createFileRunStore } from '@locus/store'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { WORKFLOWS, tempRunsDir, testServer } from './helpers.js'
 
 /** A store that counts every read that would touch a journal, a run's executions or an artifact. */
@@ -107,3 +108,49 @@ describe('GET /v1/runs/{id}/result of a run this server executes', () => {
   })
 })
 
+/** Two agent calls, a tool, then a deferral it waits on. */
+const approval = defineWorkflow({
+  name: 'approval',
+  tools: {
+    lookup: defineTool({ input: z.object({ id: z.number() }), run: ({ id }) => ({ id }) }),
+    approve: defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) }),
+  },
+  run: async ({ agent, tool }) => {
+    await agent('first')
+    await agent('second')
+    await tool('lookup', { id: 7 })
+    return { ok: true, approval: await tool('approve', { amount: 42 }) }
+  },
+})
+
+describe('GET /v1/runs/{id} of a run this server executes', () => {
+  it('answers from the live fold with no store read, the same resource a reader of the store gets', async () => {
+    const runsDir = tempRunsDir()
+    const counted = countingStore(createFileRunStore(runsDir))
+    const host = () => createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] })
+    const runtime = createRuntime({ workflows: [approval], host: host(), store: counted.store })
+    const server = await testServer({ runtime })
+    const runId = (await server.json<{ runId: string }>('/v1/workflows/approval/runs', { method: 'POST', body: JSON.stringify({ input: null }) })).body.runId
+    for (let tries = 0; runtime.held(runId)?.view.openDeferrals().length !== 1; tries += 1) {
+      if (tries > 500) throw new Error('the run never waited on its deferral')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    runtime.live(runId)?.flush()
+    const before = counted.reads()
+    const held = await server.json<Record<string, unknown> & { live: boolean; status: string; deferred: { deferredId: string }[]; counts: Record<string, number> }>(`/v1/runs/${runId}`)
+    expect(counted.reads()).toBe(before)
+    expect(held.status).toBe(200)
+    expect(held.body).toMatchObject({ live: true, status: 'waiting', deferred: [{ tool: 'approve', args: { amount: 42 } }] })
+    expect(held.body.counts).toMatchObject({ agentCalls: 2, toolCalls: 2 })
+    // Another server on the same directory holds nothing: it reads the store, and must find the same run.
+    const reader = await testServer({ runtime: createRuntime({ workflows: [approval], host: host(), runsDir }) })
+    const stored = await reader.json(`/v1/runs/${runId}`)
+    expect({ ...held.body, live: false }).toEqual(stored.body)
+    // Once answered and ended, the run is read from the store again (its result is there).
+    const deferredId = held.body.deferred[0]?.deferredId ?? ''
+    await server.json(`/v1/runs/${runId}/deferred/${deferredId}/resolve`, { method: 'POST', body: JSON.stringify({ result: { approved: true } }) })
+    await server.json(`/v1/runs/${runId}/result?wait=10`)
+    expect(runtime.held(runId)).toBeUndefined()
+    expect((await server.json(`/v1/runs/${runId}`)).body).toMatchObject({ status: 'completed', live: false })
+  })
+})

@@ -156,6 +156,7 @@ export type {
   RunCost,
   RunCounts,
   RunView,
+  OpenDeferralView,
   OpenTimerView,
   OpenSignalWaitView,
   QueuedView,

@@ -128,6 +128,41 @@ describe('createRunView', () => {
   })
 })
 
+describe('deferrals in the fold', () => {
+  /** A run of `deferred_open` / `deferred_settled` lines over three ids, split across two executions (a resume reopens nothing). */
+  const events = fc.array(fc.record({ settle: fc.boolean(), id: fc.constantFrom('t-1-a1', 't-2-a1', 't-3-a1'), resumed: fc.boolean() }), { maxLength: 30 })
+
+  it('lists the deferrals opened and not settled, first open first, and keeps the first answer of each', () => {
+    fc.assert(
+      fc.property(events, (steps) => {
+        const lines = steps.map(({ settle, id, resumed }, seq) => {
+          const base = { v: 1, seq, ts: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), runId: 'r', executionId: resumed ? 'resume-001' : 'r' }
+          return (
+            settle
+              ? { ...base, type: 'deferred_settled', deferredId: id, outcome: 'resolved', result: seq, decidedBy: 'ops', via: 'api' }
+              : { ...base, type: 'deferred_open', deferredId: id, toolCallId: id.slice(0, 3), tool: 'approve', attempt: 1, args: { seq }, expiresAt: null }
+          ) as JournalLine
+        })
+        // The oracle: an id is open from its first open until its first settle, and never again after it settled.
+        const settled = new Map<string, number>()
+        const opened = new Map<string, number>()
+        for (const [seq, step] of steps.entries()) {
+          if (step.settle) {
+            if (!settled.has(step.id)) settled.set(step.id, seq)
+          }
+          else if (!settled.has(step.id) && !opened.has(step.id)) opened.set(step.id, seq)
+        }
+        const open = [...opened].filter(([id]) => !settled.has(id))
+        const view = fold(lines)
+        expect(view.openDeferrals().map((deferral) => [deferral.deferredId, deferral.args, deferral.executionId])).toEqual(
+          open.map(([id, seq]) => [id, { seq }, steps[seq]?.resumed === true ? 'resume-001' : 'r']),
+        )
+        expect([...view.deferralSettlements()].map(([id, line]) => [id, line.result])).toEqual([...settled])
+      }),
+    )
+  })
+})
+
 describe('the outputs README reads the same fold', () => {
   it('states the counts of the view, and the same README from lines as from a view kept while they were written', () => {
     fc.assert(

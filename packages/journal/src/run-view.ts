@@ -5,6 +5,8 @@ import type {
   BudgetChangeLine,
   ChildEndLine,
   ChildStartLine,
+  DeferredOpenLine,
+  DeferredSettledLine,
   ErrorLine,
   GroupEndLine,
   GroupStartLine,
@@ -25,7 +27,7 @@ import type {
   ToolEndLine,
   ToolStartLine,
 } from './journal-line-schema.js'
-import type { RunGap } from './journal-line-schema.js'
+import type { OnTimeoutPolicyJson, RunGap } from './journal-line-schema.js'
 import { addUsd, subtractUsd } from './usd-sum.js'
 
 const ZERO_USD = '0.000000'
@@ -333,10 +335,37 @@ export interface RunView {
   updates(): UpdateReceivedLine[]
   /** How each update ended (`update_completed` or `update_failed`), by update id; an update received and not here is still to run. */
   updateEnds(): ReadonlyMap<string, UpdateCompletedLine | UpdateFailedLine>
+  /**
+   * Deferrals opened and not settled, in the order they opened, across the
+   * executions folded (a resume waits on the ones an earlier execution opened).
+   * A run that ended still lists the ones it never settled.
+   */
+  openDeferrals(): OpenDeferralView[]
+  /** How each settled deferral ended (`deferred_settled`: who answered, through what), by deferral id. */
+  deferralSettlements(): ReadonlyMap<string, DeferredSettledLine>
   /** How long the run waited to start and for what (its `queued` line); `undefined` when it started at once. */
   readonly queued: QueuedView | undefined
   /** The LLM requests that waited for a rate limit (`rate_wait`): how many, and for how long in all. */
   readonly rateWaits: RateWaitsView
+}
+
+/** A deferral opened and not settled, as its `deferred_open` line shows it. */
+export interface OpenDeferralView {
+  readonly deferredId: string
+  readonly tool: string
+  readonly args?: JsonValue
+  /** Its deadline, ISO 8601, or null to wait as long as it takes. */
+  readonly expiresAt: string | null
+  /** What the deadline does (the tool's `onTimeout`); absent when it fails the attempt as a timeout. */
+  readonly onTimeout?: OnTimeoutPolicyJson
+  /** The party an escalation is for. */
+  readonly to?: string
+  /** The deferral whose deadline opened this one (an escalation). */
+  readonly escalatedFrom?: string
+  /** The execution that opened it. */
+  readonly executionId: string
+  /** When it opened (the line's time), ISO 8601. */
+  readonly openedAt: string
 }
 
 /** A `waitForSignal()` started and not yet ended, as the journal shows it. */
@@ -530,6 +559,9 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   const signalWaitEnds = new Map<string, SignalWaitEndLine>()
   const updates = new Map<number, UpdateReceivedLine>()
   const updateEnds = new Map<string, UpdateCompletedLine | UpdateFailedLine>()
+  // Deferrals opened and not settled, in open order; a settled one leaves for the settlements.
+  const openDeferrals = new Map<string, DeferredOpenLine>()
+  const deferralSettlements = new Map<string, DeferredSettledLine>()
   let queued: QueuedView | undefined
   let rateWaits: RateWaitsView = { count: 0, waitedMs: 0 }
   const looseErrors: ErrorLine[] = []
@@ -910,6 +942,14 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'update_failed':
         if (!updateEnds.has(line.updateId)) updateEnds.set(line.updateId, line)
         return
+      case 'deferred_open':
+        // A resume waits on an open deferral without opening it again; a repeated open changes nothing.
+        if (!deferralSettlements.has(line.deferredId) && !openDeferrals.has(line.deferredId)) openDeferrals.set(line.deferredId, line)
+        return
+      case 'deferred_settled':
+        openDeferrals.delete(line.deferredId)
+        if (!deferralSettlements.has(line.deferredId)) deferralSettlements.set(line.deferredId, line)
+        return
       case 'queued':
         queued ??= { keys: [...line.keys], reason: line.reason, waitedMs: line.waitedMs }
         return
@@ -1005,6 +1045,8 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     signalWaitEnds: () => signalWaitEnds,
     updates: () => [...updates.values()].sort((left, right) => left.updateSeq - right.updateSeq),
     updateEnds: () => updateEnds,
+    openDeferrals: () => [...openDeferrals.values()].map(openDeferralView),
+    deferralSettlements: () => deferralSettlements,
     get queued() {
       return queued
     },
@@ -1017,5 +1059,19 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       for (const timer of openTimers.values()) if (earliest === undefined || Date.parse(timer.dueAt) < Date.parse(earliest)) earliest = timer.dueAt
       return earliest
     },
+  }
+}
+
+function openDeferralView(line: DeferredOpenLine): OpenDeferralView {
+  return {
+    deferredId: line.deferredId,
+    tool: line.tool,
+    ...(line.args === undefined ? {} : { args: line.args }),
+    expiresAt: line.expiresAt,
+    ...(line.onTimeout === undefined ? {} : { onTimeout: line.onTimeout }),
+    ...(line.to === undefined ? {} : { to: line.to }),
+    ...(line.escalatedFrom === undefined ? {} : { escalatedFrom: line.escalatedFrom }),
+    executionId: line.executionId,
+    openedAt: line.ts,
   }
 }

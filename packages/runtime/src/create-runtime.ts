@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import { type DeferredAnswer, type DeferredAnswerOutcome, deciderFields, keepDeferredAnswer } from './deferrals.js'
-import type { DeferredSettledLine, JournalLine, OnTimeoutPolicyJson, UpdateCompletedLine, UpdateFailedLine } from '@locus/journal'
+import { type DeferredSettledLine, type JournalLine, type OnTimeoutPolicyJson, type RunView, type UpdateCompletedLine, type UpdateFailedLine, createRunView } from '@locus/journal'
 import { type ListRunRowsFilter, type RunRowPage, type RunStore, createFileRunStore } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
@@ -13,7 +13,7 @@ import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
-import { type ReadStoredRunOptions, type StoredRun, readStoredRun } from './read-run.js'
+import { type ReadStoredRunOptions, type StoredRun, heldStoredRun, readStoredRun } from './read-run.js'
 import { type RunDescription, describeFromView, describeStoredRun } from './describe-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
@@ -61,6 +61,13 @@ export interface RunHandle {
   suspend(reason?: string): void
   /** True while at least one call is in flight and every call in flight is a deferred tool waiting for its answer. */
   waitingOnly(): boolean
+  /**
+   * The execution's live fold, kept as its lines are written (for a resume,
+   * with the run's earlier executions folded first), read without touching
+   * the store. `undefined` when this process does not run the execution (a
+   * run queued for a worker) or before it exists.
+   */
+  view(): RunView | undefined
   /** Calls `listener` each time {@link RunHandle.waitingOnly} changes; returns the unsubscribe function. */
   onWaitingChange(listener: (waitingOnly: boolean) => void): () => void
 }
@@ -189,6 +196,13 @@ export interface Runtime {
    * @throws RunNotFoundError (`RUN_NOT_FOUND`) for a run the store does not have
    */
   describe(runId: string): Promise<RunDescription>
+  /**
+   * The run as {@link Runtime.get} shows it, from the live fold of the
+   * execution this process runs for it, with no store read: while that
+   * execution is the run's root, has not ended and has spawned no child.
+   * `undefined` otherwise (read the store with `get`).
+   */
+  held(runId: string): StoredRun | undefined
   /**
    * A page of stored runs' summary rows, newest first, filtered by workflow,
    * status and creation time; `nextCursor` names the next page. Reads rows
@@ -432,6 +446,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           suspender.abort(reason ?? 'suspended by the host')
         },
         waitingOnly: () => waitingOnly,
+        view: () => started?.execution?.()?.view(),
         onWaitingChange: (listener) => {
           waitingListeners.add(listener)
           return () => {
@@ -501,35 +516,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onEvent: hooks.onEvent,
   })
 
-  /** The deferrals of a stored run: those still open, and how the settled ones ended. */
-  async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: Map<string, DeferredSettledLine>; workflowOf: Map<string, string> }> {
-    const open = new Map<string, PendingDeferral>()
-    const settled = new Map<string, DeferredSettledLine>()
+  /** The deferrals of a stored run: those still open, and how the settled ones ended, as one fold of every execution's lines (children too) shows them. */
+  async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: ReadonlyMap<string, DeferredSettledLine>; workflowOf: Map<string, string> }> {
+    const view = createRunView({ keep: 'notable' })
     // Each execution's workflow (a child's differs from its root's), so an answer can be checked against its tool.
     const workflowOf = new Map<string, string>()
     for (const info of await store.listExecutions(runId)) {
       for await (const line of store.readLines(info)) {
-        if (line.type === 'run_start') {
-          workflowOf.set(line.executionId, line.workflow)
-        } else if (line.type === 'deferred_open') {
-          open.set(line.deferredId, {
-            deferredId: line.deferredId,
-            tool: line.tool,
-            ...(line.args === undefined ? {} : { args: line.args }),
-            expiresAt: line.expiresAt,
-            ...(line.onTimeout === undefined ? {} : { onTimeout: line.onTimeout }),
-            ...(line.to === undefined ? {} : { to: line.to }),
-            ...(line.escalatedFrom === undefined ? {} : { escalatedFrom: line.escalatedFrom }),
-            executionId: line.executionId,
-            openedAt: line.ts,
-          })
-        } else if (line.type === 'deferred_settled') {
-          open.delete(line.deferredId)
-          settled.set(line.deferredId, line)
-        }
+        if (line.type === 'run_start') workflowOf.set(line.executionId, line.workflow)
+        view.apply(line)
       }
     }
-    return { open, settled, workflowOf }
+    return { open: new Map(view.openDeferrals().map((deferral) => [deferral.deferredId, deferral])), settled: view.deferralSettlements(), workflowOf }
   }
 
   return {
@@ -600,6 +598,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         })
       }
       return describeStoredRun(store, runId)
+    },
+    held(runId) {
+      const handle = liveRuns.get(runId)
+      const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
+      const view = execution?.view()
+      // One root execution, running or waiting, with no child: its own fold is the whole run. Anything else reads the store.
+      if (handle === undefined || execution === undefined || view === undefined || handle.executionId !== runId) return undefined
+      if (view.runStart === undefined || view.runEnd !== undefined || view.executions().length !== 1 || view.children().length > 0) return undefined
+      return heldStoredRun({ runId, executionId: runId, kind: 'root', location: execution.runDir }, view)
     },
     list: (filter) => store.listRunRows(filter),
     cancel(runId, reason, by) {

@@ -107,6 +107,29 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
   }
 }
 
+/**
+ * A run as {@link readStoredRun} would show it, from the live fold of its one
+ * execution in this process, without reading the store: that execution is
+ * its root, its latest and its whole fold. For a root execution that has not
+ * ended and spawned no child (a child's lines, and a resume's earlier
+ * executions, are not in one execution's fold alone).
+ */
+export function heldStoredRun(info: ExecutionInfo, view: RunView): StoredRun {
+  const outputsReadme = artifactLocation(info.location, ARTIFACT_KEYS.outputsReadme)
+  const resultPath = artifactLocation(info.location, ARTIFACT_KEYS.result)
+  const execution: StoredExecution = {
+    info,
+    view,
+    resultFile: undefined,
+    linesRead: view.lastSeq + 1,
+    problems: [],
+    damage: [],
+    nothingRecorded: false,
+    summary: summarizeRunView(view, { resultFile: undefined, outputsReadme, resultPath, journalProblems: [], runId: info.runId, executionId: info.executionId }),
+  }
+  return { runId: info.runId, root: execution, executions: [execution], replays: [], children: [], latest: execution, view, summary: execution.summary, nothingRecorded: false }
+}
+
 /** The root of a run that exists but whose root execution no worker has created yet: nothing recorded, so its status reads `queued`. */
 function queuedRoot(runId: string, storeKind: string, options: ReadStoredRunOptions): StoredExecution {
   const info: ExecutionInfo = { runId, executionId: runId, kind: 'root', location: `${storeKind}:${runId}` }

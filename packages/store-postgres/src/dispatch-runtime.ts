@@ -125,6 +125,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       // The execution runs on a worker: only that worker can suspend it (it parks waiting runs itself).
       suspend: () => undefined,
       waitingOnly: () => false,
+      // A worker holds the execution's fold, not this process.
+      view: () => undefined,
       onWaitingChange: () => () => undefined,
     }
   }
@@ -227,6 +229,8 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
     get: (runId, readOptions) => reader.get(runId, readOptions),
     // Runs execute on workers: every description comes from the store.
     describe: (runId) => reader.describe(runId),
+    // Workers run every run: this process holds none.
+    held: () => undefined,
     list: (filter) => reader.list(filter),
     cancel: () => false,
     requestCancel: (runId, reason, by) => requestCancel(pool, runId, schema, { reason, by }),
