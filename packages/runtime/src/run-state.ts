@@ -6,10 +6,10 @@ import type { ReplaySession } from '@locus/replay'
 import { type JitterMode, type RetryBudget, type RetryClock, createRetryBudget } from '@locus/retry'
 import type { TriggerTransport } from '@locus/protocol'
 import type { LaunchMode } from './budgets.js'
-import { Deferrals } from './deferrals.js'
+import type { Deferrals } from './deferrals.js'
 import type { SignalInbox } from './signals.js'
 import type { UpdateInbox } from './updates.js'
-import { CallActivity } from './call-activity.js'
+import type { CallActivity } from './call-activity.js'
 import type { ExecutionMedium } from './execution-medium.js'
 import type { CallBudgets, CountedBudgets, TurnProgress } from './host.js'
 import type { WorkflowDefinition } from './define.js'
@@ -23,14 +23,6 @@ export interface RunResultOfChild {
   readonly error?: SerializedError | undefined
   /** What the child run cost (its `RunView.cost`), when it was priced. */
   readonly cost?: RunCost | undefined
-}
-
-/** The run-wide retry settings of the run options (`retryBudget`, `jitter`). */
-export interface RunRetrySettings {
-  /** Retries (tool and agent alike) the whole run may make; absent means no run-wide limit. */
-  readonly retryBudget?: number | undefined
-  /** How tool retry backoff is spread. @default 'none' */
-  readonly jitter?: JitterMode | undefined
 }
 
 /** Why a retry the call's own rule allowed may not run, and the error that ends the call when it is a hard stop. */
@@ -72,7 +64,7 @@ export interface ChildSpawnRequest {
 }
 
 /** The physical agent attempts a whole run tree has started: a child's count against its root's cap. */
-interface InvocationLedger {
+export interface InvocationLedger {
   invocations: number
 }
 
@@ -95,87 +87,238 @@ export interface RecordedDeferral {
 /** A budget that refuses every retry: `retryBudget: 0`. */
 const NO_RETRIES: RetryBudget = Object.freeze({ tryWithdraw: () => false, available: () => 0 })
 
-/** Everything one executing run shares between its calls. Internal. */
-export class RunState {
-  /** Shared by a root run and every child it spawns, so their agent attempts count against one cap. */
-  ledger: InvocationLedger = { invocations: 0 }
-  /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. Shared with children. */
-  retryBudget: RetryBudget | undefined
-  readonly jitter: JitterMode
-  scope!: RunScope
-  /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
-  hostTools: HostTool[] = []
-  /** Set on a resumed or replayed execution: recorded calls answer from it while their keys match. */
-  replay: ReplaySession | undefined
+/** The run-wide retry budget of the run options: none, one that refuses every retry (`0`), or one of that many retries. */
+export function runRetryBudget(capacity: number | undefined, clock: RetryClock): RetryBudget | undefined {
+  return capacity === undefined ? undefined : capacity === 0 ? NO_RETRIES : createRetryBudget({ capacity, refillPerSecond: 0, clock })
+}
+
+/** Which execution of which run this is. */
+export interface ExecutionIds {
+  readonly runId: string
+  readonly executionId: string
+}
+
+/** The bounds of a run tree: a child's are its root's, measured from the root's start and counted on its ledger. */
+export interface RunBounds {
+  /** The clock reading the deadline counts from (a root that counts from its enqueue starts earlier than it ran). */
+  readonly startedAt: number
+  readonly deadlineMs: number | undefined
+  readonly maxInvocations: number | undefined
   /** How the run was launched; hosts pick their own defaults (such as a turn budget) from it. */
-  launchMode: LaunchMode = 'interactive'
+  readonly launchMode: LaunchMode
+  /** The per-call budgets every call starts from: the launch mode's defaults with the run-level overrides applied. */
+  readonly callDefaults: CountedBudgets
   /** The run-level per-call budgets as given (turn budgets among them), before launch-mode defaults. */
-  perCallOverrides: CallBudgets | undefined
+  readonly perCallOverrides: CallBudgets | undefined
+}
+
+/** What a root run and every child it spawns share: one of each per run tree. */
+export interface RunTree {
+  readonly host: AgentHost | undefined
+  /** The physical agent attempts the tree has started, counted against the root's cap. */
+  readonly ledger: InvocationLedger
+  /** The run-wide retry budget every tool and agent retry draws from; undefined when the run has none. */
+  readonly retryBudget: RetryBudget | undefined
+  /** How tool retry backoff is spread. */
+  readonly jitter: JitterMode
   /** Open deferrals of deferred tools, and where answers given from outside this process land. */
-  deferrals: Deferrals = new Deferrals(undefined)
-  /** The run's signals: those its journal holds and the mailbox new ones come from. Set by the runtime; a child shares its root's. */
-  signals!: SignalInbox
-  /** The run's updates: those its journal holds and the mailbox new ones come from. Set by the runtime; a child shares its root's. */
-  updates!: UpdateInbox
-  /** The calls in flight, and how many of them wait on a deferral. Shared with children. */
-  activity: CallActivity = new CallActivity()
-  /** Set once the execution is suspended: nothing more is written, and no run_end. Shared with children. */
-  suspension: { suspended: boolean } = { suspended: false }
-  /** Deferrals an earlier execution opened that are still waiting: a resume waits on them without opening them again. */
-  openedDeferrals: ReadonlySet<string> = new Set()
-  /** Deferrals earlier executions opened, by id, settled or not: their deadlines, and the expiries they journaled. */
-  recordedDeferrals: ReadonlyMap<string, RecordedDeferral> = new Map()
+  readonly deferrals: Deferrals
+  /** The run's signals: those its journal holds and the mailbox new ones come from. */
+  readonly signals: SignalInbox
+  /** The run's updates: those its journal holds and the mailbox new ones come from. */
+  readonly updates: UpdateInbox
+  /** The calls in flight, and how many of them wait on a deferral. */
+  readonly activity: CallActivity
+  /** Set once the execution is suspended: nothing more is written anywhere in the tree, and no run_end. */
+  readonly suspension: { suspended: boolean }
   /** How remote tools reach their worker; undefined when the run has none. */
-  worker: TriggerTransport | undefined
+  readonly worker: TriggerTransport | undefined
+  /** The shared rate limits the run's LLM calls wait on; undefined without any. */
+  readonly rateLimiter: RateLimiter | undefined
   /** Where streamed progress of agent calls goes; never the journal. */
-  onProgress: ((progress: RunProgress) => void) | undefined
-  /** Prices LLM requests from their usage; undefined when the run is not priced. Shared with children. */
-  prices: PriceTable | undefined
-  /** The money budget of the run tree (`budgets.maxCostUsd`); undefined without one. Shared with children. */
-  costLedger: CostLedger | undefined
-  /** Calls the run tree could not afford, in the order they were refused. Shared with children. */
-  moneyRefusals: MoneyRefusal[] = []
-  /** Prefixes the ids of deferrals this run opens: a child shares its root's deferrals, under ids of its own. */
-  deferredIdPrefix = ''
+  readonly onProgress: ((progress: RunProgress) => void) | undefined
+  /** Prices LLM requests from their usage; undefined when the run is not priced. */
+  readonly prices: PriceTable | undefined
+  /** The money budget of the tree (`budgets.maxCostUsd`); undefined without one (and on a replay, which spends nothing). */
+  readonly costLedger: CostLedger | undefined
+  /** Calls the tree could not afford, in the order they were refused. */
+  readonly moneyRefusals: MoneyRefusal[]
+  /** Workflows a `spawn()` may name, by name. */
+  readonly workflows: ReadonlyMap<string, WorkflowDefinition>
+}
+
+/** What earlier executions of this run left for this one (empty for a fresh run). */
+export interface ExecutionHistory {
+  /** Set on a resumed or replayed execution: recorded calls answer from it while their keys match. */
+  readonly replay: ReplaySession | undefined
+  /** Deferrals an earlier execution opened that are still waiting: a resume waits on them without opening them again. */
+  readonly openedDeferrals: ReadonlySet<string>
+  /** Deferrals earlier executions opened, by id, settled or not: their deadlines, and the expiries they journaled. */
+  readonly recordedDeferrals: ReadonlyMap<string, RecordedDeferral>
+  /** Timers earlier executions journaled, by timer id: a fired one is served from the journal, an unfired one waits for the rest. */
+  readonly recordedTimers: ReadonlyMap<string, RecordedTimer>
+  /** Spawn attempts earlier executions started, by ordinal, so a resumed spawn numbers its next attempt after them. */
+  readonly priorChildAttempts: ReadonlyMap<string, number>
+  /** A check-only replay (the deploy check): a sleep the recording did not see fire is refused, never waited out. */
+  readonly refusesLiveWaits: boolean
+}
+
+/** What the calls of an execution reach through the run: built with the run, around it. */
+export interface ExecutionCalls {
+  /** The execution's group scope: its concurrency, cancellation and hard-stop latch. */
+  readonly scope: RunScope
+  /** The workflow's full tool surface as hosts see it; calls go through tool() so they are journaled. */
+  readonly hostTools: readonly HostTool[]
+  /** Runs a child workflow to its end in a nested execution of this run. */
+  readonly spawnChild: (request: ChildSpawnRequest) => Promise<RunResultOfChild>
+}
+
+/**
+ * Everything an execution is made of, as a few plain objects: its ids, where
+ * it writes, the run tree's bounds and shared parts (a child passes its
+ * root's), what earlier executions left, and its calls' surface.
+ */
+export interface RunContext {
+  readonly ids: ExecutionIds
+  readonly medium: ExecutionMedium
+  readonly workflow: WorkflowDefinition
+  readonly clock: RetryClock
+  /** Aborted when the execution is cancelled. */
+  readonly signal: AbortSignal
+  readonly bounds: RunBounds
+  readonly tree: RunTree
+  readonly history: ExecutionHistory
+  readonly calls: ExecutionCalls
+  /** The run whose script spawned this one; absent for a root or resumed execution. */
+  readonly parent?: RunState | undefined
+}
+
+/** Everything one executing run shares between its calls: the parts of its {@link RunContext}, by name. Internal. */
+export class RunState {
+  readonly runId: string
+  readonly executionId: string
+  readonly medium: ExecutionMedium
+  readonly workflow: WorkflowDefinition
+  readonly clock: RetryClock
+  readonly signal: AbortSignal
+  readonly bounds: RunBounds
+  readonly tree: RunTree
+  readonly history: ExecutionHistory
   /** The run whose script spawned this one; a hard stop here stops its queued work too. */
-  parent: RunState | undefined
+  readonly parent: RunState | undefined
+  /** Prefixes the ids of deferrals this run opens: a child shares its root's deferrals, under ids of its own. */
+  readonly deferredIdPrefix: string
+  readonly scope: RunScope
+  readonly hostTools: readonly HostTool[]
+  readonly spawnChild: (request: ChildSpawnRequest) => Promise<RunResultOfChild>
   /** The hard stop (invocation cap, deadline) this run, or a child of it, latched first. */
   hardStopError: Error | undefined
-  /** Workflows a `spawn()` may name, by name. */
-  workflows: ReadonlyMap<string, WorkflowDefinition> = new Map()
-  /** Timers earlier executions of this run journaled, by timer id: a fired one is served from the journal, an unfired one waits for the rest. */
-  recordedTimers: ReadonlyMap<string, RecordedTimer> = new Map()
-  /** A check-only replay (the deploy check): a sleep the recording did not see fire is refused, never waited out. */
-  refusesLiveWaits = false
-  /** Spawn attempts earlier executions of this run started, by ordinal, so a resumed spawn numbers its next attempt after them. */
-  priorChildAttempts: ReadonlyMap<string, number> = new Map()
-  /** The shared rate limits the run's LLM calls wait on; undefined without any. */
-  rateLimiter: RateLimiter | undefined = undefined
-  /** Runs a child workflow to its end in a nested execution of this run. Set by the runtime. */
-  spawnChild: ((request: ChildSpawnRequest) => Promise<RunResultOfChild>) | undefined
+
+  constructor(context: RunContext) {
+    this.runId = context.ids.runId
+    this.executionId = context.ids.executionId
+    this.medium = context.medium
+    this.workflow = context.workflow
+    this.clock = context.clock
+    this.signal = context.signal
+    this.bounds = context.bounds
+    this.tree = context.tree
+    this.history = context.history
+    this.parent = context.parent
+    this.deferredIdPrefix = context.parent === undefined ? '' : `${context.ids.executionId}.`
+    this.scope = context.calls.scope
+    this.hostTools = context.calls.hostTools
+    this.spawnChild = context.calls.spawnChild
+  }
+
+  // The parts by the names the calls use. The bounds and the shared parts are the tree's, the same objects in a root and its children.
+  get startedAt(): number {
+    return this.bounds.startedAt
+  }
+  get deadlineMs(): number | undefined {
+    return this.bounds.deadlineMs
+  }
+  get maxInvocations(): number | undefined {
+    return this.bounds.maxInvocations
+  }
+  get launchMode(): LaunchMode {
+    return this.bounds.launchMode
+  }
+  get callDefaults(): CountedBudgets {
+    return this.bounds.callDefaults
+  }
+  get perCallOverrides(): CallBudgets | undefined {
+    return this.bounds.perCallOverrides
+  }
+  get host(): AgentHost | undefined {
+    return this.tree.host
+  }
+  get ledger(): InvocationLedger {
+    return this.tree.ledger
+  }
+  get retryBudget(): RetryBudget | undefined {
+    return this.tree.retryBudget
+  }
+  get jitter(): JitterMode {
+    return this.tree.jitter
+  }
+  get deferrals(): Deferrals {
+    return this.tree.deferrals
+  }
+  get signals(): SignalInbox {
+    return this.tree.signals
+  }
+  get updates(): UpdateInbox {
+    return this.tree.updates
+  }
+  get activity(): CallActivity {
+    return this.tree.activity
+  }
+  get suspension(): { suspended: boolean } {
+    return this.tree.suspension
+  }
+  get worker(): TriggerTransport | undefined {
+    return this.tree.worker
+  }
+  get rateLimiter(): RateLimiter | undefined {
+    return this.tree.rateLimiter
+  }
+  get onProgress(): ((progress: RunProgress) => void) | undefined {
+    return this.tree.onProgress
+  }
+  get prices(): PriceTable | undefined {
+    return this.tree.prices
+  }
+  get costLedger(): CostLedger | undefined {
+    return this.tree.costLedger
+  }
+  get moneyRefusals(): MoneyRefusal[] {
+    return this.tree.moneyRefusals
+  }
+  get workflows(): ReadonlyMap<string, WorkflowDefinition> {
+    return this.tree.workflows
+  }
+  get replay(): ReplaySession | undefined {
+    return this.history.replay
+  }
+  get openedDeferrals(): ReadonlySet<string> {
+    return this.history.openedDeferrals
+  }
+  get recordedDeferrals(): ReadonlyMap<string, RecordedDeferral> {
+    return this.history.recordedDeferrals
+  }
+  get recordedTimers(): ReadonlyMap<string, RecordedTimer> {
+    return this.history.recordedTimers
+  }
+  get priorChildAttempts(): ReadonlyMap<string, number> {
+    return this.history.priorChildAttempts
+  }
+  get refusesLiveWaits(): boolean {
+    return this.history.refusesLiveWaits
+  }
 
   get invocations(): number {
     return this.ledger.invocations
-  }
-
-  // eslint-disable-next-line max-params -- positional until the one execution assembly of issue #29 replaces it with a run context
-  constructor(
-    readonly runId: string,
-    readonly executionId: string,
-    readonly medium: ExecutionMedium,
-    readonly workflow: WorkflowDefinition,
-    readonly host: AgentHost | undefined,
-    readonly clock: RetryClock,
-    readonly signal: AbortSignal,
-    readonly startedAt: number,
-    readonly deadlineMs: number | undefined,
-    readonly maxInvocations: number | undefined,
-    readonly callDefaults: CountedBudgets,
-    retries: RunRetrySettings = {},
-  ) {
-    const capacity = retries.retryBudget
-    this.retryBudget = capacity === undefined ? undefined : capacity === 0 ? NO_RETRIES : createRetryBudget({ capacity, refillPerSecond: 0, clock })
-    this.jitter = retries.jitter ?? 'none'
   }
 
   /** The clock reading at which the run's deadline falls; undefined without one. */

@@ -35,7 +35,7 @@ import { LAUNCH_MODE_BUDGETS, overrideBudgets } from './budgets.js'
 import { type WorkflowContext, type WorkflowDefinition, isWorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { type RunOptions, type StartSignal, parseRunOptions } from './run-options.js'
-import { type ChildSpawnRequest, type RecordedDeferral, type RecordedTimer, RunState, type RunResultOfChild } from './run-state.js'
+import { type ChildSpawnRequest, type RecordedDeferral, type RecordedTimer, type RunBounds, RunState, type RunResultOfChild, type RunTree, runRetryBudget } from './run-state.js'
 import { callSpawn } from './child-call.js'
 import { type ExecutionMedium, storeMedium } from './execution-medium.js'
 import { type DeferredAnswerOutcome, type DeferredDecider, Deferrals, deciderFields } from './deferrals.js'
@@ -288,7 +288,7 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   let handle: RunHandle
   try {
     // `{ runsDir }` is exactly `{ store: createFileRunStore(runsDir) }`: every run goes through a store.
-    handle = launchInStore(definition, input, options, internals, storeOf(options), options.clock ?? systemClock)
+    handle = launchInStore(definition, input, options, internals)
   } catch (error) {
     stopForwarding()
     throw error
@@ -360,15 +360,9 @@ async function createRoot(
  * run claims the run's ownership there, and every line and artifact goes
  * through the store.
  */
-// eslint-disable-next-line max-params -- positional until the one execution assembly of issue #29 replaces it with a run context
-function launchInStore<TInput>(
-  definition: WorkflowDefinition<TInput>,
-  input: unknown,
-  options: RunOptions,
-  internals: LaunchInternals,
-  store: RunStore,
-  clock: NonNullable<RunOptions['clock']>,
-): RunHandle {
+function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: unknown, options: RunOptions, internals: LaunchInternals): RunHandle {
+  const store = storeOf(options)
+  const clock = options.clock ?? systemClock
   const kind = internals.kind ?? 'root'
   if (kind !== 'root' && options.runId === undefined) throw new Error('launchRun: a nested execution needs the run id of its root run')
   const newRunId = internals.newRunId ?? createRunId
@@ -495,84 +489,93 @@ function startExecution<TInput>(
     suspension,
   )
   const startedAt = clock.now()
-  const run = new RunState(
-    runId,
-    executionId,
-    medium,
-    definition,
-    parent === undefined ? options.host : parent.host,
-    clock,
-    controller.signal,
-    // A child is bounded by its root's deadline and cap: measured from the root's start, counted on the root's ledger.
-    // A root whose workflow counts its deadline from its enqueue has already spent the time it waited to start.
-    parent === undefined ? startedAt - (definition.deadlineCounts === 'from-enqueue' && (internals.kind ?? 'root') === 'root' ? (options.queued?.waitedMs ?? 0) : 0) : parent.startedAt,
-    parent === undefined ? options.budgets?.deadlineMs : parent.deadlineMs,
-    parent === undefined ? options.budgets?.maxTotalAgentInvocations : parent.maxInvocations,
+  const kind = internals.kind ?? 'root'
+  // `run` is made last, from the parts below; the parts that journal reach it only once the script runs.
+  // eslint-disable-next-line prefer-const -- assigned once, after the closures that read it are made
+  let run: RunState
+  const journal = { emit: (line: JournalLineInput) => run.emit(line), commitStart: () => run.commitStart() }
+  // A child shares its root's bounds: bounded by its deadline and cap, measured from the root's start.
+  // A root whose workflow counts its deadline from its enqueue has already spent the time it waited to start.
+  const bounds: RunBounds = parent?.bounds ?? {
+    startedAt: startedAt - (definition.deadlineCounts === 'from-enqueue' && kind === 'root' ? (options.queued?.waitedMs ?? 0) : 0),
+    deadlineMs: options.budgets?.deadlineMs,
+    maxInvocations: options.budgets?.maxTotalAgentInvocations,
+    launchMode,
     callDefaults,
-    { retryBudget: options.retryBudget, jitter: parent?.jitter ?? options.jitter },
-  )
-  run.launchMode = launchMode
-  run.deferrals =
-    parent?.deferrals ??
-    new Deferrals(medium.deferredAnswers, (deferredId, problems) => {
-      run.emit({ type: 'log', level: 'warn', message: `an answer kept for deferral ${deferredId} was refused and withdrawn; the deferral stays open: ${problems.join('; ')}`, data: { deferredId, problems: [...problems] } })
-    })
-  // A replay reads signals from its recording only; a live execution also from the run's mailbox.
-  run.signals = parent?.signals ?? new SignalInbox(run, internals.kind === 'replay' ? undefined : medium.deferredAnswers, internals.signals ?? { received: [], waits: new Map() })
-  run.updates =
-    parent?.updates ??
-    new UpdateInbox(
-      { emit: (line) => run.emit(line), commitStart: () => run.commitStart(), track: (call) => run.activity.track(call) },
-      internals.kind === 'replay' ? undefined : medium.deferredAnswers,
+    perCallOverrides: options.budgets?.perCall,
+  }
+  // A child shares its root's tree: one ledger, one retry budget, one money budget, one mailbox for the whole run.
+  const tree: RunTree = parent?.tree ?? {
+    host: options.host,
+    ledger: { invocations: 0 },
+    retryBudget: runRetryBudget(options.retryBudget, clock),
+    jitter: options.jitter ?? 'none',
+    deferrals: new Deferrals(medium.deferredAnswers, (deferredId, problems) => {
+      journal.emit({ type: 'log', level: 'warn', message: `an answer kept for deferral ${deferredId} was refused and withdrawn; the deferral stays open: ${problems.join('; ')}`, data: { deferredId, problems: [...problems] } })
+    }),
+    // A replay reads signals and updates from its recording only; a live execution also from the run's mailbox.
+    signals: new SignalInbox(journal, kind === 'replay' ? undefined : medium.deferredAnswers, internals.signals ?? { received: [], waits: new Map() }),
+    updates: new UpdateInbox(
+      { ...journal, track: (call) => run.activity.track(call) },
+      kind === 'replay' ? undefined : medium.deferredAnswers,
       definition.updates,
       internals.updates ?? { received: [], ends: new Map() },
-    )
-  run.openedDeferrals = new Set(internals.openDeferrals ?? [])
-  run.recordedDeferrals = internals.recordedDeferrals ?? new Map()
-  run.suspension = suspension
-  run.activity = parent?.activity ?? new CallActivity(options.onWaitingChange)
-  run.worker = parent === undefined ? options.worker : parent.worker
-  // The runtime's limits, else the host's own (one limiter per host object).
-  run.rateLimiter = parent === undefined ? (options.rateLimiter ?? hostRateLimiter(options.host, clock)) : parent.rateLimiter
-  run.onProgress = parent === undefined ? options.onProgress : parent.onProgress
-  run.prices = parent === undefined ? options.prices : parent.prices
-  // One ledger for the run tree: a child spends from its root's, and a resume starts from what earlier executions spent.
-  run.costLedger = parent !== undefined ? parent.costLedger : internals.kind === 'replay' ? undefined : openRunLedger(checkMoneyBudget(definition, options), internals.spentBefore)
-  run.moneyRefusals = parent?.moneyRefusals ?? []
-  run.perCallOverrides = parent?.perCallOverrides ?? options.budgets?.perCall
-  run.workflows = parent?.workflows ?? workflowMap(options.workflows)
-  run.priorChildAttempts = internals.priorChildAttempts ?? new Map()
-  run.recordedTimers = internals.timers ?? new Map()
-  run.refusesLiveWaits = internals.refuseLiveCalls === true
-  if (parent !== undefined) {
-    run.parent = parent
-    run.ledger = parent.ledger
-    run.retryBudget = parent.retryBudget
-    run.deferredIdPrefix = `${executionId}.`
+    ),
+    activity: new CallActivity(options.onWaitingChange),
+    suspension,
+    worker: options.worker,
+    // The runtime's limits, else the host's own (one limiter per host object).
+    rateLimiter: options.rateLimiter ?? hostRateLimiter(options.host, clock),
+    onProgress: options.onProgress,
+    prices: options.prices,
+    // A resume starts from what earlier executions spent; a replay spends nothing.
+    costLedger: kind === 'replay' ? undefined : openRunLedger(checkMoneyBudget(definition, options), internals.spentBefore),
+    moneyRefusals: [],
+    workflows: workflowMap(options.workflows),
   }
-  run.spawnChild = (request) => runChild(run, options, claimed, request)
-  run.scope = createRunScope({
+  const replaySession =
+    internals.recording === undefined
+      ? undefined
+      : createReplaySession(internals.recording, {
+          replayFailures: internals.replayFailures ?? false,
+          onDiverged: (divergence) => {
+            journal.emit({ type: 'replay_diverged', ordinal: divergence.ordinal, expectedKey: divergence.expectedKey, actualKey: divergence.actualKey, fields: [...divergence.fields] })
+          },
+        })
+  run = new RunState({
+    ids: { runId, executionId },
+    medium,
+    workflow: definition,
+    clock,
     signal: controller.signal,
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    observer: (event) => {
-      run.emit(event)
+    bounds,
+    tree,
+    history: {
+      replay: replaySession !== undefined && internals.refuseLiveCalls === true ? refuseLiveCalls(replaySession) : replaySession,
+      openedDeferrals: new Set(internals.openDeferrals ?? []),
+      recordedDeferrals: internals.recordedDeferrals ?? new Map(),
+      recordedTimers: internals.timers ?? new Map(),
+      priorChildAttempts: internals.priorChildAttempts ?? new Map(),
+      refusesLiveWaits: internals.refuseLiveCalls === true,
     },
+    calls: {
+      scope: createRunScope({
+        signal: controller.signal,
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        observer: (event) => {
+          journal.emit(event)
+        },
+      }),
+      hostTools: Object.entries(definition.tools ?? {}).map(([name, tool]) => ({
+        name,
+        description: tool.description,
+        input: tool.input,
+        invoke: (args: unknown) => run.activity.track(() => callTool(run, name, args)),
+      })),
+      spawnChild: (request) => runChild(run, options, claimed, request),
+    },
+    parent,
   })
-  if (internals.recording !== undefined) {
-    const session = createReplaySession(internals.recording, {
-      replayFailures: internals.replayFailures ?? false,
-      onDiverged: (divergence) => {
-        run.emit({ type: 'replay_diverged', ordinal: divergence.ordinal, expectedKey: divergence.expectedKey, actualKey: divergence.actualKey, fields: [...divergence.fields] })
-      },
-    })
-    run.replay = internals.refuseLiveCalls === true ? refuseLiveCalls(session) : session
-  }
-  run.hostTools = Object.entries(definition.tools ?? {}).map(([name, tool]) => ({
-    name,
-    description: tool.description,
-    input: tool.input,
-    invoke: (args: unknown) => run.activity.track(() => callTool(run, name, args)),
-  }))
 
   run.emit({
     type: 'run_start',
