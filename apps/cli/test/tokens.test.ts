@@ -149,7 +149,20 @@ describe('locus journal --follow --tokens', () => {
       try {
         await store.migrate()
         const host = createScriptedHost({ rules: [{ match: { prompt: 'talk' }, steps: steps(300) }] })
-        const handle = startWorkflowRun(talker, { store, runId: 'tok-pg', host })
+        // Followed once it exists: `journal --follow` of a run id no store holds yet is RUN_NOT_FOUND, not a wait.
+        let started: () => void = () => undefined
+        const exists = new Promise<void>((resolve) => {
+          started = resolve
+        })
+        const handle = startWorkflowRun(talker, {
+          store,
+          runId: 'tok-pg',
+          host,
+          onEvent: (line) => {
+            if (line.type === 'run_start') started()
+          },
+        })
+        await exists
         const follow = cli(['journal', 'tok-pg', '--follow', '--tokens', '--database-url', parsed.href])
         expect((await handle.done).disposition).toBe('completed')
         const result = await follow
