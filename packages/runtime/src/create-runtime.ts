@@ -17,7 +17,7 @@ import { type ReadStoredRunOptions, type StoredRun, heldStoredRun, readStoredRun
 import { type RunDescription, describeFromView, describeStoredRun } from './describe-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
-import { abortAs } from './cancel-requests.js'
+import { abortAs, forwardRequester } from './cancel-requests.js'
 import type { RunOptions } from './run-options.js'
 import type { RunBudgets } from './budgets.js'
 import { type RunHandle as ExecutionHandle, type RunResult, parseWorkflowInput, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
@@ -167,8 +167,19 @@ export interface RuntimeOptions {
   readonly defaults?: Omit<RunOptions, 'input' | 'runId' | 'signal' | 'onEvent' | 'host' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'> | undefined
 }
 
-/** Options of one start, resume or replay. */
-export type RuntimeRunOptions = Omit<RunOptions, 'signal' | 'onEvent' | 'runsDir' | 'suspendSignal' | 'onWaitingChange'>
+/**
+ * Options of one start, resume or replay. `signal` cancels the execution as
+ * `handle.cancel` does (from before its handle exists, as a CLI's Ctrl-C
+ * may); `onEvent` sees every line as it is written, in order, before the
+ * execution's end resolves (`handle.subscribe` is the same feed for a
+ * listener that joins later).
+ */
+export type RuntimeRunOptions = Omit<RunOptions, 'runsDir' | 'suspendSignal' | 'onWaitingChange'>
+
+/** The part of a run's options the launch keeps for the caller, not the execution: its signal and its line listener. */
+function callerOf(runOptions: RuntimeRunOptions | undefined): Pick<RunOptions, 'signal' | 'onEvent'> {
+  return { ...(runOptions?.signal === undefined ? {} : { signal: runOptions.signal }), ...(runOptions?.onEvent === undefined ? {} : { onEvent: runOptions.onEvent }) }
+}
 
 /** A runtime: one way in for every run, whoever starts it (code, CLI, server, MCP). */
 export interface Runtime {
@@ -403,9 +414,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * from the store first; the handle resolves when the execution's first line
    * (`run_start`) names it, or rejects when the launch is refused.
    */
-  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started): Promise<RunHandle> {
+  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started, caller: Pick<RunOptions, 'signal' | 'onEvent'> = {}): Promise<RunHandle> {
     const controller = new AbortController()
     setMaxListeners(0, controller.signal)
+    // The caller's own signal cancels the execution as handle.cancel does, who asked included (a CLI's Ctrl-C before the handle exists).
+    const outer = caller.signal
+    const cancelFromCaller = (): void => {
+      if (outer === undefined) return
+      forwardRequester(outer, controller.signal)
+      controller.abort(outer.reason)
+    }
+    if (outer?.aborted === true) cancelFromCaller()
+    else outer?.addEventListener('abort', cancelFromCaller, { once: true })
     const suspender = new AbortController()
     let waitingOnly = false
     const waitingListeners = new Set<(waitingOnly: boolean) => void>()
@@ -465,6 +485,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           if (started !== undefined) ready()
         }
         feed.publish(line)
+        // The caller's listener sees each line as it is written, in order, before the execution's end resolves.
+        caller.onEvent?.(line)
       }
       try {
         started = begin({ signal: controller.signal, suspendSignal: suspender.signal, onWaitingChange, onEvent })
@@ -474,6 +496,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       flushNow = started.flush
       if (executionId !== undefined) ready()
+      void started.done.finally(() => outer?.removeEventListener('abort', cancelFromCaller)).catch(() => undefined)
       started.done.then(
         (result) => {
           knownRunId ??= result.runId
@@ -555,7 +578,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           answer: (deferredId, answer) => answerOn(handle, deferredId, answer),
           execution: () => handle,
         }
-      })
+      }, callerOf(runOptions))
       launched.catch(() => slot?.release())
       return launched
     },
@@ -572,7 +595,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // The run's recorded budgets, scheduling and retry settings, under the ones given now.
       const options: RuntimeRunOptions = { ...recorded.options, ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }), ...rest }
       // Completed runs are refused once the run is claimed (its lock, or a worker's lease).
-      return launch(runId, (hooks) => startedLater(startResume(runId, definition, { ...base(options, hooks), refuseCompleted: true })))
+      return launch(runId, (hooks) => startedLater(startResume(runId, definition, { ...base(options, hooks), refuseCompleted: true })), callerOf(rest))
     },
     async replay(runId, replayOptions) {
       const recordedName = replayOptions?.workflow === undefined ? (await readRunStarts(store, runId)).root.view.runStart?.workflow : undefined
@@ -581,7 +604,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return launch(runId, (hooks) => {
         const { host: _host, ...withoutHost } = base(rest, hooks)
         return startedLater(startReplay(runId, definition, withoutHost).then((started) => ({ handle: started.handle, done: started.done.then((replayed) => replayed.run) })))
-      })
+      }, callerOf(rest))
     },
     get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
     async describe(runId) {

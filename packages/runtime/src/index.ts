@@ -1,6 +1,6 @@
-export { checkStartSignal, parseWorkflowInput, runWorkflowScript, startWorkflowRun, resolveRunsDir, RUN_RESULT_SCHEMA, RunResultSchema } from './run-workflow-script.js'
+export { checkStartSignal, parseWorkflowInput, runWorkflowScript, startWorkflowRun, resolveRunsDir, toWorkflowDefinition, RUN_RESULT_SCHEMA, RunResultSchema } from './run-workflow-script.js'
 export type { RunResultFile } from './run-result-schema.js'
-export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayRun, resumeRun, startReplay, startResume } from './resume-run.js'
+export { REPLAY_EXECUTION_PREFIX, RESUME_EXECUTION_PREFIX, replayResultOf, replayRun, resumeRun, resumeResultOf, startReplay, startResume } from './resume-run.js'
 export type { ReplayRunResult, ResumeResult, StartedExecution } from './resume-run.js'
 export { readRunHistory } from './run-history.js'
 export type { RunHistory } from './run-history.js'

@@ -129,17 +129,20 @@ export async function startResume<TInput>(
   }
   // The launch releases the ownership when the execution ends, however it ends.
   const resumedFrom = history.lastExecution.executionId
-  const done = handle.done.then((result): ResumeResult => {
-    const report = result.replay
-    return {
-      ...result,
-      resumedFrom,
-      replayed: report?.counts.replayed ?? 0,
-      live: report?.counts.live ?? 0,
-      divergence: report?.divergence ?? null,
-    }
-  })
+  const done = handle.done.then((result) => resumeResultOf(result, resumedFrom))
   return { handle, done }
+}
+
+/** A resume's end as its execution's result: what it continued from, and how many calls the recording served, from the result's replay report. */
+export function resumeResultOf(result: RunResult, resumedFrom: string): ResumeResult {
+  const report = result.replay
+  return {
+    ...result,
+    resumedFrom,
+    replayed: report?.counts.replayed ?? 0,
+    live: report?.counts.live ?? 0,
+    divergence: report?.divergence ?? null,
+  }
 }
 
 /**
@@ -177,10 +180,13 @@ export async function startReplay<TInput>(
     updates: recordedUpdatesOf(history.view),
     resumeOf: history.lastExecution.executionId,
   })
-  const done = handle.done.then((result): ReplayRunResult => {
-    const report = result.replay
-    if (report === undefined) throw new Error('replayRun: the replay execution produced no report')
-    return { ok: report.identical, runId, executionDir: result.executionDir, report, divergence: report.divergence, run: result }
-  })
+  const done = handle.done.then(replayResultOf)
   return { handle, done }
+}
+
+/** A replay's end as its verdict: identical or not, with the per-call report its execution's result carries. */
+export function replayResultOf(result: RunResult): ReplayRunResult {
+  const report = result.replay
+  if (report === undefined) throw new Error('replay: the execution produced no replay report; it was not a replay')
+  return { ok: report.identical, runId: result.runId, executionDir: result.executionDir, report, divergence: report.divergence, run: result }
 }

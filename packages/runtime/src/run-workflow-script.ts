@@ -172,7 +172,13 @@ export interface RunHandle {
 /** A bare script: what `runWorkflowScript` also accepts instead of a definition. */
 export type WorkflowFunction = (context: WorkflowContext<unknown>) => unknown
 
-function normaliseWorkflow(workflow: WorkflowDefinition | WorkflowFunction): WorkflowDefinition {
+/**
+ * A workflow as the runtime runs it: a definition as it is, a bare script as
+ * a definition named after its function (`anonymous` without a name).
+ *
+ * @throws RuntimeInputError `WORKFLOW_DEFINITION_INVALID` for a definition with no name, or something that is neither
+ */
+export function toWorkflowDefinition(workflow: WorkflowDefinition | WorkflowFunction): WorkflowDefinition {
   if (typeof workflow === 'function') return { name: workflow.name === '' ? 'anonymous' : workflow.name, run: workflow }
   if (isWorkflowDefinition(workflow) || (typeof workflow === 'object' && typeof (workflow as { run?: unknown }).run === 'function')) {
     if (typeof workflow.name !== 'string' || workflow.name === '') {
@@ -275,7 +281,7 @@ function forwardAbort(source: AbortSignal | undefined, target: AbortController):
 /** Starts a run, a resumed execution or a replay. Internal. */
 export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, given: RunOptions, internals: LaunchInternals): RunHandle {
   parseRunOptions(given)
-  const definition = normaliseWorkflow(workflow)
+  const definition = toWorkflowDefinition(workflow)
   const input = parseWorkflowInput(definition, given.input)
   // A signal sent with the start is checked with the input, before anything is written; a resume or a child ignores it.
   const startSignal = internals.parent === undefined && (internals.kind ?? 'root') === 'root' ? checkStartSignal(definition, given.startSignal) : undefined

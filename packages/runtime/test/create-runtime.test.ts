@@ -1,5 +1,5 @@
 import type { JournalLine } from '@locus/journal'
-import { createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
+import { abortAs, createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { readRun, tempRunsDir } from './helpers.js'
@@ -25,6 +25,27 @@ describe('createRuntime', () => {
     const stored = await rt.get(run.runId)
     expect(stored.latest.summary).toMatchObject({ standing: 'completed', agentCalls: 4 })
     expect((await rt.list()).rows.map((row) => ({ runId: row.runId, workflow: row.workflow, status: row.status }))).toEqual([{ runId: run.runId, workflow: 'fan-out', status: 'completed' }])
+  })
+
+  it('hands onEvent every line as it is written, in order, before the end resolves; a signal aborted before the start cancels it as cli', async () => {
+    const rt = runtime()
+    const seen: JournalLine[] = []
+    const run = await rt.start('fan-out', { onEvent: (line) => seen.push(line) })
+    const result = await run.done
+    expect(seen.map((line) => line.seq)).toEqual(readRun(result).lines.map((line) => line.seq))
+    expect(seen.at(-1)?.type).toBe('run_end')
+    // A Ctrl-C that lands before the handle exists still reaches the execution, with who asked.
+    const controller = new AbortController()
+    abortAs(controller, 'interrupted from the terminal (Ctrl-C)', 'cli')
+    const cancelled = await (await rt.start('waits', { signal: controller.signal })).done
+    expect(cancelled.disposition).toBe('cancelled')
+    expect(readRun(cancelled).lines.find((line) => line.type === 'run_cancel_requested')).toMatchObject({ reason: 'interrupted from the terminal (Ctrl-C)', by: 'cli' })
+    // Aborted while it waits, a resume of it is cancelled the same way.
+    const later = new AbortController()
+    const resumed = await rt.resume(cancelled.runId, { signal: later.signal })
+    abortAs(later, 'second thoughts', 'cli')
+    const ended = await resumed.done
+    expect(ended.disposition).toBe('cancelled')
   })
 
   it('refuses an unknown workflow and a taken run id before anything starts', async () => {

@@ -1,6 +1,6 @@
 import { closeMcpToolSources } from '@locus/mcp'
 import type { ReplayReport } from '@locus/replay'
-import { recordedStart, startReplay } from '@locus/runtime'
+import { type ReplayRunResult, createRuntime, recordedStart, replayResultOf, toWorkflowDefinition } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
@@ -69,10 +69,12 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
   const json = flags.json === true
   // The first Ctrl-C cancels; the second flushes the execution's buffered lines and exits.
   const interrupts = interruptExecution(io)
-  let replayed: Awaited<Awaited<ReturnType<typeof startReplay>>['done']>
+  let replayed: ReplayRunResult
   try {
-    const started = await startReplay(runId, loaded.workflow, {
-      runsDir,
+    // `locus replay` goes through the runtime like `run` and `resume`: the file store over the runs directory, and no host.
+    const workflow = toWorkflowDefinition(loaded.workflow)
+    const handle = await createRuntime({ workflows: [workflow], runsDir }).replay(runId, {
+      workflow,
       source: loaded.path,
       signal: interrupts.signal,
       ...(input === undefined ? {} : { input }),
@@ -84,8 +86,8 @@ export async function replayCommand(runId: string, flags: ReplayFlags, io: CliIo
           }
         : {}),
     })
-    interrupts.started(started.handle)
-    replayed = await started.done
+    interrupts.started(handle)
+    replayed = replayResultOf(await handle.done)
   } catch (error) {
     throw asCliInputError(error)
   } finally {

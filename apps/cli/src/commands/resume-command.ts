@@ -1,6 +1,6 @@
 import { closeMcpToolSources } from '@locus/mcp'
 import { loadPrices } from '../load-prices.js'
-import { recordedStart, startResume } from '@locus/runtime'
+import { type ResumeResult, createRuntime, recordedStart, resumeResultOf, toWorkflowDefinition } from '@locus/runtime'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { type HostFlags, createHost } from '../create-host.js'
@@ -74,11 +74,14 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
       const workerText = describeWorker(worker)
       io.stdout.write(style.dim(`locus: resuming run ${runId} (${standing}) of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}${workerText === undefined ? '' : `, worker ${workerText}`}\n`))
     }
-    let resumed: Awaited<Awaited<ReturnType<typeof startResume>>['done']>
+    let resumed: ResumeResult
     try {
-      const started = await startResume(runId, loaded.workflow, {
-        runsDir,
-        ...(chosen.host === undefined ? {} : { host: chosen.host }),
+      // `locus resume` goes through the runtime like `run` and the server: the file store over the runs directory, this host.
+      const workflow = toWorkflowDefinition(loaded.workflow)
+      const runtime = createRuntime({ workflows: [workflow], runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+      let resumedFrom = run.latest.info.executionId
+      const handle = await runtime.resume(runId, {
+        workflow,
         ...options,
         // The root's input is read by the runtime; when its journal recorded none, the latest execution's.
         ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }),
@@ -86,10 +89,11 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
         ...(worker === undefined ? {} : { worker }),
         prices,
         source: loaded.path,
-        // Decided again under the run's lock: another resume may have completed it since the check above.
-        refuseCompleted: true,
+        // The runtime decides again under the run's lock whether it completed: another resume may have since the check above.
         signal: interrupts.signal,
         onEvent: (line) => {
+          // The execution it continues, as its run_start records it (decided under the run's lock).
+          if (line.type === 'run_start' && line.resumeOf !== undefined) resumedFrom = line.resumeOf
           live.apply(line)
           reporter.onEvent(line)
         },
@@ -97,8 +101,8 @@ export async function resumeCommand(runId: string, flags: ResumeFlags, io: CliIo
           reporter.onProgress?.(progress)
         },
       })
-      interrupts.started(started.handle)
-      resumed = await started.done
+      interrupts.started(handle)
+      resumed = resumeResultOf(await handle.done, resumedFrom)
     } catch (error) {
       throw asCliOwnershipError(error) ?? asCliInputError(error)
     } finally {

@@ -3,15 +3,14 @@ import { loadPrices } from '../load-prices.js'
 import { join } from 'node:path'
 import { validateRunId } from '@locus/journal'
 import { type OutcomeStore } from '@locus/partial'
-import { type RunOptions, RuntimeInputError, checkMoneyBudget, startWorkflowRun } from '@locus/runtime'
+import { type RunHandle, type RunOptions, type RunResult, RuntimeInputError, checkMoneyBudget, createRuntime, toWorkflowDefinition } from '@locus/runtime'
 import { inCliWords } from '../cli-words.js'
 import { CliError } from '../cli-error.js'
 import type { CliIo } from '../cli-io.js'
 import { createHost } from '../create-host.js'
 import type { ExitCode } from '../exit-codes.js'
 import { displayPath } from '../format-summary.js'
-import { cancelOnInterrupt } from '../interrupts.js'
-import { holdLiveRun } from '../live-runs.js'
+import { interruptExecution } from '../interrupts.js'
 import { loadWorkflow } from '../load-workflow.js'
 import { describeMetrics, openMetrics } from '../open-metrics.js'
 import { chooseProgressMode, createProgressReporter } from '../progress/progress-reporter.js'
@@ -98,56 +97,50 @@ export async function runCommand(file: string, flags: RunFlags, io: CliIo): Prom
     })
   }
   try {
-    let handle: ReturnType<typeof startWorkflowRun>
+    // `locus run` goes through the runtime like every other way in: the file store over the runs directory, this host.
+    // The first Ctrl-C cancels (journaled as asked by `cli`); the second flushes the execution's buffered lines and exits.
+    // The process is held open until the run settles: a run waiting on a hung host turn must not lose its process.
+    const interrupts = interruptExecution(io)
+    let result: RunResult
     try {
-      handle = startWorkflowRun(loaded.workflow, {
-        runsDir,
-        input,
-        ...(chosen.host === undefined ? {} : { host: chosen.host }),
-        ...executionOptions(flags),
-        ...(flags.runId === undefined ? {} : { runId: flags.runId }),
-        ...(metrics === undefined ? {} : { metrics }),
-        ...(worker === undefined ? {} : { worker }),
-        prices,
-        source: loaded.path,
-        onEvent: (line) => {
-          if (line.type === 'run_start' && !json && flags.quiet !== true) {
-            io.stdout.write(style.dim(`locus: run ${line.runId} of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}, in ${displayPath(join(runsDir, line.runId), io.cwd)}\n`))
-          }
-          if (line.type === 'run_start') startTokens(line.runId)
-          live.apply(line)
-          reporter.onEvent(line)
-          traceLine?.(line)
-        },
-        onProgress: (progress) => {
-          reporter.onProgress?.(progress)
-        },
-      })
-    } catch (error) {
-      throw asCliOwnershipError(error, flags.runId) ?? asCliInputError(error)
-    }
-    const stopInterrupts = cancelOnInterrupt(
-      io,
-      () => {
-        handle.cancel('interrupted from the terminal (Ctrl-C)', 'cli')
-      },
-      () => {
-        handle.flush()
-      },
-    )
-    // Held open until the run settles: a run waiting on a hung host turn must not lose its process.
-    const releaseRun = holdLiveRun((reason) => {
-      handle.cancel(reason, 'cli')
-    })
-    let result: Awaited<typeof handle.done>
-    try {
-      result = await handle.done
-    } catch (error) {
-      // A taken --run-id is refused by the store when the run's execution is created, so it arrives here.
-      throw asCliOwnershipError(error, flags.runId) ?? error
+      let handle: RunHandle
+      try {
+        const workflow = toWorkflowDefinition(loaded.workflow)
+        const runtime = createRuntime({ workflows: [workflow], runsDir, ...(chosen.host === undefined ? {} : { host: chosen.host }) })
+        handle = await runtime.start(workflow, {
+          input,
+          ...executionOptions(flags),
+          ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+          ...(metrics === undefined ? {} : { metrics }),
+          ...(worker === undefined ? {} : { worker }),
+          prices,
+          source: loaded.path,
+          signal: interrupts.signal,
+          onEvent: (line) => {
+            if (line.type === 'run_start' && !json && flags.quiet !== true) {
+              io.stdout.write(style.dim(`locus: run ${line.runId} of ${displayPath(loaded.path, io.cwd)}, host ${chosen.description}, in ${displayPath(join(runsDir, line.runId), io.cwd)}\n`))
+            }
+            if (line.type === 'run_start') startTokens(line.runId)
+            live.apply(line)
+            reporter.onEvent(line)
+            traceLine?.(line)
+          },
+          onProgress: (progress) => {
+            reporter.onProgress?.(progress)
+          },
+        })
+      } catch (error) {
+        // A taken --run-id is refused by the store when the run's execution is created, before its first line.
+        throw asCliOwnershipError(error, flags.runId) ?? asCliInputError(error)
+      }
+      interrupts.started(handle)
+      try {
+        result = await handle.done
+      } catch (error) {
+        throw asCliOwnershipError(error, flags.runId) ?? error
+      }
     } finally {
-      releaseRun()
-      stopInterrupts()
+      interrupts.stop()
       // The run has settled, its last stream batch with it: the follower reads what is left and stops.
       tokens?.stop.abort()
       await tokens?.following?.catch((error: unknown) => {
