@@ -164,6 +164,8 @@ describe.skipIf(url === undefined && !ci)('a token stream through a worker SIGKI
         const runId = started.runId
         // The client follows from the first record; it drops its connection when the worker dies.
         const received: TokenStreamRecord[] = []
+        // Beside the tokens, one events stream for the whole run (?follow=run): it must go on from the dead worker's execution into the taker's.
+        const following = fetch(`${base}/v1/runs/${runId}/events?follow=run`).then((response) => response.text())
         const first = new AbortController()
         const reading = (async () => {
           for await (const record of client.stream(runId, { signal: first.signal })) received.push(record)
@@ -208,6 +210,15 @@ describe.skipIf(url === undefined && !ci)('a token stream through a worker SIGKI
         const journal = await client.journal(runId, { execution: taker ?? '' })
         const agentEnd = journal.filter((line) => line.type === 'agent_end').at(-1) as { status?: string; answer?: string } | undefined
         expect(agentEnd).toMatchObject({ status: 'completed', answer: takerText })
+        // The run's one events stream: every line of every execution (root, then each takeover), once, in order, then its end.
+        const chain = ((await (await fetch(`${base}/v1/runs/${runId}`)).json()) as { executions: { executionId: string }[] }).executions.map((execution) => execution.executionId)
+        expect(chain.at(-1)).toBe(taker)
+        const lines = (await Promise.all(chain.map((execution) => client.journal(runId, { execution })))).flat()
+        const eventIds = (await following)
+          .split('\n')
+          .filter((row) => row.startsWith('id: '))
+          .map((row) => row.slice(4))
+        expect(eventIds).toEqual(lines.map((line) => `${line.executionId}:${line.seq}`))
       }),
       { numRuns: RUNS, endOnFailure: true },
     )

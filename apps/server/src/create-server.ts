@@ -118,6 +118,17 @@ function pickExecution(runId: string, infos: readonly ExecutionInfo[], execution
   return found
 }
 
+/** A `Last-Event-ID` of a stream that follows a run: `<executionId>:<seq>`. */
+function runEventCursor(text: string): { readonly executionId: string; readonly afterSeq: number } {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._-]{0,127}):(-1|0|[1-9][0-9]{0,15})$/.exec(text)
+  if (match === null) {
+    throw new ApiError('invalid_request', 'Last-Event-ID of a follow=run stream is <executionId>:<seq>, as its events carry; send the id of the last event received.', {
+      issues: ['Last-Event-ID: not <executionId>:<seq>'],
+    })
+  }
+  return { executionId: match[1] ?? '', afterSeq: Number(match[2]) }
+}
+
 /** Reading past the limit goes on (discarding) up to this, so a client still sending gets its 413 instead of a reset. */
 const DRAIN_LIMIT = 16 * 1024 * 1024
 
@@ -461,6 +472,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     const runId = runIdOf(c)
     const query = parse(EventsQuerySchema, c.req.query(), 'query')
     const lastEventId = c.req.header('last-event-id')
+    if (query.follow === 'run') return followRunEvents(c, runId, query, lastEventId)
     const afterSeq = lastEventId === undefined || lastEventId.trim() === '' ? (query.after ?? -1) : parse(z.coerce.number().int().min(-1), lastEventId.trim(), 'Last-Event-ID')
     const infos = await runtime.store.listExecutions(runId)
     const stop = new AbortController()
@@ -507,6 +519,131 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     }
     return c.body(journalEventStream(streamOptions), 200, headers)
   })
+
+  /**
+   * `GET /v1/runs/{id}/events?follow=run`: one stream for the whole run. It
+   * starts at the root (after `?after=`), or where a `Last-Event-ID` of the
+   * form `<executionId>:<seq>` left off, and goes on into each later
+   * execution (a resume, a worker's takeover) as it begins, until the
+   * `run_end` of the latest one. A client that has that `run_end` gets 204.
+   */
+  async function followRunEvents(c: Context<Env>, runId: string, query: z.output<typeof EventsQuerySchema>, lastEventId: string | undefined): Promise<Response> {
+    if (query.execution !== undefined) {
+      throw new ApiError('invalid_request', 'follow=run follows every execution of the run; leave out execution, or leave out follow to read one execution.', { issues: ['query.execution: not with follow=run'] })
+    }
+    const from = lastEventId === undefined || lastEventId.trim() === '' ? { executionId: runId, afterSeq: query.after ?? -1 } : runEventCursor(lastEventId.trim())
+    const infos = await runtime.store.listExecutions(runId)
+    const chain = infos.filter((info) => info.kind === 'root' || info.kind === 'resume')
+    if (chain.length > 0 && !chain.some((info) => info.executionId === from.executionId)) {
+      throw new ApiError('invalid_request', `Last-Event-ID names execution "${from.executionId}", which run "${runId}" does not have; it has ${chain.map((info) => info.executionId).join(', ')}.`, {
+        issues: ['Last-Event-ID: unknown execution'],
+      })
+    }
+    // Everything sent already: the named execution is the latest and ended at the cursor.
+    if (from.afterSeq >= 0 && chain.at(-1)?.executionId === from.executionId && (await hasEndedBy({ runId, executionId: from.executionId }, from.afterSeq))) return c.body(null, 204)
+    const stop = new AbortController()
+    state.openStreams += 1
+    const streamOptions: JournalEventStreamOptions = {
+      lines: clientLines(acrossExecutions(runId, from, stop.signal)),
+      heartbeatMs,
+      retryMs: sseRetryMs,
+      signal: state.shutdown.signal,
+      onClose: () => {
+        state.openStreams -= 1
+        stop.abort()
+      },
+      onError: report,
+      acrossExecutions: true,
+    }
+    const headers = {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      [REQUEST_ID_HEADER]: c.get('requestId'),
+    }
+    const outgoing = (c.env as { outgoing?: EventSink } | undefined)?.outgoing
+    if (outgoing !== undefined) {
+      writeJournalEvents(outgoing, headers, streamOptions)
+      return RESPONSE_ALREADY_SENT
+    }
+    return c.body(journalEventStream(streamOptions), 200, headers)
+  }
+
+  /**
+   * The lines of every execution of a run in order, from `from` on: each
+   * execution as this process holds it live or as the store's tail has it,
+   * then the next one once it begins. Ends after a `run_end` with no later
+   * execution, or when `signal` or the server's shutdown comes first; an
+   * execution that stopped without `run_end` (suspended, or its worker lost)
+   * is followed by waiting for the one that continues it.
+   */
+  async function* acrossExecutions(runId: string, from: { readonly executionId: string; readonly afterSeq: number }, signal: AbortSignal): AsyncGenerator<JournalLine> {
+    const signals = [signal, state.shutdown.signal]
+    const stopped = (): boolean => signals.some((candidate) => candidate.aborted)
+    let current = from.executionId
+    let afterSeq = from.afterSeq
+    while (!stopped()) {
+      const ref: ExecutionRef = { runId, executionId: current }
+      const live = runtime.live(runId)
+      const exists = live?.executionId === current || (await runtime.store.listExecutions(runId)).some((info) => info.executionId === current)
+      let ended = false
+      if (exists) {
+        const lines =
+          live?.executionId === current
+            ? live.events({ afterSeq })[Symbol.asyncIterator]()
+            : endWhenEnded(runtime.store.tail(ref, { afterSeq, signal })[Symbol.asyncIterator](), () => executionEnded(ref))
+        try {
+          while (!ended) {
+            const next = await lines.next()
+            if (next.done === true) break
+            afterSeq = next.value.seq
+            ended = next.value.type === 'run_end'
+            yield next.value
+          }
+        } finally {
+          await lines.return?.()
+        }
+        // Stopped without run_end (suspended, or taken over): whatever it committed is final now; a tail that ended on
+        // the news of a later execution may not have polled for the last of it yet.
+        if (!ended && !stopped()) {
+          for await (const line of runtime.store.readLines(ref, { afterSeq })) {
+            afterSeq = line.seq
+            ended = line.type === 'run_end'
+            yield line
+          }
+        }
+      }
+      const next = await nextExecution(runId, current, { read: exists, ended }, signals)
+      if (next === undefined) return
+      current = next
+      afterSeq = -1
+    }
+  }
+
+  /**
+   * The execution to read next: `current` itself once it exists when it was
+   * not there to read (a queued run's root), else the one that continues it
+   * (the next resume), waited for while `current` stopped without ending the
+   * run; undefined once the run ended there, or the stream closed.
+   */
+  async function nextExecution(runId: string, current: string, was: { readonly read: boolean; readonly ended: boolean }, signals: readonly AbortSignal[]): Promise<string | undefined> {
+    const { ended } = was
+    for (;;) {
+      const chain = (await runtime.store.listExecutions(runId)).filter((info) => info.kind === 'root' || info.kind === 'resume')
+      const at = chain.findIndex((info) => info.executionId === current)
+      if (at >= 0 && !was.read) return current
+      if (at < 0) {
+        // Not created yet (a queued run's root): wait for it.
+        if (signals.some((candidate) => candidate.aborted)) return undefined
+        await sleep(POLL_MS, signals)
+        continue
+      }
+      const after = chain[at + 1]
+      if (after !== undefined) return after.executionId
+      if (ended || signals.some((candidate) => candidate.aborted)) return undefined
+      await sleep(POLL_MS, signals)
+    }
+  }
 
   /**
    * The lines of a queued run's root execution from `afterSeq` on, once a

@@ -15,6 +15,12 @@ export interface JournalEventStreamOptions {
   readonly onClose: () => void
   /** Told about an error reading the lines; the stream then ends. */
   readonly onError: (error: unknown) => void
+  /**
+   * The stream follows a run across its executions (`?follow=run`): each
+   * event's id names its execution (`<executionId>:<seq>`), and a `run_end`
+   * does not end the stream (a resume may follow); it ends when `lines` do.
+   */
+  readonly acrossExecutions?: boolean | undefined
 }
 
 const encoder = new TextEncoder()
@@ -25,17 +31,29 @@ export function sseFrame(line: JournalLine): string {
   return `id: ${line.seq}\nevent: ${line.type}\ndata: ${JSON.stringify(line)}\n\n`
 }
 
+/** A line's event id when a stream follows a run across its executions: the execution, then the seq. */
+export function runEventId(line: JournalLine): string {
+  return `${line.executionId}:${line.seq}`
+}
+
+/** One journal line as a server-sent event of a stream that follows the run across its executions. */
+export function runSseFrame(line: JournalLine): string {
+  return `id: ${runEventId(line)}\nevent: ${line.type}\ndata: ${JSON.stringify(line)}\n\n`
+}
+
 /**
  * The encoded frame of a line, made once per line object: a live feed hands
  * every subscriber the same object, so a thousand streams of one run share
  * one serialisation instead of making a thousand.
  */
 const encodedFrames = new WeakMap<JournalLine, Uint8Array>()
-function encodedFrame(line: JournalLine): Uint8Array {
-  let frame = encodedFrames.get(line)
+const encodedRunFrames = new WeakMap<JournalLine, Uint8Array>()
+function encodedFrame(line: JournalLine, acrossExecutions = false): Uint8Array {
+  const frames = acrossExecutions ? encodedRunFrames : encodedFrames
+  let frame = frames.get(line)
   if (frame === undefined) {
-    frame = encoder.encode(sseFrame(line))
-    encodedFrames.set(line, frame)
+    frame = encoder.encode(acrossExecutions ? runSseFrame(line) : sseFrame(line))
+    frames.set(line, frame)
   }
   return frame
 }
@@ -98,8 +116,8 @@ export function journalEventStream(options: JournalEventStreamOptions): Readable
           controller.close()
           return
         }
-        controller.enqueue(encodedFrame(next.value))
-        if (next.value.type === 'run_end') {
+        controller.enqueue(encodedFrame(next.value, options.acrossExecutions === true))
+        if (next.value.type === 'run_end' && options.acrossExecutions !== true) {
           close()
           controller.close()
         }
@@ -115,8 +133,8 @@ export function journalEventStream(options: JournalEventStreamOptions): Readable
 /** The part of Node's `ServerResponse` {@link writeJournalEvents} uses. */
 export type EventSink = SseSink
 
-/** The frames of `lines`, ending after `run_end`; returning them returns the lines (which unsubscribes). */
-function framesOf(lines: AsyncIterator<JournalLine>): AsyncIterator<Uint8Array> {
+/** The frames of `lines`, ending after `run_end` unless they follow the run across executions; returning them returns the lines (which unsubscribes). */
+function framesOf(lines: AsyncIterator<JournalLine>, acrossExecutions: boolean): AsyncIterator<Uint8Array> {
   let ended = false
   const done = { done: true as const, value: undefined }
   return {
@@ -124,8 +142,8 @@ function framesOf(lines: AsyncIterator<JournalLine>): AsyncIterator<Uint8Array> 
       if (ended) return done
       const next = await lines.next()
       if (next.done === true) return done
-      if (next.value.type === 'run_end') ended = true
-      return { done: false, value: encodedFrame(next.value) }
+      if (next.value.type === 'run_end' && !acrossExecutions) ended = true
+      return { done: false, value: encodedFrame(next.value, acrossExecutions) }
     },
     async return() {
       await lines.return?.()
@@ -141,7 +159,7 @@ function framesOf(lines: AsyncIterator<JournalLine>): AsyncIterator<Uint8Array> 
  * the next line waits for `drain`), and the stream ends after `run_end`.
  */
 export function writeJournalEvents(sink: EventSink, headers: Record<string, string>, options: JournalEventStreamOptions): void {
-  writeSse(sink, headers, { ...options, pieces: framesOf(options.lines) })
+  writeSse(sink, headers, { ...options, pieces: framesOf(options.lines, options.acrossExecutions === true) })
 }
 
 /** How often a stored execution's stream, idle, asks whether the execution ended some other way. */

@@ -293,6 +293,12 @@ export const JournalQuerySchema = z.object({
 export const EventsQuerySchema = z.object({
   after: seqSchema.optional().describe('Start after this `seq`; the `Last-Event-ID` header wins over it.'),
   execution: RunIdSchema.optional().describe('Which execution. Default the latest.'),
+  follow: z
+    .enum(['run'])
+    .optional()
+    .describe(
+      '`run`: follow the run across its executions on this one stream, from its root (or the `Last-Event-ID`) through every resume and takeover, with event ids `<executionId>:<seq>`; it ends after the `run_end` of the latest execution. Not with `execution`.',
+    ),
 })
 
 /** `POST /v1/runs/{id}/deferred/{deferredId}/resolve`: the tool's result, checked against its output schema. */

@@ -282,3 +282,99 @@ describe(`reconnecting with Last-Event-ID (${RECONNECTS} disconnects)`, () => {
     await eventually(async () => (await openStreams(server)) === 0)
   })
 })
+
+describe('one stream for the whole run (?follow=run)', () => {
+  it('an EventSource cut at random points gets every line of the root and of its resume once, in order, and stops after the last run_end', async () => {
+    const server = await testServer({ heartbeatMs: 15, sseRetryMs: 5 })
+    const runId = await startRun(server, 'waits')
+    const received: Received[] = []
+    let cutCurrent: (() => void) | undefined
+    let connections = 0
+    // A fetch whose body the test can cut like a dropped network; EventSource then reconnects by itself with its Last-Event-ID.
+    const cuttableFetch: FetchLike = async (url, init) => {
+      connections += 1
+      const response = await fetch(url, init)
+      if (response.body === null) return response
+      const reader = response.body.getReader()
+      let cut = false
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          cutCurrent = () => {
+            if (cut) return
+            cut = true
+            void reader.cancel().catch(() => undefined)
+            controller.error(new Error('network cut by the test'))
+          }
+        },
+        async pull(controller) {
+          const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }))
+          if (cut) return
+          if (done) controller.close()
+          else controller.enqueue(value)
+        },
+        cancel: (reason) => reader.cancel(reason),
+      })
+      return { body, url: response.url, status: response.status, redirected: response.redirected, headers: response.headers }
+    }
+    const source = new EventSource(`${server.url}/v1/runs/${runId}/events?follow=run`, { fetch: cuttableFetch })
+    const closed = new Promise<void>((resolve) => {
+      source.addEventListener('error', () => {
+        // After the last run_end the server answers the reconnect 204, and EventSource gives up: CLOSED.
+        if (source.readyState === EventSource.CLOSED) resolve()
+      })
+    })
+    for (const type of JOURNAL_LINE_TYPES) {
+      source.addEventListener(type, (event) => {
+        if (typeof event.data !== 'string') return
+        received.push({ id: event.lastEventId, type: event.type, line: JSON.parse(event.data) as JournalLine })
+        // Cut the network now and then, mid-run: a frame boundary, perhaps the middle of the next.
+        if (Math.random() < 0.3) setTimeout(() => cutCurrent?.(), Math.floor(Math.random() * 3))
+      })
+    }
+    const seen = (executionId: string, type: string) => async () => received.some((event) => event.line.executionId === executionId && event.type === type)
+    await eventually(seen(runId, 'agent_start'))
+    cutCurrent?.()
+    // The root stops without run_end (suspended); the stream waits for what continues it.
+    const root = server.runtime.live(runId)
+    root?.suspend('moving to another process')
+    await root?.done
+    await sleep(30)
+    cutCurrent?.()
+    const resumed = await server.json<{ executionId: string }>(`/v1/runs/${runId}/resume`, { method: 'POST' })
+    expect(resumed.status).toBe(202)
+    await eventually(seen(resumed.body.executionId, 'agent_start'))
+    cutCurrent?.()
+    await server.json(`/v1/runs/${runId}/cancel`, { method: 'POST' })
+    await closed
+    const journal = [...(await journalOf(server, runId)), ...(await journalOf(server, runId, resumed.body.executionId))]
+    expect(journal.filter((line) => line.type === 'run_end')).toHaveLength(1)
+    expect(received.map((event) => event.id)).toEqual(journal.map((line) => `${line.executionId}:${line.seq}`))
+    expect(received.map((event) => event.line)).toEqual(journal)
+    expect(connections).toBeGreaterThan(3)
+    await eventually(async () => (await openStreams(server)) === 0)
+  })
+
+  it('refuses follow=run with execution, and a Last-Event-ID that is not <executionId>:<seq> or names no execution of the run', async () => {
+    const server = await testServer()
+    const runId = await startRun(server, 'echo', { input: { ticket: 't-1' } })
+    await server.json(`/v1/runs/${runId}/result?wait=10`)
+    const both = await server.json<{ error: { code: string; issues: string[] } }>(`/v1/runs/${runId}/events?follow=run&execution=${runId}`)
+    expect(both.status).toBe(400)
+    expect(both.body.error.issues).toEqual(['query.execution: not with follow=run'])
+    const bare = await server.json<{ error: { issues: string[] } }>(`/v1/runs/${runId}/events?follow=run`, { headers: { 'Last-Event-ID': '12' } })
+    expect(bare.status).toBe(400)
+    expect(bare.body.error.issues).toEqual(['Last-Event-ID: not <executionId>:<seq>'])
+    const unknown = await server.json<{ error: { issues: string[] } }>(`/v1/runs/${runId}/events?follow=run`, { headers: { 'Last-Event-ID': 'resume-009:3' } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error.issues).toEqual(['Last-Event-ID: unknown execution'])
+    // A client that has the run_end of the latest execution is told there is nothing more.
+    const lines = await journalOf(server, runId)
+    const end = lines.at(-1)
+    expect(end?.type).toBe('run_end')
+    expect((await server.request(`/v1/runs/${runId}/events?follow=run`, { headers: { 'Last-Event-ID': `${runId}:${end?.seq ?? 0}` } })).status).toBe(204)
+    // From the start it is the whole journal, ids naming the execution.
+    const whole = await readRaw(await server.request(`/v1/runs/${runId}/events?follow=run`))
+    const ids = whole.split('\n').filter((row) => row.startsWith('id: ')).map((row) => row.slice(4))
+    expect(ids).toEqual(lines.map((line) => `${runId}:${line.seq}`))
+  })
+})
