@@ -18,7 +18,7 @@ import { acquireRunLock } from './file-owner-lock.js'
 import { fileIdempotencyIndex } from './file-idempotency.js'
 import { allocatedExecutionId, isAllocatedKind, kindOfExecutionId } from './execution-ids.js'
 import { pollUntil, settle } from './poll.js'
-import { writesInIssueOrder } from './key-order.js'
+import { boundedWrites, writesInIssueOrder } from './key-order.js'
 import { LiveRows } from './live-rows.js'
 import { createFileRowIndex } from './file-row-index.js'
 import { type ListRunRowsFilter, type RunRow, type RunRowPage, newRunRow, parseRunRow, rowFromLines } from './run-rows.js'
@@ -421,13 +421,21 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   }
 }
 
+/**
+ * Artifact files written at once in this process, across every store and
+ * execution: each write holds a descriptor or two (the temporary file, then
+ * the rename), and the limit on open files is the process's.
+ */
+const ARTIFACT_WRITES_AT_ONCE = 64
+const artifactWriteSlots = boundedWrites(ARTIFACT_WRITES_AT_ONCE)
+
 function fileArtifacts(dir: string): ArtifactWriter {
   // Two renames of one key can land in either order; the later write issued must be the one kept.
   const inOrder = writesInIssueOrder()
   return {
     async write(key, content, writeOptions) {
       const path = join(dir, validateArtifactKey(key))
-      await inOrder(key, () => writeArtifact(path, key, content, writeOptions))
+      await inOrder(key, () => artifactWriteSlots(() => writeArtifact(path, key, content, writeOptions)))
     },
     async read(key) {
       const path = join(dir, validateArtifactKey(key))

@@ -22,3 +22,28 @@ export function writesInIssueOrder(): <T>(key: string, write: () => Promise<T>) 
     return mine
   }
 }
+
+/**
+ * Runs at most `limit` asynchronous writes at once, the rest waiting their
+ * turn in the order they were issued. A file store's writes each hold open
+ * file descriptors, and a fast run can issue thousands in one burst (every
+ * call's envelope, transcript and result); unbounded, they reach the
+ * process's limit of open files (EMFILE) and the run fails on its records.
+ */
+export function boundedWrites(limit: number): <T>(write: () => Promise<T>) => Promise<T> {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`boundedWrites: the limit is a whole number of at least 1, not ${String(limit)}.`)
+  let inFlight = 0
+  const waiting: (() => void)[] = []
+  return async <T>(write: () => Promise<T>): Promise<T> => {
+    // A slot freed while others wait is handed to the first of them, so the count only falls when nobody waits.
+    if (inFlight < limit) inFlight += 1
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      return await write()
+    } finally {
+      const next = waiting.shift()
+      if (next === undefined) inFlight -= 1
+      else next()
+    }
+  }
+}

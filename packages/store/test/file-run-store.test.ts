@@ -241,6 +241,30 @@ describe('createFileRunStore', () => {
     }
   }, 30_000)
 
+  it('writes a burst of artifacts larger than the open-file limit without EMFILE: a fast run issues every call’s records at once', async () => {
+    const dir = await tempDir()
+    try {
+      const runsDir = join(dir, 'runs')
+      const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+      // 3,000 writes issued together under a limit of 256 open files: unbounded, they would open 3,000 at once.
+      const script = [
+        `const { createFileRunStore } = await import(${JSON.stringify(entry)})`,
+        `const store = createFileRunStore(${JSON.stringify(runsDir)})`,
+        "const writer = await store.createExecution({ runId: 'burst', kind: 'root' })",
+        "await Promise.all(Array.from({ length: 3000 }, (_, i) => writer.artifacts.write(`calls/call-${i}-a1/result.json`, JSON.stringify({ i }))))",
+        'await writer.close()',
+        "console.log(JSON.stringify(await store.readArtifact({ runId: 'burst', executionId: 'burst' }, 'calls/call-2999-a1/result.json')))",
+      ].join('\n')
+      const run = promisify(execFile)
+      const command = `ulimit -n 256 && exec "$0" --conditions=@locus/source --import tsx --input-type=module -e "$1"`
+      const { stdout } = await run('bash', ['-c', command, process.execPath, script], { cwd: fileURLToPath(new URL('..', import.meta.url)) })
+      expect(JSON.parse(stdout)).toBe('{"i":2999}')
+      expect(await readdir(join(runsDir, 'burst', 'calls'))).toHaveLength(3000)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it('names the run directory as the location and refuses options that make no sense', async () => {
     expect(() => createFileRunStore('')).toThrow(/runsDir/)
     expect(() => createFileRunStore('runs', { tailPollMs: 0 })).toThrow(/tailPollMs/)
