@@ -134,7 +134,6 @@ export async function callSpawn(run: RunState, workflow: WorkflowDefinition | st
   }
   const policy = parseRetryPolicy(options.retry ?? DEFAULT_RETRY_POLICY)
   const spawnChild = run.spawnChild
-  if (spawnChild === undefined) throw new Error('spawn(): this run cannot start child runs')
 
   const slot = currentSlot()
   const label = options.label ?? slot?.label
