@@ -491,23 +491,32 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       // A stored execution's stream ends at its run_end, or once its end is known elsewhere (a torn run_end).
       lines = endWhenEnded(runtime.store.tail(ref, { afterSeq, signal: stop.signal })[Symbol.asyncIterator](), () => executionEnded(ref))
     }
+    return sendEvents(c, { lines, stop, headers: { 'Locus-Execution-Id': ref.executionId } })
+  })
+
+  /** Answers a request with a journal event stream of `lines`, counted among the open streams until it closes (which aborts `stop`). */
+  function sendEvents(
+    c: Context<Env>,
+    events: { readonly lines: AsyncIterator<JournalLine>; readonly stop: AbortController; readonly headers?: Record<string, string>; readonly acrossExecutions?: boolean },
+  ): Response {
     state.openStreams += 1
     const streamOptions: JournalEventStreamOptions = {
-      lines: clientLines(lines),
+      lines: clientLines(events.lines),
       heartbeatMs,
       retryMs: sseRetryMs,
       signal: state.shutdown.signal,
       onClose: () => {
         state.openStreams -= 1
-        stop.abort()
+        events.stop.abort()
       },
       onError: report,
+      ...(events.acrossExecutions === true ? { acrossExecutions: true } : {}),
     }
     const headers = {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
       'X-Accel-Buffering': 'no',
-      'Locus-Execution-Id': ref.executionId,
+      ...events.headers,
       [REQUEST_ID_HEADER]: c.get('requestId'),
     }
     // Under @hono/node-server, frames go straight to the socket (one write each, no stream reader between); elsewhere
@@ -518,7 +527,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       return RESPONSE_ALREADY_SENT
     }
     return c.body(journalEventStream(streamOptions), 200, headers)
-  })
+  }
 
   /**
    * `GET /v1/runs/{id}/events?follow=run`: one stream for the whole run. It
@@ -542,31 +551,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     // Everything sent already: the named execution is the latest and ended at the cursor.
     if (from.afterSeq >= 0 && chain.at(-1)?.executionId === from.executionId && (await hasEndedBy({ runId, executionId: from.executionId }, from.afterSeq))) return c.body(null, 204)
     const stop = new AbortController()
-    state.openStreams += 1
-    const streamOptions: JournalEventStreamOptions = {
-      lines: clientLines(acrossExecutions(runId, from, stop.signal)),
-      heartbeatMs,
-      retryMs: sseRetryMs,
-      signal: state.shutdown.signal,
-      onClose: () => {
-        state.openStreams -= 1
-        stop.abort()
-      },
-      onError: report,
-      acrossExecutions: true,
-    }
-    const headers = {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Accel-Buffering': 'no',
-      [REQUEST_ID_HEADER]: c.get('requestId'),
-    }
-    const outgoing = (c.env as { outgoing?: EventSink } | undefined)?.outgoing
-    if (outgoing !== undefined) {
-      writeJournalEvents(outgoing, headers, streamOptions)
-      return RESPONSE_ALREADY_SENT
-    }
-    return c.body(journalEventStream(streamOptions), 200, headers)
+    return sendEvents(c, { lines: acrossExecutions(runId, from, stop.signal), stop, acrossExecutions: true })
   }
 
   /**

@@ -171,6 +171,45 @@ describe('GET /v1/runs/{id}/events', () => {
   })
 })
 
+/**
+ * A fetch for EventSource whose current response body the test can cut, like
+ * a dropped network (EventSource then reconnects by itself). `prepare` may
+ * change or count each request's headers before it goes out.
+ */
+function cuttableFetch(prepare: (headers: Record<string, string>) => Record<string, string> = (headers) => headers): { readonly fetch: FetchLike; cut(): void } {
+  let cutCurrent: (() => void) | undefined
+  const cuttable: FetchLike = async (url, init) => {
+    const response = await fetch(url, { ...init, headers: prepare({ ...init.headers }) })
+    if (response.body === null) return response
+    const reader = response.body.getReader()
+    let cut = false
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        cutCurrent = () => {
+          if (cut) return
+          cut = true
+          void reader.cancel().catch(() => undefined)
+          controller.error(new Error('network cut by the test'))
+        }
+      },
+      async pull(controller) {
+        const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }))
+        if (cut) return
+        if (done) controller.close()
+        else controller.enqueue(value)
+      },
+      cancel: (reason) => reader.cancel(reason),
+    })
+    return { body, url: response.url, status: response.status, redirected: response.redirected, headers: response.headers }
+  }
+  return {
+    fetch: cuttable,
+    cut: () => {
+      cutCurrent?.()
+    },
+  }
+}
+
 const RECONNECTS = process.env.LOCUS_SERVER_RECONNECTS === 'full' ? 100 : 30
 
 describe(`reconnecting with Last-Event-ID (${RECONNECTS} disconnects)`, () => {
@@ -189,15 +228,13 @@ describe(`reconnecting with Last-Event-ID (${RECONNECTS} disconnects)`, () => {
     let clientCloses = 0
     let networkCuts = 0
     let lastId = (): string | undefined => received.at(-1)?.id
-    let cutCurrent: (() => void) | undefined
     let finished: () => void = () => undefined
     const allDone = new Promise<void>((resolve) => {
       finished = resolve
     })
 
-    /** A fetch whose body the test can cut mid-stream, like a dropped network; it sends the union's Last-Event-ID on a fresh EventSource. */
-    const cuttableFetch: FetchLike = async (url, init) => {
-      const headers: Record<string, string> = { ...init.headers }
+    // Sends the union's Last-Event-ID on a fresh EventSource, and checks the one EventSource sends by itself.
+    const network = cuttableFetch((headers) => {
       const last = lastId()
       if (headers['Last-Event-ID'] === undefined) {
         if (last !== undefined) headers['Last-Event-ID'] = last
@@ -205,32 +242,11 @@ describe(`reconnecting with Last-Event-ID (${RECONNECTS} disconnects)`, () => {
         headerProblems.push(`EventSource sent Last-Event-ID ${headers['Last-Event-ID']}, but the last event received was ${String(last)}`)
       }
       connections[server.runtime.live(runId) === undefined ? 'stored' : 'live'] += 1
-      const response = await fetch(url, { ...init, headers })
-      if (response.body === null) return response
-      const reader = response.body.getReader()
-      let cut = false
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          cutCurrent = () => {
-            if (cut) return
-            cut = true
-            void reader.cancel().catch(() => undefined)
-            controller.error(new Error('network cut by the test'))
-          }
-        },
-        async pull(controller) {
-          const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }))
-          if (cut) return
-          if (done) controller.close()
-          else controller.enqueue(value)
-        },
-        cancel: (reason) => reader.cancel(reason),
-      })
-      return { body, url: response.url, status: response.status, redirected: response.redirected, headers: response.headers }
-    }
+      return headers
+    })
 
     function connect(): EventSource {
-      const source = new EventSource(`${server.url}/v1/runs/${runId}/events`, { fetch: cuttableFetch })
+      const source = new EventSource(`${server.url}/v1/runs/${runId}/events`, { fetch: network.fetch })
       // EventSource goes on dispatching the rest of a chunk it already read after close(); a closed client ignores it.
       let closed = false
       const close = (): void => {
@@ -259,8 +275,9 @@ describe(`reconnecting with Last-Event-ID (${RECONNECTS} disconnects)`, () => {
           } else {
             // The network drops, now or a moment later (mid-frame, perhaps); EventSource reconnects by itself.
             networkCuts += 1
-            const cut = cutCurrent
-            setTimeout(() => cut?.(), Math.floor(Math.random() * 3))
+            setTimeout(() => {
+              network.cut()
+            }, Math.floor(Math.random() * 3))
           }
         })
       }
@@ -288,35 +305,12 @@ describe('one stream for the whole run (?follow=run)', () => {
     const server = await testServer({ heartbeatMs: 15, sseRetryMs: 5 })
     const runId = await startRun(server, 'waits')
     const received: Received[] = []
-    let cutCurrent: (() => void) | undefined
     let connections = 0
-    // A fetch whose body the test can cut like a dropped network; EventSource then reconnects by itself with its Last-Event-ID.
-    const cuttableFetch: FetchLike = async (url, init) => {
+    const network = cuttableFetch((headers) => {
       connections += 1
-      const response = await fetch(url, init)
-      if (response.body === null) return response
-      const reader = response.body.getReader()
-      let cut = false
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          cutCurrent = () => {
-            if (cut) return
-            cut = true
-            void reader.cancel().catch(() => undefined)
-            controller.error(new Error('network cut by the test'))
-          }
-        },
-        async pull(controller) {
-          const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }))
-          if (cut) return
-          if (done) controller.close()
-          else controller.enqueue(value)
-        },
-        cancel: (reason) => reader.cancel(reason),
-      })
-      return { body, url: response.url, status: response.status, redirected: response.redirected, headers: response.headers }
-    }
-    const source = new EventSource(`${server.url}/v1/runs/${runId}/events?follow=run`, { fetch: cuttableFetch })
+      return headers
+    })
+    const source = new EventSource(`${server.url}/v1/runs/${runId}/events?follow=run`, { fetch: network.fetch })
     const closed = new Promise<void>((resolve) => {
       source.addEventListener('error', () => {
         // After the last run_end the server answers the reconnect 204, and EventSource gives up: CLOSED.
@@ -328,22 +322,26 @@ describe('one stream for the whole run (?follow=run)', () => {
         if (typeof event.data !== 'string') return
         received.push({ id: event.lastEventId, type: event.type, line: JSON.parse(event.data) as JournalLine })
         // Cut the network now and then, mid-run: a frame boundary, perhaps the middle of the next.
-        if (Math.random() < 0.3) setTimeout(() => cutCurrent?.(), Math.floor(Math.random() * 3))
+        if (Math.random() < 0.3) {
+          setTimeout(() => {
+            network.cut()
+          }, Math.floor(Math.random() * 3))
+        }
       })
     }
     const seen = (executionId: string, type: string) => async () => received.some((event) => event.line.executionId === executionId && event.type === type)
     await eventually(seen(runId, 'agent_start'))
-    cutCurrent?.()
+    network.cut()
     // The root stops without run_end (suspended); the stream waits for what continues it.
     const root = server.runtime.live(runId)
     root?.suspend('moving to another process')
     await root?.done
     await sleep(30)
-    cutCurrent?.()
+    network.cut()
     const resumed = await server.json<{ executionId: string }>(`/v1/runs/${runId}/resume`, { method: 'POST' })
     expect(resumed.status).toBe(202)
     await eventually(seen(resumed.body.executionId, 'agent_start'))
-    cutCurrent?.()
+    network.cut()
     await server.json(`/v1/runs/${runId}/cancel`, { method: 'POST' })
     await closed
     const journal = [...(await journalOf(server, runId)), ...(await journalOf(server, runId, resumed.body.executionId))]
