@@ -8,27 +8,24 @@ import type { RecordedDeferral, RecordedTimer } from './run-state.js'
 
 /**
  * What a resume carries over from the journals of earlier executions, seen a
- * line at a time: deferrals opened and never settled (it waits on them under
- * the same ids), and the spawn attempts started at each ordinal (a spawn run
- * again numbers its next attempt, and names its next child execution, after
- * them).
+ * line at a time: each deferral's deadline as first journaled and the expiry
+ * it journaled (which deferrals are still open is the run view's fold), and
+ * the spawn attempts started at each ordinal (a spawn run again numbers its
+ * next attempt, and names its next child execution, after them).
  */
 function carryOver(): {
   see: (line: JournalLine) => void
-  result: () => { openDeferrals: string[]; deferrals: Map<string, RecordedDeferral>; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
+  result: () => { deferrals: Map<string, RecordedDeferral>; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
 } {
-  const open = new Set<string>()
   const deferrals = new Map<string, RecordedDeferral>()
   const priorChildAttempts = new Map<string, number>()
   const timers = new Map<string, RecordedTimer>()
   return {
     see: (line) => {
       if (line.type === 'deferred_open') {
-        open.add(line.deferredId)
         // The first open fixes the deadline: a resume waits out what is left of it.
         if (!deferrals.has(line.deferredId)) deferrals.set(line.deferredId, { expiresAt: line.expiresAt === null ? null : Date.parse(line.expiresAt) })
-      } else if (line.type === 'deferred_settled') open.delete(line.deferredId)
-      else if (line.type === 'deferred_expired') deferrals.set(line.deferredId, { expiresAt: deferrals.get(line.deferredId)?.expiresAt ?? null, expired: line })
+      } else if (line.type === 'deferred_expired') deferrals.set(line.deferredId, { expiresAt: deferrals.get(line.deferredId)?.expiresAt ?? null, expired: line })
       else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
       // The first start of a timer fixes its due time; a resume that started it again kept the same one.
       else if (line.type === 'timer_start' && !timers.has(line.timerId)) timers.set(line.timerId, { dueAt: Date.parse(line.dueAt) })
@@ -37,7 +34,7 @@ function carryOver(): {
         if (started !== undefined) timers.set(line.timerId, { ...started, fired: { firedAt: Date.parse(line.firedAt), lateMs: line.lateMs } })
       }
     },
-    result: () => ({ openDeferrals: [...open], deferrals, priorChildAttempts, timers }),
+    result: () => ({ deferrals, priorChildAttempts, timers }),
   }
 }
 
@@ -162,6 +159,8 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     lastExecution,
     lastRunEnd,
     ...carried.result(),
+    // Opened and never settled: a resume waits on them under the same ids. The run view's fold, the one every reader uses.
+    openDeferrals: view.openDeferrals().map((deferral) => deferral.deferredId),
     skipped: recordings.flatMap((recording) => recording.skipped),
     spentUsd: cost.spent(),
     view,
