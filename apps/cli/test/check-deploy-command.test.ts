@@ -195,7 +195,7 @@ describe('locus check-deploy --database-url', () => {
         const workflow = ((await import(pathToFileURL(join(original, 'triage.mts')).href)) as { default: Parameters<typeof startWorkflowRun>[0] }).default
         const host = createScriptedHost({ rules: [{ match: { prompt: 'Answer' }, steps: [{ hang: true }] }, { steps: [{ text: 'triaged', usage: { inputTokens: 30, outputTokens: 4 } }] }] })
         const seen = { hung: false }
-        const handle = startWorkflowRun(workflow, { store, runId: 'pg-cancelled', input: { ticket: 'T-2' }, host, onEvent: (line) => (seen.hung ||= line.type === 'agent_start' && line.prompt.startsWith('Answer')) })
+        const handle = await startWorkflowRun(workflow, { store, runId: 'pg-cancelled', input: { ticket: 'T-2' }, host, onEvent: (line) => (seen.hung ||= line.type === 'agent_start' && line.prompt.startsWith('Answer')) })
         while (!seen.hung) await new Promise((resolve) => setTimeout(resolve, 5))
         handle.cancel('deploying')
         expect((await handle.done).disposition).toBe('cancelled')

@@ -29,7 +29,7 @@ describe('locus resolve checks an answer against the recorded workflow first', (
     let deferredId: string | undefined
     const settled: unknown[] = []
     // This process holds the run, recording approval.mts as its workflow file; `locus resolve` is the other shell.
-    const handle = startWorkflowRun(approval, {
+    const handle = await startWorkflowRun(approval, {
       runsDir,
       runId: 'run-1',
       source: file,

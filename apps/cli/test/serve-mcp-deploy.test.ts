@@ -184,7 +184,7 @@ describe('locus check-deploy and locus resolve', () => {
     })
     let deferredId: string | undefined
     // This process holds the run; `locus resolve` is the other shell.
-    const handle = startWorkflowRun(approval, { runsDir, runId: 'run-1', durability: 'line', onEvent: (line) => (deferredId ??= line.type === 'deferred_open' ? line.deferredId : undefined) })
+    const handle = await startWorkflowRun(approval, { runsDir, runId: 'run-1', durability: 'line', onEvent: (line) => (deferredId ??= line.type === 'deferred_open' ? line.deferredId : undefined) })
     while (deferredId === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
     const id = deferredId
     // Without the workflow at hand the shell cannot check the result: the run does when it reads it, refuses

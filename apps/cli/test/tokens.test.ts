@@ -105,7 +105,7 @@ describe('locus journal --follow --tokens', () => {
     const runsDir = mkdtempSync(join(tmpdir(), 'locus-journal-tokens-'))
     try {
       const host = createScriptedHost({ rules: [{ match: { prompt: 'talk' }, steps: steps(600) }] })
-      const handle = startWorkflowRun(talker, { runsDir, runId: 'tok-live', host })
+      const handle = await startWorkflowRun(talker, { runsDir, runId: 'tok-live', host })
       // Started while the first attempt waits: the follower sees the run live.
       const [humanOut, jsonOut] = await Promise.all([
         cli(['journal', 'tok-live', '--follow', '--tokens', '--runs-dir', runsDir]),
@@ -154,7 +154,7 @@ describe('locus journal --follow --tokens', () => {
         const exists = new Promise<void>((resolve) => {
           started = resolve
         })
-        const handle = startWorkflowRun(talker, {
+        const handle = await startWorkflowRun(talker, {
           store,
           runId: 'tok-pg',
           host,

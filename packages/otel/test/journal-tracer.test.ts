@@ -240,7 +240,7 @@ describe('createJournalTracer', () => {
       run: async ({ tool }) => ({ ok: true, decision: await tool('sign_off', { amount: 7 }) }),
     })
     const opened: string[] = []
-    const handle = startWorkflowRun(flow, {
+    const handle = await startWorkflowRun(flow, {
       runsDir: runsDir(),
       onEvent: (line) => {
         onEvent(line)

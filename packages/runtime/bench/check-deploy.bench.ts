@@ -33,7 +33,7 @@ const host = createScriptedHost({ rules: [{ steps: [{ text: 'Nothing unusual.', 
 async function recordRuns(runsDir: string, count: number, calls: number): Promise<string[]> {
   const runIds: string[] = []
   const recordOne = async (batch: number): Promise<void> => {
-    const handle = startWorkflowRun(workflow, {
+    const handle = await startWorkflowRun(workflow, {
       runsDir,
       host,
       input: { batch, calls },

@@ -53,7 +53,7 @@ function firedLateness(lines: readonly JournalLine[]): number[] {
 /** `count` runs sleeping `ms` in memory, started together. */
 async function live(runsDir: string, count: number, ms: number): Promise<number[]> {
   const late: number[] = []
-  const handles = Array.from({ length: count }, () =>
+  const handles = await Promise.all(Array.from({ length: count }, () =>
     startWorkflowRun(napper, {
       runsDir,
       input: { ms },
@@ -61,7 +61,7 @@ async function live(runsDir: string, count: number, ms: number): Promise<number[
         late.push(...firedLateness([line]))
       },
     }),
-  )
+  ))
   for (const handle of handles) {
     const result = await handle.done
     if (result.disposition !== 'completed') throw new Error(`run ${result.runId} ended ${result.disposition}`)

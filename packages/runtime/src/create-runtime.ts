@@ -20,7 +20,8 @@ import { startReplay, startResume } from './resume-run.js'
 import { abortAs, forwardRequester } from './cancel-requests.js'
 import type { RunOptions } from './run-options.js'
 import type { RunBudgets } from './budgets.js'
-import { type RunHandle as ExecutionHandle, type RunResult, parseWorkflowInput, resolveRunsDir, startWorkflowRun } from './run-workflow-script.js'
+import { type ExecutionHandle, type RunResult, launchRun, parseWorkflowInput, resolveRunsDir } from './run-workflow-script.js'
+import type { DeferredDecider } from './deferrals.js'
 import { type ConcurrencyLimiter, type QueueSnapshot, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
 import { type RateLimit, type RateLimiter, createRateLimiter, hostRateLimiter, rateQueues } from './rate-limits.js'
 
@@ -49,6 +50,17 @@ export interface RunHandle {
   events(cursor?: FeedCursor): AsyncIterable<JournalLine>
   /** Answers an open deferral of this execution in this process; undefined when the execution cannot be reached that way. */
   answerDeferred(deferredId: string, answer: DeferredAnswer): DeferredAnswerOutcome | undefined
+  /**
+   * Answers an open deferral with the tool's result (checked against its
+   * output schema; an invalid result leaves it open). `decider` names who
+   * decided and how, for the `deferred_settled` line. `unknown` when this
+   * process does not run the execution.
+   */
+  resolveDeferred(deferredId: string, result: unknown, decider?: DeferredDecider): DeferredAnswerOutcome
+  /** Answers an open deferral with a tool error: terminal unless `retryable`. */
+  rejectDeferred(deferredId: string, error: { readonly error: string; readonly retryable?: boolean; readonly code?: string }, decider?: DeferredDecider): DeferredAnswerOutcome
+  /** The ids of the deferrals this execution waits on now, oldest first. */
+  pendingDeferrals(): string[]
   /**
    * Suspends the execution without ending the run: calls in flight are
    * abandoned as on cancel (one whose terminal line was not written runs
@@ -174,12 +186,24 @@ export interface RuntimeOptions {
  * execution's end resolves (`handle.subscribe` is the same feed for a
  * listener that joins later).
  */
-export type RuntimeRunOptions = Omit<RunOptions, 'runsDir' | 'suspendSignal' | 'onWaitingChange'>
+export type RuntimeRunOptions = Omit<RunOptions, 'runsDir' | 'cwd' | 'store'>
 
-/** The part of a run's options the launch keeps for the caller, not the execution: its signal and its line listener. */
-function callerOf(runOptions: RuntimeRunOptions | undefined): Pick<RunOptions, 'signal' | 'onEvent'> {
-  return { ...(runOptions?.signal === undefined ? {} : { signal: runOptions.signal }), ...(runOptions?.onEvent === undefined ? {} : { onEvent: runOptions.onEvent }) }
+/** What the launch keeps for the caller rather than the execution: its cancel and suspend signals and its listeners. */
+type CallerHooks = Pick<RunOptions, 'signal' | 'onEvent' | 'suspendSignal' | 'onWaitingChange'>
+
+/** The part of a run's options the launch keeps for the caller. */
+function callerOf(runOptions: RuntimeRunOptions | undefined): CallerHooks {
+  const { signal, onEvent, suspendSignal, onWaitingChange } = runOptions ?? {}
+  return {
+    ...(signal === undefined ? {} : { signal }),
+    ...(onEvent === undefined ? {} : { onEvent }),
+    ...(suspendSignal === undefined ? {} : { suspendSignal }),
+    ...(onWaitingChange === undefined ? {} : { onWaitingChange }),
+  }
 }
+
+/** A deferral's answer outcome when the execution is not in this process (or not yet started). */
+const NOT_HERE: DeferredAnswerOutcome = { ok: false, status: 'unknown', message: 'the execution is not running in this process' }
 
 /** A runtime: one way in for every run, whoever starts it (code, CLI, server, MCP). */
 export interface Runtime {
@@ -414,7 +438,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * from the store first; the handle resolves when the execution's first line
    * (`run_start`) names it, or rejects when the launch is refused.
    */
-  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started, caller: Pick<RunOptions, 'signal' | 'onEvent'> = {}): Promise<RunHandle> {
+  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started, caller: CallerHooks = {}): Promise<RunHandle> {
     const controller = new AbortController()
     setMaxListeners(0, controller.signal)
     // The caller's own signal cancels the execution as handle.cancel does, who asked included (a CLI's Ctrl-C before the handle exists).
@@ -427,8 +451,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (outer?.aborted === true) cancelFromCaller()
     else outer?.addEventListener('abort', cancelFromCaller, { once: true })
     const suspender = new AbortController()
+    // The caller's suspend signal suspends as handle.suspend does, from before the handle exists too.
+    const suspendFromCaller = (): void => {
+      suspender.abort(caller.suspendSignal?.reason ?? 'suspended by the host')
+    }
+    if (caller.suspendSignal?.aborted === true) suspendFromCaller()
+    else caller.suspendSignal?.addEventListener('abort', suspendFromCaller, { once: true })
     let waitingOnly = false
-    const waitingListeners = new Set<(waitingOnly: boolean) => void>()
+    const waitingListeners = new Set<(waitingOnly: boolean) => void>(caller.onWaitingChange === undefined ? [] : [caller.onWaitingChange])
     const onWaitingChange = (now: boolean): void => {
       waitingOnly = now
       for (const listener of [...waitingListeners]) listener(now)
@@ -462,6 +492,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         },
         flush: () => flushNow?.(),
         answerDeferred: (deferredId, answer) => started?.answer?.(deferredId, answer),
+        resolveDeferred: (deferredId, result, decider) => started?.execution?.()?.resolveDeferred(deferredId, result, decider) ?? NOT_HERE,
+        rejectDeferred: (deferredId, error, decider) => started?.execution?.()?.rejectDeferred(deferredId, error, decider) ?? NOT_HERE,
+        pendingDeferrals: () => started?.execution?.()?.pendingDeferrals() ?? [],
         suspend: (reason) => {
           suspender.abort(reason ?? 'suspended by the host')
         },
@@ -496,7 +529,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       flushNow = started.flush
       if (executionId !== undefined) ready()
-      void started.done.finally(() => outer?.removeEventListener('abort', cancelFromCaller)).catch(() => undefined)
+      void started.done
+        .finally(() => {
+          outer?.removeEventListener('abort', cancelFromCaller)
+          caller.suspendSignal?.removeEventListener('abort', suspendFromCaller)
+        })
+        .catch(() => undefined)
       started.done.then(
         (result) => {
           knownRunId ??= result.runId
@@ -528,7 +566,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(rateLimiter === undefined ? {} : { rateLimiter }),
     // Scripts may spawn the runtime's workflows by name.
-    workflows,
+    ...(workflows.size === 0 ? {} : { workflows }),
     ...runOptions,
     ...budgetsOver(options.defaults?.budgets, runOptions?.budgets),
     // One store for every run of this runtime: the file store over runsDir unless another was given.
@@ -567,7 +605,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       const admitted = slot?.queued === undefined ? runOptions : { ...runOptions, queued: slot.queued }
       const launched = launch(runOptions?.runId, (hooks) => {
-        const handle = startWorkflowRun(definition, base(admitted, hooks))
+        const handle = launchRun(definition, base(admitted, hooks), {})
         // The slot is the execution's: it goes back when the execution ends, however it ends.
         if (slot !== undefined) void handle.done.finally(() => { slot.release(); }).catch(() => undefined)
         return {
@@ -595,7 +633,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // The run's recorded budgets, scheduling and retry settings, under the ones given now.
       const options: RuntimeRunOptions = { ...recorded.options, ...(recorded.fallbackInput === undefined ? {} : { input: recorded.fallbackInput }), ...rest }
       // Completed runs are refused once the run is claimed (its lock, or a worker's lease).
-      return launch(runId, (hooks) => startedLater(startResume(runId, definition, { ...base(options, hooks), refuseCompleted: true })), callerOf(rest))
+      return launch(runId, (hooks) => startedLater(startResume(runId, definition, { ...base(options, hooks), refuseCompleted: rest.refuseCompleted ?? true })), callerOf(rest))
     },
     async replay(runId, replayOptions) {
       const recordedName = replayOptions?.workflow === undefined ? (await readRunStarts(store, runId)).root.view.runStart?.workflow : undefined

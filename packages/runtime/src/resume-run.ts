@@ -7,7 +7,7 @@ import { RuntimeInputError } from './errors.js'
 import { readRunHistory, type RunHistory } from './run-history.js'
 import { refuseCompleted } from './completed-run.js'
 import type { RunOptions } from './run-options.js'
-import { type RunHandle, type RunResult, type WorkflowFunction, launchRun, storeOf } from './run-workflow-script.js'
+import { type ExecutionHandle, type RunResult, type WorkflowFunction, launchRun, storeOf } from './run-workflow-script.js'
 
 /** Prefixes of the executions a run grows; the store allocates their numbers. */
 export const RESUME_EXECUTION_PREFIX = EXECUTION_ID_PREFIX.resume
@@ -61,36 +61,17 @@ async function nextResumeId(store: RunStore, runId: string): Promise<string> {
 
 /** A resume or replay that has started: its execution's handle (to cancel, suspend or flush it) and its end. */
 export interface StartedExecution<TResult> {
-  readonly handle: RunHandle
+  readonly handle: ExecutionHandle
   readonly done: Promise<TResult>
 }
 
 /**
- * Resumes a run: a new `resume-NNN` execution (allocated by the store)
- * replays the recorded prefix (no host calls while keys match) and continues
- * live where the run stopped: after a crash, a cancellation, or a call that
- * failed (recorded failures run again). The first call whose request differs
- * trips the one-way divergence latch: it and every later call run live, and
- * a `replay_diverged` line says where and why.
- *
- * The resume claims the run in its store (`store.claim`: the file store's
- * `owner.lock`, PostgreSQL's lease, memory's in-process set) before its
- * execution exists, and holds it until it ends. While a live owner holds it
- * (a run or a resume), this rejects with `RunOwnedError` (code `RUN_OWNED`)
- * and writes nothing; a dead holder is taken over.
- */
-export async function resumeRun<TInput>(
-  runId: string,
-  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
-  options: RunOptions = {},
-): Promise<ResumeResult> {
-  return (await startResume(runId, workflow, options)).done
-}
-
-/**
- * {@link resumeRun}, resolving as soon as the resume has started, with its
- * execution's handle: what a caller needs to flush buffered lines before an
- * abrupt exit, or to cancel or suspend the resume.
+ * Starts a resume and resolves once it has started, with its execution's
+ * handle (`createRuntime().resume` wraps it in the public `RunHandle`). A new
+ * `resume-NNN` execution replays the recorded prefix and goes on live where
+ * the run stopped. The resume claims the run in its store before its
+ * execution exists (while a live owner holds it: `RUN_OWNED`, nothing
+ * written) and holds the claim until it ends.
  */
 export async function startResume<TInput>(
   runId: string,
@@ -103,7 +84,7 @@ export async function startResume<TInput>(
   // The claim names the execution it expects to be; the store allocates the real id, and the claim is updated to it.
   const ownership = await store.claim({ runId, executionId: await nextResumeId(store, runId) })
   let history: RunHistory
-  let handle: RunHandle
+  let handle: ExecutionHandle
   try {
     // Read under the claim: an execution that ended meanwhile belongs in the recording.
     history = await historyOf(runId, { store })
@@ -145,24 +126,7 @@ export function resumeResultOf(result: RunResult, resumedFrom: string): ResumeRe
   }
 }
 
-/**
- * Re-runs a finished run entirely from its recording, with no host: the
- * determinism check. Every recorded call, failed ones included, answers from
- * the recording while its key matches; a call that diverges or was never
- * recorded fails as `sdk-unavailable` because there is no host to ask. The
- * result reports per call (matched, diverged, missing, extra) instead of
- * throwing. A replay writes only its own `replay-NNN` execution and claims
- * nothing.
- */
-export async function replayRun<TInput>(
-  runId: string,
-  workflow: WorkflowDefinition<TInput> | WorkflowFunction,
-  options: Omit<RunOptions, 'host'> = {},
-): Promise<ReplayRunResult> {
-  return (await startReplay(runId, workflow, options)).done
-}
-
-/** {@link replayRun}, resolving as soon as the replay has started, with its execution's handle. */
+/** Starts a replay (the determinism check, no host) and resolves once it has started, with its execution's handle. */
 export async function startReplay<TInput>(
   runId: string,
   workflow: WorkflowDefinition<TInput> | WorkflowFunction,

@@ -127,8 +127,11 @@ export interface LaunchInternals {
 /** Opens a child execution of the same stored run, exclusively; resolves to the opener of its medium. */
 type OpenChildMedium = (childExecutionId: string) => Promise<(onLine: (line: JournalLine) => void) => ExecutionMedium>
 
-/** A started run: its identity, a way to cancel it, and its end. */
-export interface RunHandle {
+/**
+ * An execution as the runtime drives it, inside this package: what the one
+ * public {@link import('./create-runtime.js').RunHandle} made by `createRuntime` reaches through.
+ */
+export interface ExecutionHandle {
   readonly runId: string
   readonly runDir: string
   /**
@@ -223,15 +226,6 @@ function settle(outcome: { returned: true; value: unknown } | { returned: false;
   return { disposition: classifyOutcome(detached).failed ? 'failed' : 'completed', result: detached }
 }
 
-/**
- * Starts a workflow run and returns at once with its id, a cancel function and
- * a promise of its result. Bad options or input throw before anything is
- * written.
- */
-export function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): RunHandle {
-  return launchRun(workflow, options, {})
-}
-
 /** The default runs directory: `<cwd>/.locus-pi/runs`. */
 export function resolveRunsDir(options: Pick<RunOptions, 'runsDir' | 'cwd'>): string {
   return options.runsDir ?? join(resolve(options.cwd ?? process.cwd()), '.locus-pi', 'runs')
@@ -279,7 +273,7 @@ function forwardAbort(source: AbortSignal | undefined, target: AbortController):
 }
 
 /** Starts a run, a resumed execution or a replay. Internal. */
-export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, given: RunOptions, internals: LaunchInternals): RunHandle {
+export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, given: RunOptions, internals: LaunchInternals): ExecutionHandle {
   parseRunOptions(given)
   const definition = toWorkflowDefinition(workflow)
   const input = parseWorkflowInput(definition, given.input)
@@ -291,20 +285,16 @@ export function launchRun<TInput>(workflow: WorkflowDefinition<TInput> | Workflo
   const suspender = new AbortController()
   const stopForwarding = forwardAbort(given.suspendSignal, suspender)
   const options: RunOptions = { ...given, suspendSignal: suspender.signal, ...(startSignal === undefined ? {} : { startSignal }) }
-  let handle: RunHandle
+  let handle: ExecutionHandle
   try {
     // `{ runsDir }` is exactly `{ store: createFileRunStore(runsDir) }`: every run goes through a store.
-    handle = launchInStore(definition, input, options, internals)
+    handle = launchInStore(definition, input, options, internals, suspender)
   } catch (error) {
     stopForwarding()
     throw error
   }
   void handle.done.finally(stopForwarding).catch(() => undefined)
-  return Object.defineProperty(handle, 'suspend', {
-    value: (reason?: string) => {
-      suspender.abort(reason ?? 'suspended by the host')
-    },
-  })
+  return handle
 }
 
 /**
@@ -366,7 +356,7 @@ async function createRoot(
  * run claims the run's ownership there, and every line and artifact goes
  * through the store.
  */
-function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: unknown, options: RunOptions, internals: LaunchInternals): RunHandle {
+function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: unknown, options: RunOptions, internals: LaunchInternals, suspender: AbortController): ExecutionHandle {
   const store = storeOf(options)
   const clock = options.clock ?? systemClock
   const kind = internals.kind ?? 'root'
@@ -377,7 +367,7 @@ function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: un
   // Cancels before the execution exists reach it through the same signal the run listens on.
   const early = new AbortController()
   const stopForwarding = forwardAbort(options.signal, early)
-  let started: RunHandle | undefined
+  let started: ExecutionHandle | undefined
   let writer: ExecutionWriter | undefined
   let forward: (line: JournalLine) => void = () => undefined
   const durability = options.durability ?? 'batch'
@@ -445,8 +435,10 @@ function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: un
       started?.lookForUpdates()
     },
     view: () => started?.view(),
-    // Replaced by launchRun's, which reaches the execution through its suspendSignal.
-    suspend: () => undefined,
+    // The execution listens on the suspend signal launchRun made (options.suspendSignal).
+    suspend: (reason?: string) => {
+      suspender.abort(reason ?? 'suspended by the host')
+    },
     waitingOnly: () => started?.waitingOnly() ?? false,
     done,
   }
@@ -468,7 +460,7 @@ function startExecution<TInput>(
     readonly clock: NonNullable<RunOptions['clock']>
     readonly ownership: Ownership | undefined
   },
-): RunHandle {
+): ExecutionHandle {
   const { runId, executionId, clock, ownership } = claimed
 
   const controller = new AbortController()
@@ -822,7 +814,7 @@ function startExecution<TInput>(
       void run.updates.look()
     },
     view: () => runView ?? view,
-    // Replaced by launchRun's, which reaches the execution through its suspendSignal.
+    // Reached through options.suspendSignal (launchRun's); a child is suspended with its root.
     suspend: () => undefined,
     waitingOnly: () => run.activity.waitingOnly,
     done,
@@ -933,23 +925,3 @@ function safeJson(value: unknown): JsonValue {
   }
 }
 
-/**
- * Runs a workflow to its end and returns its disposition and result. A root
- * value that fails the outcome classifier, a group failure that escapes, a
- * thrown error or a value that cannot be detached make the run `failed`; host
- * cancellation makes it `cancelled`. The return value, `result.json`, the
- * `run_end` line and `outputs/README.md` always agree.
- *
- * @example
- * ```ts
- * const run = await runWorkflowScript(triage, { input: { ticket: 'T-1' }, host: createScriptedHost({ rules }) })
- * if (!run.ok) console.error(run.disposition, run.error?.message)
- * ```
- */
-export function runWorkflowScript<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): Promise<RunResult> {
-  try {
-    return startWorkflowRun(workflow, options).done
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)))
-  }
-}

@@ -221,7 +221,7 @@ describe('agent(): deterministic ordinals', () => {
     async function ordinalsWith(delays: number[]): Promise<Record<string, string>> {
       const clock = createManualClock()
       const host = createScriptedHost({ clock, rules: delays.map((delayMs, index) => ({ match: { prompt: `item ${index}` }, steps: [{ text: `answer ${index}`, delayMs }] })) })
-      const handle = startWorkflowRun(
+      const handle = await startWorkflowRun(
         async ({ agent, parallel }) => ({ ok: true, all: await parallel(delays.map((_, index) => async () => (await agent(`item ${index}`)).answer)) }),
         { host, clock, runsDir: tempRunsDir() },
       )

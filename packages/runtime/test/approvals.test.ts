@@ -10,7 +10,6 @@ import {
   defineTool,
   defineWorkflow,
   keepDeferredAnswer,
-  startResume,
   startWorkflowRun,
 } from '@locus/runtime'
 import { type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
@@ -83,7 +82,7 @@ describe('onTimeout at a deferral’s deadline', () => {
       tools: { approve: defineDeferredTool({ input: z.object({}), output: Decision, retry: { ...HOUR_POLICY, max_retries: 3 }, onTimeout: 'reject' }) },
       run: async ({ tool }) => ({ ok: true, decision: await tool('approve', {}) }),
     })
-    const handle = startWorkflowRun(flow, { store, clock })
+    const handle = await startWorkflowRun(flow, { store, clock })
     await untilArmed(clock)
     await clock.advance(3_600_000)
     const result = await handle.done
@@ -130,7 +129,7 @@ describe('onTimeout at a deferral’s deadline', () => {
   it('an escalation nobody answers fails the call once its `after` passes', async () => {
     const clock = createManualClock(START)
     const store = createMemoryRunStore()
-    const handle = startWorkflowRun(approvalFlow({ escalate: { to: 'ops', after: 60_000 } }), { store, clock })
+    const handle = await startWorkflowRun(approvalFlow({ escalate: { to: 'ops', after: 60_000 } }), { store, clock })
     await untilArmed(clock)
     await clock.advance(3_600_000)
     await untilArmed(clock)
@@ -163,12 +162,12 @@ describe('a resume and a deferral’s deadline', () => {
     const clock = createManualClock(START)
     const store = createFileRunStore(tempRunsDir())
     const flow = approvalFlow({ default: { approved: false } })
-    const first = startWorkflowRun(flow, { store, clock })
+    const first = await startWorkflowRun(flow, { store, clock })
     await untilArmed(clock)
     first.suspend('process stopped')
     expect((await first.done).suspended).toBe(true)
     await clock.advance(2 * 3_600_000)
-    const resumed = await startResume(first.runId, flow, { store, clock })
+    const resumed = await createRuntime({ workflows: [], store }).resume(first.runId, { workflow: flow, clock })
     expect(await resumed.done).toMatchObject({ disposition: 'completed', result: { decision: { approved: false } } })
     const lines = await allLines(store, first.runId)
     expect(linesOfType(lines, 'deferred_open')).toHaveLength(1)
@@ -180,12 +179,12 @@ describe('a resume and a deferral’s deadline', () => {
     const clock = createManualClock(START)
     const store = createMemoryRunStore()
     const flow = approvalFlow('reject')
-    const first = startWorkflowRun(flow, { store, clock })
+    const first = await startWorkflowRun(flow, { store, clock })
     await untilArmed(clock)
     first.suspend('process stopped')
     await first.done
     await clock.advance(3_000_000)
-    const resumed = await startResume(first.runId, flow, { store, clock })
+    const resumed = await createRuntime({ workflows: [], store }).resume(first.runId, { workflow: flow, clock })
     await untilArmed(clock)
     expect(clock.pendingSleeps()[0]?.wakeAt).toBe(START + 3_600_000)
     await clock.advance(600_000)

@@ -89,7 +89,7 @@ describe('beforeDispatch(): a call starts only once its start line is committed'
     })
     const host = createScriptedHost({ rules: [{ steps: [{ text: 'answer' }] }] })
     const answering = { ...host, openSession: (request: Parameters<typeof host.openSession>[0]) => (log.push('run agent'), host.openSession(request)) }
-    const handle = startWorkflowRun(flow, {
+    const handle = await startWorkflowRun(flow, {
       store,
       host: answering,
       workflows: [child],

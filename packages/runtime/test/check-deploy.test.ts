@@ -21,7 +21,7 @@ function research(firstPrompt: string, schema: z.ZodType<{ topic: string }> = in
 
 async function cancelledRun(runsDir: string): Promise<string> {
   const host = createScriptedHost({ rules: [{ match: { prompt: 'draft' }, steps: [{ hang: true }] }, { steps: [{ text: 'outline', usage: { inputTokens: 11, outputTokens: 7 } }] }] })
-  const handle = startWorkflowRun(research('outline'), { input: { topic: 'q3' }, host, runsDir })
+  const handle = await startWorkflowRun(research('outline'), { input: { topic: 'q3' }, host, runsDir })
   await new Promise((resolve) => setTimeout(resolve, 30))
   handle.cancel('deploying')
   const result = await handle.done

@@ -254,7 +254,7 @@ describe('spawn(): a saved workflow as a child run', () => {
       },
     })
     const retry = { timeout_secs: 5, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 }
-    const handle = startWorkflowRun(defineWorkflow({ name: 'patient', run: async ({ spawn }) => spawn(child, null, { retry }) }), { runsDir: tempRunsDir(), clock })
+    const handle = await startWorkflowRun(defineWorkflow({ name: 'patient', run: async ({ spawn }) => spawn(child, null, { retry }) }), { runsDir: tempRunsDir(), clock })
     while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve))
     await clock.advance(5_000)
     const run = await handle.done
@@ -272,7 +272,7 @@ describe('spawn(): a saved workflow as a child run', () => {
   it("opens a child's deferrals under ids of its own, answered through the root's handle", async () => {
     const approve = defineDeferredTool({ input: z.object({ amount: z.number() }), output: z.object({ approved: z.boolean() }) })
     const child = defineWorkflow({ name: 'asks', tools: { approve }, run: async ({ tool }) => ({ ok: true, answer: await tool('approve', { amount: 5 }) }) })
-    const handle = startWorkflowRun(defineWorkflow({ name: 'waits', run: async ({ spawn }) => spawn(child, null) }), { runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(defineWorkflow({ name: 'waits', run: async ({ spawn }) => spawn(child, null) }), { runsDir: tempRunsDir() })
     while (handle.pendingDeferrals().length === 0) await new Promise((resolve) => setImmediate(resolve))
     expect(handle.pendingDeferrals()).toEqual(['child-1-a1.tool-1-a1'])
     expect(handle.resolveDeferred('child-1-a1.tool-1-a1', { approved: true })).toMatchObject({ ok: true })

@@ -43,7 +43,7 @@ describe('issue 14.6: the run deadline stops tool retries and their backoff', ()
       tools: { flaky: flakyTool(ONE_SECOND_APART) },
       run: async ({ tool }) => tool('flaky', { id: 'T-1' }),
     })
-    const handle = startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), budgets: { deadlineMs: 50 } })
+    const handle = await startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), budgets: { deadlineMs: 50 } })
     await settle()
     // Before the fix the loop slept 1 s twice and ran three attempts; nothing may be left asleep now.
     await clock.runUntilIdle()
@@ -67,7 +67,7 @@ describe('issue 14.6: the run deadline stops tool retries and their backoff', ()
       tools: { flaky: flakyTool(ONE_SECOND_APART) },
       run: async ({ tool }) => tool('flaky', { id: 'T-1' }),
     })
-    const handle = startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), budgets: { deadlineMs: 1_500 } })
+    const handle = await startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), budgets: { deadlineMs: 1_500 } })
     await settle()
     await clock.runUntilIdle()
     const run = await handle.done
@@ -83,7 +83,7 @@ describe('issue 14.6: the run deadline stops tool retries and their backoff', ()
   it('starts no agent attempt past the deadline and names the deadline on the attempt it refused', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }] }] })
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { attempts: 3, timeoutMs: 100 }), {
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { attempts: 3, timeoutMs: 100 }), {
       host,
       clock,
       runsDir: tempRunsDir(),
@@ -104,7 +104,7 @@ describe('issue 14.7: the invocation cap is asked before a retry is announced', 
   it('writes no [workflow:retry] line for a re-send the cap refuses, and counts no retry', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }, { text: 'never sent' }] }] })
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 10 }), {
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 10 }), {
       host,
       clock,
       runsDir: tempRunsDir(),
@@ -213,7 +213,7 @@ describe('issue 14.10: a run-wide retry budget and jitter', () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }, { text: 'never sent' }] }] })
     let caught: unknown
-    const handle = startWorkflowRun(
+    const handle = await startWorkflowRun(
       async ({ agent }) => {
         try {
           return await agent('x', { attempts: 2, timeoutMs: 10 })
@@ -242,7 +242,7 @@ describe('issue 14.10: a run-wide retry budget and jitter', () => {
       tools: { flaky: flakyTool({ timeout_secs: null, max_retries: 2, backoff_base_secs: 2, backoff_max_secs: 60 }) },
       run: async ({ tool }) => tool('flaky', { id: 'T-1' }),
     })
-    const handle = startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), jitter: 'full' })
+    const handle = await startWorkflowRun(workflow, { clock, runsDir: tempRunsDir(), jitter: 'full' })
     await settle()
     await clock.runUntilIdle()
     const run = await handle.done
@@ -322,7 +322,7 @@ describe('issue 19: the timeoutMs fuse is decided by runAttempt, and it is final
   it('19.1: a fuse that fires before the request is sent is call-timeout, on agent_end and envelope, and is retried', async () => {
     const clock = createManualClock()
     const host = handHost()
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     // The session is still opening when the fuse fires.
     await clock.advance(100)
@@ -350,7 +350,7 @@ describe('issue 19: the timeoutMs fuse is decided by runAttempt, and it is final
   it('19.1: a host that reports its own "aborted" after our fuse fired still reads as call-timeout', async () => {
     const clock = createManualClock()
     const host = handHost()
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     host.open()
     await settle()
@@ -364,7 +364,7 @@ describe('issue 19: the timeoutMs fuse is decided by runAttempt, and it is final
   it('19.2: an answer that settles after the fuse fired is discarded as call-timeout', async () => {
     const clock = handClock()
     const host = handHost()
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 100 }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     host.open()
     await settle()
@@ -382,7 +382,7 @@ describe('issue 19: the timeoutMs fuse is decided by runAttempt, and it is final
   it('19.2: an answer that arrives once the clock passed timeoutMs is call-timeout even if the fuse timer lags', async () => {
     const clock = handClock()
     const host = handHost()
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 1 }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { timeoutMs: 1 }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     host.open()
     await settle()
@@ -396,7 +396,7 @@ describe('issue 19: the timeoutMs fuse is decided by runAttempt, and it is final
   it('19.2: an answer inside timeoutMs is accepted', async () => {
     const clock = handClock()
     const host = handHost()
-    const handle = startWorkflowRun(async ({ agent }) => (await agent('x', { timeoutMs: 100 })).answer, { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => (await agent('x', { timeoutMs: 100 })).answer, { host, clock, runsDir: tempRunsDir() })
     await settle()
     host.open()
     await settle()

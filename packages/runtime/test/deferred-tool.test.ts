@@ -24,16 +24,16 @@ function opened(lines: JournalLine[]): Promise<string> {
   })
 }
 
-function approvalRun(runsDir: string, extra: Record<string, unknown> = {}) {
+async function approvalRun(runsDir: string, extra: Record<string, unknown> = {}) {
   const lines: JournalLine[] = []
   const chargeLog = join(runsDir, 'charges.log')
-  const handle = startWorkflowRun(approvalWorkflow(chargeLog), { runsDir, onEvent: (line) => lines.push(line), ...extra })
+  const handle = await startWorkflowRun(approvalWorkflow(chargeLog), { runsDir, onEvent: (line) => lines.push(line), ...extra })
   return { handle, lines, chargeLog }
 }
 
 describe('a deferred tool', () => {
   it('opens its deferral in the journal before anyone can answer, waits, and completes with the answer', async () => {
-    const { handle, lines } = approvalRun(tempRunsDir())
+    const { handle, lines } = await approvalRun(tempRunsDir())
     const id = await opened(lines)
     expect(handle.pendingDeferrals()).toEqual([id])
     expect(handle.resolveDeferred(id, { approved: true, by: 'ana' })).toEqual({ ok: true, status: 'accepted' })
@@ -47,7 +47,7 @@ describe('a deferred tool', () => {
   })
 
   it('keeps the deferral open on a result that breaks the output schema; a second answer must be the same', async () => {
-    const { handle, lines } = approvalRun(tempRunsDir())
+    const { handle, lines } = await approvalRun(tempRunsDir())
     const id = await opened(lines)
     const invalid = handle.resolveDeferred(id, { approved: 'yes' })
     expect(invalid).toMatchObject({ ok: false, status: 'invalid', issues: expect.arrayContaining([expect.stringContaining('approved')]) })
@@ -65,7 +65,7 @@ describe('a deferred tool', () => {
       run: async ({ tool }) => ({ ok: true, answer: await tool('approve', {}) }),
     })
     const lines: JournalLine[] = []
-    const handle = startWorkflowRun(flow, { runsDir: tempRunsDir(), onEvent: (line) => lines.push(line) })
+    const handle = await startWorkflowRun(flow, { runsDir: tempRunsDir(), onEvent: (line) => lines.push(line) })
     const first = await opened(lines)
     handle.rejectDeferred(first, { error: 'reviewer away', retryable: true, code: 'provider_error' })
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -79,7 +79,7 @@ describe('a deferred tool', () => {
   })
 
   it('closes an open deferral as cancelled when the run is cancelled', async () => {
-    const { handle, lines } = approvalRun(tempRunsDir())
+    const { handle, lines } = await approvalRun(tempRunsDir())
     await opened(lines)
     handle.cancel('closing time')
     const run = await handle.done

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { createManualClock } from '@locus/retry'
 import { RuntimeInputError, createScriptedHost, defineWorkflow, runWorkflowScript, startWorkflowRun } from '@locus/runtime'
@@ -74,7 +75,7 @@ describe('run disposition: every surface agrees', () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }] }] })
     const controller = new AbortController()
-    const handle = startWorkflowRun(async ({ agent }) => agent('wait for me'), { host, clock, signal: controller.signal, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('wait for me'), { host, clock, signal: controller.signal, runsDir: tempRunsDir() })
     await settle()
     controller.abort()
     const run = await handle.done
@@ -87,7 +88,7 @@ describe('run disposition: every surface agrees', () => {
   it('stops new group work on cancellation and counts never-started branches as notDispatched', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }] }] })
-    const handle = startWorkflowRun(
+    const handle = await startWorkflowRun(
       async ({ agent, parallel }) => parallel([0, 1, 2, 3].map((index) => () => agent(`item ${index}`)), { concurrency: 2 }),
       { host, clock, runsDir: tempRunsDir() },
     )
@@ -151,7 +152,7 @@ describe('wide fan-out', () => {
     process.on('warning', onWarning)
     const host = createScriptedHost({ rules: [{ steps: [{ text: 'ok', delayMs: 1 }] }] })
     const clock = createManualClock()
-    const handle = startWorkflowRun(async ({ agent, parallel }) => ({ ok: true, all: await parallel(Array.from({ length: 40 }, (_, index) => () => agent(`item ${index}`))) }), {
+    const handle = await startWorkflowRun(async ({ agent, parallel }) => ({ ok: true, all: await parallel(Array.from({ length: 40 }, (_, index) => () => agent(`item ${index}`))) }), {
       host,
       clock,
       runsDir: tempRunsDir(),
@@ -169,12 +170,13 @@ describe('RunHandle.flush', () => {
   it('writes lines buffered under durability none to the file before the run ends', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }] }] })
-    const handle = startWorkflowRun(async ({ agent, log }) => {
+    const runsDir = tempRunsDir()
+    const handle = await startWorkflowRun(async ({ agent, log }) => {
       log('before the long call')
       return agent('wait')
-    }, { host, clock, durability: 'none', runsDir: tempRunsDir() })
+    }, { host, clock, durability: 'none', runsDir })
     await settle()
-    const journalPath = `${handle.runDir}/journal.jsonl`
+    const journalPath = join(runsDir, handle.runId, 'journal.jsonl')
     const before = readFileSync(journalPath, 'utf8')
     handle.flush()
     const after = readFileSync(journalPath, 'utf8')

@@ -56,7 +56,8 @@ describe('a run through a RunStore', () => {
       }),
       { store, runId: 'taken' },
     )
-    await expect(second.done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
+    // The handle is only handed out once the run exists: a taken id rejects the start itself.
+    await expect(second).rejects.toMatchObject({ code: 'RUN_EXISTS' })
     expect(started).toBe(false)
     const view = createRunView()
     for await (const line of store.readLines({ runId: 'taken', executionId: 'taken' })) view.apply(line)
@@ -65,7 +66,7 @@ describe('a run through a RunStore', () => {
 
   it('cancels a run in a store, even before its execution exists', async () => {
     const store = createMemoryRunStore()
-    const handle = startWorkflowRun(defineWorkflow({ name: 'waits', run: async ({ agent }) => agent('hang') }), {
+    const handle = await startWorkflowRun(defineWorkflow({ name: 'waits', run: async ({ agent }) => agent('hang') }), {
       store,
       host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }),
     })

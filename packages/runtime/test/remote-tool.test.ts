@@ -36,7 +36,7 @@ describe('a remote tool in a run', () => {
   it('render_report failing twice: three tool.execute triggers 2 s and 4 s apart on the injected clock, every attempt journaled', async () => {
     const clock = createManualClock(Date.parse('2026-12-03T06:00:00.000Z'))
     const { seen, transport } = flakyWorker(2)
-    const handle = startWorkflowRun(report, { worker: transport, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(report, { worker: transport, clock, runsDir: tempRunsDir() })
     for (let round = 0; round < 10; round += 1) {
       await settle()
       await clock.runUntilIdle()

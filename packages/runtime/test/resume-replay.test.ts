@@ -42,7 +42,7 @@ describe('resumeRun', () => {
     })
     const clock = createManualClock()
     const first = createScriptedHost({ clock, rules: delays.map((delayMs, index) => ({ match: { prompt: `item ${index}` }, steps: [{ text: `answer ${index}`, delayMs }] })) })
-    const handle = startWorkflowRun(workflow, { runsDir, runId: 'ordered-run', host: first, clock })
+    const handle = await startWorkflowRun(workflow, { runsDir, runId: 'ordered-run', host: first, clock })
     await settle()
     await clock.runUntilIdle()
     const original = await handle.done
@@ -95,7 +95,7 @@ describe('resumeRun', () => {
     })
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ match: { prompt: 'flaky' }, steps: [{ hang: true }, { text: 'second try' }] }, { steps: [{ text: 'steady answer' }] }] })
-    const handle = startWorkflowRun(workflow, { runsDir, runId: 'retried', host, clock })
+    const handle = await startWorkflowRun(workflow, { runsDir, runId: 'retried', host, clock })
     await settle()
     await clock.advance(50)
     const original = await handle.done

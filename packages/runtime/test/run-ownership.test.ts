@@ -151,18 +151,18 @@ describe('an existing run id', () => {
       runId: 'taken',
       message: expect.stringMatching(/Run "taken" exists already/),
     })
-    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host }).done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
+    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'taken', host })).rejects.toMatchObject({ code: 'RUN_EXISTS' })
     expect(host.sessionCount).toBe(0)
     expect(snapshot(first.runDir)).toEqual(before)
   })
 
   it('is refused even while the run is still running, without touching its journal', async () => {
     const runsDir = tempRunsDir()
-    const handle = startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
+    const handle = await startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
     await settle()
-    const journal = readFileSync(join(handle.runDir, 'journal.jsonl'))
-    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() }).done).rejects.toMatchObject({ code: 'RUN_EXISTS' })
-    expect(readFileSync(join(handle.runDir, 'journal.jsonl'))).toEqual(journal)
+    const journal = readFileSync(join(runsDir, handle.runId, 'journal.jsonl'))
+    await expect(startWorkflowRun(twoCalls, { runsDir, runId: 'live', host: answering() })).rejects.toMatchObject({ code: 'RUN_EXISTS' })
+    expect(readFileSync(join(runsDir, handle.runId, 'journal.jsonl'))).toEqual(journal)
     handle.cancel()
     await handle.done
   })
@@ -185,7 +185,7 @@ describe('execution ids', () => {
 describe('the ownership lock', () => {
   it('is held by a running run, refuses a resume meanwhile with RUN_OWNED naming the owner, and is gone when the run ends', async () => {
     const runsDir = tempRunsDir()
-    const handle = startWorkflowRun(twoCalls, { runsDir, runId: 'owned', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
+    const handle = await startWorkflowRun(twoCalls, { runsDir, runId: 'owned', host: createScriptedHost({ rules: [{ steps: [{ hang: true }] }] }) })
     await settle()
     const lock = JSON.parse(readFileSync(lockPath(runsDir, 'owned'), 'utf8')) as Record<string, unknown>
     expect(lock).toMatchObject({ pid: process.pid, hostname: hostname(), runId: 'owned', executionId: 'owned' })

@@ -42,7 +42,7 @@ describe('createScriptedHost', () => {
   it('delays on the injected clock', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ text: 'late', delayMs: 500 }] }] })
-    const handle = startWorkflowRun(async ({ agent }) => ({ ok: true, a: (await agent('x')).answer }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => ({ ok: true, a: (await agent('x')).answer }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     expect(clock.pendingSleeps().map((sleep) => sleep.ms)).toContain(500)
     await clock.advance(500)

@@ -11,7 +11,7 @@ import {
   readStoredRun,
   replayRun,
   sleepDueAt,
-  startResume,
+  createRuntime,
   startWorkflowRun,
 } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
@@ -57,7 +57,7 @@ function twoStepWorkflow(nap = '2s'): { workflow: ReturnType<typeof defineWorkfl
 
 /** Starts the two-step run and stops it during its sleep, as a SIGKILL would (nothing after it is written). */
 async function killedDuringSleep(clock: ManualClock, runsDir: string, workflow: ReturnType<typeof defineWorkflow>): Promise<RunResult> {
-  const handle = startWorkflowRun(workflow, { runsDir, clock })
+  const handle = await startWorkflowRun(workflow, { runsDir, clock })
   await untilSleeping(clock)
   handle.suspend('killed during the sleep')
   const stopped = await handle.done
@@ -70,7 +70,7 @@ describe('sleep()', () => {
     const clock = createManualClock(START)
     const { workflow } = twoStepWorkflow()
     const changes: boolean[] = []
-    const handle = startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, onWaitingChange: (now) => changes.push(now) })
+    const handle = await startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, onWaitingChange: (now) => changes.push(now) })
     await untilSleeping(clock)
     expect(handle.waitingOnly()).toBe(true)
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: START + 2_000, ms: 2_000 }])
@@ -97,7 +97,7 @@ describe('sleep()', () => {
     expect(asleep.view.openTimers()).toEqual([{ timerId: 'timer-2', logicalCallId: 'sleep-2', ordinal: '2', dueAt: new Date(START + 2_000).toISOString() }])
 
     await clock.advance(5_000)
-    const resumed = await startResume(stopped.runId, workflow, { runsDir, clock })
+    const resumed = await createRuntime({ workflows: [], runsDir }).resume(stopped.runId, { workflow, clock })
     const result = await resumed.done
     expect(result).toMatchObject({ disposition: 'completed', result: { ok: true, first: 1, second: 1 } })
     expect(ran).toEqual({ first: 1, second: 1 })
@@ -115,10 +115,10 @@ describe('sleep()', () => {
     const { workflow, ran } = twoStepWorkflow()
     const stopped = await killedDuringSleep(clock, runsDir, workflow)
     await clock.advance(500)
-    const resumed = await startResume(stopped.runId, workflow, { runsDir, clock })
+    const resumed = await createRuntime({ workflows: [], runsDir }).resume(stopped.runId, { workflow, clock })
     await untilSleeping(clock)
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: START + 2_000, ms: 1_500 }])
-    expect(resumed.handle.waitingOnly()).toBe(true)
+    expect(resumed.waitingOnly()).toBe(true)
     await clock.advance(1_499)
     expect(ran.second).toBe(0)
     await clock.advance(1)
@@ -135,7 +135,7 @@ describe('sleep()', () => {
     const clock = createManualClock(START)
     const runsDir = tempRunsDir()
     const { workflow } = twoStepWorkflow()
-    const handle = startWorkflowRun(workflow, { runsDir, clock })
+    const handle = await startWorkflowRun(workflow, { runsDir, clock })
     await untilSleeping(clock)
     await clock.advance(2_250)
     const finished = await handle.done
@@ -154,7 +154,7 @@ describe('sleep()', () => {
     const runsDir = tempRunsDir()
     const { workflow, ran } = twoStepWorkflow('7d')
     const stopped = await killedDuringSleep(clock, runsDir, workflow)
-    const done = startWorkflowRun(workflow, { runsDir, clock })
+    const done = await startWorkflowRun(workflow, { runsDir, clock })
     await untilSleeping(clock)
     await clock.advance(7 * 86_400_000)
     const finished = await done.done
@@ -173,7 +173,7 @@ describe('sleep()', () => {
   it('a cancel ends a sleep at once: the run ends cancelled and the timer never fires', async () => {
     const clock = createManualClock(START)
     const { workflow, ran } = twoStepWorkflow()
-    const handle = startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock })
+    const handle = await startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock })
     await untilSleeping(clock)
     handle.cancel('stop it')
     const result = await handle.done
@@ -187,7 +187,7 @@ describe('sleep()', () => {
   it("refuses, before it starts, a sleep that would end after the run's deadline, with the deadline's hard stop", async () => {
     const clock = createManualClock(START)
     const { workflow, ran } = twoStepWorkflow()
-    const result = await startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, budgets: { deadlineMs: 1_500 } }).done
+    const result = await (await startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, budgets: { deadlineMs: 1_500 } })).done
     expect(result.disposition).toBe('failed')
     expect(result.error?.code).toBe('WORKFLOW_RUN_DEADLINE')
     expect(clock.now()).toBe(START)
@@ -202,7 +202,7 @@ describe('sleep()', () => {
   it('a sleep that ends before the deadline runs', async () => {
     const clock = createManualClock(START)
     const { workflow } = twoStepWorkflow()
-    const handle = startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, budgets: { deadlineMs: 3_000 } })
+    const handle = await startWorkflowRun(workflow, { runsDir: tempRunsDir(), clock, budgets: { deadlineMs: 3_000 } })
     await untilSleeping(clock)
     await clock.advance(2_000)
     expect((await handle.done).disposition).toBe('completed')
@@ -210,7 +210,7 @@ describe('sleep()', () => {
 
   it('sleeps until a Date on the run clock', async () => {
     const clock = createManualClock(START)
-    const handle = startWorkflowRun(async ({ sleep }) => sleep({ until: new Date(START + 60_000) }), { runsDir: tempRunsDir(), clock })
+    const handle = await startWorkflowRun(async ({ sleep }) => sleep({ until: new Date(START + 60_000) }), { runsDir: tempRunsDir(), clock })
     await untilSleeping(clock)
     expect(clock.pendingSleeps()).toEqual([{ wakeAt: START + 60_000, ms: 60_000 }])
     await clock.advance(60_000)
@@ -226,7 +226,7 @@ describe('sleep()', () => {
     ['-5s', '"-5s"'],
     [{ until: new Date('not a date') }, 'not a valid Date'],
   ])('refuses the duration %s with a typed usage error naming it', async (duration, named) => {
-    const result = await startWorkflowRun(async ({ sleep }) => sleep(duration), { runsDir: tempRunsDir() }).done
+    const result = await (await startWorkflowRun(async ({ sleep }) => sleep(duration), { runsDir: tempRunsDir() })).done
     expect(result.disposition).toBe('failed')
     expect(result.error?.code).toBe('SLEEP_DURATION_INVALID')
     expect(result.error?.message).toContain(named)

@@ -24,7 +24,7 @@ describe('token streams of agent calls', () => {
         clock,
         rules: [{ match: { agent: 'analyst' }, steps: [{ hang: true, partial: 'zebra quagga okapi ' }, { text: 'the final summary of T-1' }] }],
       })
-      const handle = startWorkflowRun(
+      const handle = await startWorkflowRun(
         async ({ agent }) => {
           const { answer } = await agent('Summarise T-1', { agent: 'analyst', attempts: 2, timeoutMs: 60_000 })
           return { ok: true, answer }
@@ -62,7 +62,7 @@ describe('token streams of agent calls', () => {
     const store = createMemoryRunStore()
     const words = Array.from({ length: 40 }, (_, index) => `w${String(index)}`).join(' ')
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true, partial: words }, { text: 'done' }] }] })
-    const handle = startWorkflowRun(async ({ agent }) => ({ ok: true, answer: (await agent('x', { attempts: 2, timeoutMs: 1000 })).answer }), { host, clock, store })
+    const handle = await startWorkflowRun(async ({ agent }) => ({ ok: true, answer: (await agent('x', { attempts: 2, timeoutMs: 1000 })).answer }), { host, clock, store })
     await settle()
     // Forty deltas arrived at once: one write went out, the rest wait for the clock.
     expect((await streamOf(store, handle.runId)).length).toBeLessThanOrEqual(1)
@@ -84,7 +84,7 @@ describe('token streams of agent calls', () => {
     const store = createMemoryRunStore()
     const host = createScriptedHost({ rules: [{ steps: [{ hang: true, partial: 'half an answer ' }, { text: 'the whole answer' }] }] })
     const talk = defineWorkflow({ name: 'talk', run: async ({ agent }) => ({ ok: true, answer: (await agent('talk')).answer }) })
-    const first = startWorkflowRun(talk, { host, store, runId: 'sup-1' })
+    const first = await startWorkflowRun(talk, { host, store, runId: 'sup-1' })
     while ((await streamOf(store, 'sup-1')).length < 3) await settle()
     first.cancel('stopped to resume')
     expect((await first.done).disposition).toBe('cancelled')

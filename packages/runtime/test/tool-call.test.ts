@@ -24,7 +24,7 @@ describe('tool()', () => {
       tools: { lookup: flakyTool(2) },
       run: async ({ tool }) => ({ ok: true, value: await tool('lookup', { id: 'T-1' }, { retry: { timeout_secs: 30, max_retries: 3, backoff_base_secs: 2, backoff_max_secs: 60 } }) }),
     })
-    const handle = startWorkflowRun(workflow, { clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(workflow, { clock, runsDir: tempRunsDir() })
     await settle()
     await clock.advance(2_000)
     await clock.advance(4_000)
@@ -92,7 +92,7 @@ describe('tool()', () => {
       tools: { slow },
       run: async ({ tool }) => ({ ok: true, value: await tool('slow', {}, { retry: { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 } }) }),
     })
-    const handle = startWorkflowRun(workflow, { clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(workflow, { clock, runsDir: tempRunsDir() })
     await settle()
     await clock.advance(1_000)
     const run = await handle.done

@@ -93,10 +93,10 @@ describe('positions come from the script, not from what a child did in its turn'
         { match: { prompt: '[C]' }, steps: [{ text: 'C never', delayMs: 60_000 }] },
       ],
     })
-    const handle = startWorkflowRun(threeAgents(lookups), { runsDir, runId: 'killed', host: hanging })
+    const handle = await startWorkflowRun(threeAgents(lookups), { runsDir, runId: 'killed', host: hanging })
     for (let round = 0; round < 50; round += 1) {
       await settle()
-      if (linesOfType(executionLines(handle.runDir), 'agent_start').length === 3) break
+      if (linesOfType(executionLines(join(runsDir, handle.runId)), 'agent_start').length === 3) break
     }
     handle.cancel('stop during C')
     const cancelled = await handle.done
@@ -136,10 +136,10 @@ describe('a completed tool call never runs again on resume', () => {
 
   async function cancelledDuringAgent(runsDir: string, charges: { count: number; amounts: number[] }) {
     const host = createScriptedHost({ rules: [{ steps: [{ text: 'never', delayMs: 60_000 }] }] })
-    const handle = startWorkflowRun(charging(charges), { runsDir, runId: 'charge-run', host })
+    const handle = await startWorkflowRun(charging(charges), { runsDir, runId: 'charge-run', host })
     for (let round = 0; round < 50; round += 1) {
       await settle()
-      if (linesOfType(executionLines(handle.runDir), 'agent_start').length === 1) break
+      if (linesOfType(executionLines(join(runsDir, handle.runId)), 'agent_start').length === 1) break
     }
     handle.cancel('stop during the note')
     expect((await handle.done).disposition).toBe('cancelled')

@@ -9,7 +9,7 @@ describe('transport retry (attempts)', () => {
   it('re-sends a call whose first attempt hit its timeoutMs fuse, with full evidence per attempt', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ match: { agent: 'analyst' }, steps: [{ hang: true }, { text: 'the summary' }] }] })
-    const handle = startWorkflowRun(
+    const handle = await startWorkflowRun(
       async ({ agent }) => {
         const { answer, attempt } = await agent('Summarise T-1', { agent: 'analyst', attempts: 2, timeoutMs: 60_000 })
         return { ok: true, answer, attempt }
@@ -46,7 +46,7 @@ describe('transport retry (attempts)', () => {
   it('counts every physical attempt against maxTotalAgentInvocations', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }, { text: 'late' }] }] })
-    const handle = startWorkflowRun(
+    const handle = await startWorkflowRun(
       async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 10 }),
       { host, clock, runsDir: tempRunsDir(), budgets: { maxTotalAgentInvocations: 1 } },
     )
@@ -136,7 +136,7 @@ describe('transport retry (attempts)', () => {
   it('gives each attempt its own transcript and result directories', async () => {
     const clock = createManualClock()
     const host = createScriptedHost({ clock, rules: [{ steps: [{ hang: true }, { text: 'ok' }] }] })
-    const handle = startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 5 }), { host, clock, runsDir: tempRunsDir() })
+    const handle = await startWorkflowRun(async ({ agent }) => agent('x', { attempts: 2, timeoutMs: 5 }), { host, clock, runsDir: tempRunsDir() })
     await settle()
     await clock.advance(5)
     const run = await handle.done

@@ -1,5 +1,6 @@
 import type { JournalLine } from '@locus/journal'
 import {
+  type DeferredAnswerOutcome,
   RunCompletedError,
   type RunHandle,
   type RunResult,
@@ -41,6 +42,9 @@ export interface DispatchRuntime extends Runtime {
 
 /** The run options a queued run keeps: its input, id, budgets (over the worker's defaults), concurrency key and priority. The rest is the worker's to choose. */
 const QUEUED_OPTIONS = new Set(['input', 'runId', 'budgets', 'concurrencyKey', 'priority', 'startSignal'])
+
+/** A deferral answered on a handle of a run that executes on a worker: answers go through `runtime.answerDeferred`. */
+const ON_A_WORKER: DeferredAnswerOutcome = { ok: false, status: 'unknown', message: 'the run executes on a worker; answer it with runtime.answerDeferred(runId, deferredId, answer)' }
 
 /**
  * A {@link Runtime} for processes that serve runs but do not execute them
@@ -122,6 +126,10 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
       events: (cursor) => events(cursor?.afterSeq),
       // Answers go through the store (answerDeferred of the runtime), where the owning worker looks.
       answerDeferred: () => undefined,
+      resolveDeferred: () => ON_A_WORKER,
+      rejectDeferred: () => ON_A_WORKER,
+      // The open deferrals are the stored run's (runtime.pendingDeferrals), read from the store.
+      pendingDeferrals: () => [],
       // The execution runs on a worker: only that worker can suspend it (it parks waiting runs itself).
       suspend: () => undefined,
       waitingOnly: () => false,

@@ -133,17 +133,20 @@ async function killResumeReplay(store: RunStore, name: string, killAt: number | 
   const runId = `${name}-${killAt ?? 'whole'}`
   let started = 0
   const answer = answerDeferrals(store, runId)
-  const handle = startWorkflowRun(workflow, {
+  // The kill reaches the execution through its suspend signal: the call it stops at can start before the handle is handed out.
+  const kill = new AbortController()
+  const handle = await startWorkflowRun(workflow, {
     ...options,
     store,
     runId,
     host: host(),
     clock,
+    suspendSignal: kill.signal,
     onEvent: (line) => {
       answer(line)
       if (!CALL_START.has(line.type) || line.executionId !== runId) return
       started += 1
-      if (started === killAt) handle.suspend('killed')
+      if (started === killAt) kill.abort('killed')
     },
   })
   const first = await handle.done

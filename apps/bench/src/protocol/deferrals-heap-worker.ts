@@ -55,7 +55,7 @@ async function holdOpen(open: number, options: Pick<RunOptions, 'store' | 'runsD
   const ready = new Promise<void>((resolve) => {
     allOpen = resolve
   })
-  const handle = startWorkflowRun(workflow, {
+  const handle = await startWorkflowRun(workflow, {
     ...options,
     input: { count: open },
     durability: 'none',
