@@ -156,6 +156,7 @@ export type {
   RunCost,
   RunCounts,
   RunView,
+  DeferralView,
   OpenDeferralView,
   OpenTimerView,
   OpenSignalWaitView,

@@ -163,6 +163,38 @@ describe('deferrals in the fold', () => {
   })
 })
 
+describe('every deferral in the fold: how it opened, expired and settled', () => {
+  const steps = fc.array(fc.record({ kind: fc.constantFrom('open', 'expire', 'settle'), id: fc.constantFrom('t-1-a1', 't-2-a1', 't-3-a1') }), { maxLength: 40 })
+
+  it('keeps each id’s first open (in open order), its latest expiry and its first settlement after it opened', () => {
+    fc.assert(
+      fc.property(steps, (events) => {
+        const lines = events.map(({ kind, id }, seq) => {
+          const base = { v: 1, seq, ts: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), runId: 'r', executionId: 'r' }
+          if (kind === 'open') return { ...base, type: 'deferred_open', deferredId: id, toolCallId: id.slice(0, 3), tool: 'approve', attempt: 1, args: { seq }, expiresAt: new Date(Date.UTC(2026, 0, 2, 0, 0, seq)).toISOString() } as JournalLine
+          if (kind === 'expire') return { ...base, type: 'deferred_expired', deferredId: id, toolCallId: id.slice(0, 3), tool: 'approve', policy: { reject: 'too late' }, applied: 'rejected' } as unknown as JournalLine
+          return { ...base, type: 'deferred_settled', deferredId: id, outcome: 'resolved', result: seq } as JournalLine
+        })
+        // The oracle, by the definitions: nothing counts for an id before its first open.
+        const oracle = new Map<string, { open: number; expired?: number; settled?: number }>()
+        for (const [seq, { kind, id }] of events.entries()) {
+          const known = oracle.get(id)
+          if (kind === 'open') {
+            if (known === undefined) oracle.set(id, { open: seq })
+          } else if (known !== undefined) {
+            if (kind === 'expire') known.expired = seq
+            else known.settled ??= seq
+          }
+        }
+        const view = fold(lines)
+        expect([...view.deferrals()].map(([id, deferral]) => [id, deferral.open.seq, deferral.expired?.seq, deferral.settled?.seq])).toEqual(
+          [...oracle].map(([id, { open, expired, settled }]) => [id, open, expired, settled]),
+        )
+      }),
+    )
+  })
+})
+
 describe('the outputs README reads the same fold', () => {
   it('states the counts of the view, and the same README from lines as from a view kept while they were written', () => {
     fc.assert(

@@ -5,6 +5,7 @@ import type {
   BudgetChangeLine,
   ChildEndLine,
   ChildStartLine,
+  DeferredExpiredLine,
   DeferredOpenLine,
   DeferredSettledLine,
   ErrorLine,
@@ -343,10 +344,28 @@ export interface RunView {
   openDeferrals(): OpenDeferralView[]
   /** How each settled deferral ended (`deferred_settled`: who answered, through what), by deferral id. */
   deferralSettlements(): ReadonlyMap<string, DeferredSettledLine>
+  /**
+   * Every deferral opened across the executions folded, by id, in the order
+   * they first opened: its first `deferred_open` (whose deadline a resume
+   * waits out), the latest `deferred_expired` once its deadline passed, and
+   * its `deferred_settled` once it settled. The one deferral fold that
+   * resume, the deploy check and the inspector read.
+   */
+  deferrals(): ReadonlyMap<string, DeferralView>
   /** How long the run waited to start and for what (its `queued` line); `undefined` when it started at once. */
   readonly queued: QueuedView | undefined
   /** The LLM requests that waited for a rate limit (`rate_wait`): how many, and for how long in all. */
   readonly rateWaits: RateWaitsView
+}
+
+/** One deferral as the journal tells it: how it opened, whether its deadline passed, how it settled. */
+export interface DeferralView {
+  /** Its first `deferred_open`: a resume waiting on it again writes none, and a repeated one changes nothing. */
+  readonly open: DeferredOpenLine
+  /** The latest `deferred_expired`: its deadline passed and its `onTimeout` was applied. */
+  readonly expired: DeferredExpiredLine | undefined
+  /** Its `deferred_settled`, once settled (resolved, rejected, expired, escalated, cancelled). */
+  readonly settled: DeferredSettledLine | undefined
 }
 
 /** A deferral opened and not settled, as its `deferred_open` line shows it. */
@@ -562,6 +581,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
   // Deferrals opened and not settled, in open order; a settled one leaves for the settlements.
   const openDeferrals = new Map<string, DeferredOpenLine>()
   const deferralSettlements = new Map<string, DeferredSettledLine>()
+  const deferrals = new Map<string, { open: DeferredOpenLine; expired: DeferredExpiredLine | undefined; settled: DeferredSettledLine | undefined }>()
   let queued: QueuedView | undefined
   let rateWaits: RateWaitsView = { count: 0, waitedMs: 0 }
   const looseErrors: ErrorLine[] = []
@@ -945,11 +965,20 @@ export function createRunView(options: RunViewOptions = {}): RunView {
       case 'deferred_open':
         // A resume waits on an open deferral without opening it again; a repeated open changes nothing.
         if (!deferralSettlements.has(line.deferredId) && !openDeferrals.has(line.deferredId)) openDeferrals.set(line.deferredId, line)
+        if (!deferrals.has(line.deferredId)) deferrals.set(line.deferredId, { open: line, expired: undefined, settled: undefined })
         return
-      case 'deferred_settled':
+      case 'deferred_expired': {
+        const deferral = deferrals.get(line.deferredId)
+        if (deferral !== undefined) deferral.expired = line
+        return
+      }
+      case 'deferred_settled': {
         openDeferrals.delete(line.deferredId)
         if (!deferralSettlements.has(line.deferredId)) deferralSettlements.set(line.deferredId, line)
+        const deferral = deferrals.get(line.deferredId)
+        if (deferral !== undefined) deferral.settled ??= line
         return
+      }
       case 'queued':
         queued ??= { keys: [...line.keys], reason: line.reason, waitedMs: line.waitedMs }
         return
@@ -1047,6 +1076,7 @@ export function createRunView(options: RunViewOptions = {}): RunView {
     updateEnds: () => updateEnds,
     openDeferrals: () => [...openDeferrals.values()].map(openDeferralView),
     deferralSettlements: () => deferralSettlements,
+    deferrals: () => deferrals,
     get queued() {
       return queued
     },

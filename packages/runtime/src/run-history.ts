@@ -8,25 +8,20 @@ import type { RecordedDeferral, RecordedTimer } from './run-state.js'
 
 /**
  * What a resume carries over from the journals of earlier executions, seen a
- * line at a time: each deferral's deadline as first journaled and the expiry
- * it journaled (which deferrals are still open is the run view's fold), and
+ * line at a time, besides the run view's fold (deferrals are that fold's):
  * the spawn attempts started at each ordinal (a spawn run again numbers its
- * next attempt, and names its next child execution, after them).
+ * next attempt, and names its next child execution, after them) and each
+ * timer's due time.
  */
 function carryOver(): {
   see: (line: JournalLine) => void
-  result: () => { deferrals: Map<string, RecordedDeferral>; priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
+  result: () => { priorChildAttempts: Map<string, number>; timers: Map<string, RecordedTimer> }
 } {
-  const deferrals = new Map<string, RecordedDeferral>()
   const priorChildAttempts = new Map<string, number>()
   const timers = new Map<string, RecordedTimer>()
   return {
     see: (line) => {
-      if (line.type === 'deferred_open') {
-        // The first open fixes the deadline: a resume waits out what is left of it.
-        if (!deferrals.has(line.deferredId)) deferrals.set(line.deferredId, { expiresAt: line.expiresAt === null ? null : Date.parse(line.expiresAt) })
-      } else if (line.type === 'deferred_expired') deferrals.set(line.deferredId, { expiresAt: deferrals.get(line.deferredId)?.expiresAt ?? null, expired: line })
-      else if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
+      if (line.type === 'child_start') priorChildAttempts.set(line.ordinal, Math.max(priorChildAttempts.get(line.ordinal) ?? 0, line.attempt))
       // The first start of a timer fixes its due time; a resume that started it again kept the same one.
       else if (line.type === 'timer_start' && !timers.has(line.timerId)) timers.set(line.timerId, { dueAt: Date.parse(line.dueAt) })
       else if (line.type === 'timer_fired') {
@@ -34,7 +29,7 @@ function carryOver(): {
         if (started !== undefined) timers.set(line.timerId, { ...started, fired: { firedAt: Date.parse(line.firedAt), lateMs: line.lateMs } })
       }
     },
-    result: () => ({ deferrals, priorChildAttempts, timers }),
+    result: () => ({ priorChildAttempts, timers }),
   }
 }
 
@@ -161,10 +156,20 @@ export async function readRunHistory(store: RunStore, runId: string): Promise<Ru
     ...carried.result(),
     // Opened and never settled: a resume waits on them under the same ids. The run view's fold, the one every reader uses.
     openDeferrals: view.openDeferrals().map((deferral) => deferral.deferredId),
+    deferrals: recordedDeferrals(view),
     skipped: recordings.flatMap((recording) => recording.skipped),
     spentUsd: cost.spent(),
     view,
   }
+}
+
+/** Each deferral's deadline as first journaled (a resume waits out what is left of it) and its expiry once journaled, from the run view's fold. */
+function recordedDeferrals(view: RunView): Map<string, RecordedDeferral> {
+  const recorded = new Map<string, RecordedDeferral>()
+  for (const [deferredId, { open, expired }] of view.deferrals()) {
+    recorded.set(deferredId, { expiresAt: open.expiresAt === null ? null : Date.parse(open.expiresAt), ...(expired === undefined ? {} : { expired }) })
+  }
+  return recorded
 }
 
 /** The recorded options, or none when a `run_start` recorded options this runtime cannot read. */

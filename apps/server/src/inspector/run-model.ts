@@ -1,8 +1,7 @@
 import {
   type CallView,
   type ChildCallView,
-  type DeferredOpenLine,
-  type DeferredSettledLine,
+  type DeferralView,
   type GroupView,
   type JournalLine,
   type LlmAttemptLine,
@@ -12,11 +11,8 @@ import {
 import { type RunResultFile, RunResultSchema } from '@locus/runtime'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunStore } from '@locus/store'
 
-/** One deferral of an execution: its opening line and, once answered, how it settled. */
-export interface DeferralModel {
-  readonly open: DeferredOpenLine
-  settled: DeferredSettledLine | undefined
-}
+/** One deferral of an execution: its opening line and, once answered, how it settled (the run view's fold). */
+export type DeferralModel = DeferralView
 
 /** One execution as the inspector reads it: every line, folded with every call kept. */
 export interface ExecutionModel {
@@ -38,7 +34,6 @@ export async function readExecutionModel(store: RunStore, info: ExecutionInfo): 
   const view = createRunView({ keep: 'all' })
   const lines: JournalLine[] = []
   const llm = new Map<string, LlmAttemptLine[]>()
-  const deferrals = new Map<string, DeferralModel>()
   for await (const line of store.readLines(info)) {
     view.apply(line)
     lines.push(line)
@@ -46,11 +41,6 @@ export async function readExecutionModel(store: RunStore, info: ExecutionInfo): 
       const list = llm.get(line.callId)
       if (list === undefined) llm.set(line.callId, [line])
       else list.push(line)
-    } else if (line.type === 'deferred_open') {
-      deferrals.set(line.deferredId, { open: line, settled: undefined })
-    } else if (line.type === 'deferred_settled') {
-      const deferral = deferrals.get(line.deferredId)
-      if (deferral !== undefined) deferral.settled = line
     }
   }
   let resultFile: RunResultFile | undefined
@@ -70,13 +60,14 @@ export async function readExecutionModel(store: RunStore, info: ExecutionInfo): 
     if (list === undefined) toolsOfAttempt.set(call.parentCallId, [call])
     else list.push(call)
   }
+  const deferrals = [...view.deferrals().values()]
   const deferralsOfTool = new Map<string, DeferralModel[]>()
-  for (const deferral of deferrals.values()) {
+  for (const deferral of deferrals) {
     const list = deferralsOfTool.get(deferral.open.toolCallId)
     if (list === undefined) deferralsOfTool.set(deferral.open.toolCallId, [deferral])
     else list.push(deferral)
   }
-  return { info, view, lines, resultFile, llm, toolsOfAttempt, deferralsOfTool, deferrals: [...deferrals.values()] }
+  return { info, view, lines, resultFile, llm, toolsOfAttempt, deferralsOfTool, deferrals }
 }
 
 /** A node of the timeline: a call, a spawned child workflow, or a group with its slots. */
