@@ -421,6 +421,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
         await Promise.race([held.done.catch(() => undefined), sleep(left, signals)])
         continue
       }
+      // Its run_end is written and its execution is finishing (its result file, the run's release): a client that waits
+      // gets the result once the run is free, so the request it sends next (a resume, a status) finds it ended, not held.
+      if (held !== undefined) await Promise.race([held.done.catch(() => undefined), sleep(Math.max(0, deadline - Date.now()), signals)])
       const stored = await load(runId)
       const result = resultOf(stored.latest)
       if (result !== undefined) return c.json(clientValue(result), 200)

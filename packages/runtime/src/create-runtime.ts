@@ -13,7 +13,7 @@ import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
 import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
-import { type ReadStoredRunOptions, type StoredRun, heldStoredRun, readStoredRun } from './read-run.js'
+import { type ReadStoredRunOptions, type StoredRun, createEndedRunCache, heldStoredRun, readStoredRun } from './read-run.js'
 import { type RunDescription, describeFromView, describeStoredRun } from './describe-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
 import { startReplay, startResume } from './resume-run.js'
@@ -338,6 +338,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runsDir = resolveRunsDir(options.runsDir === undefined ? {} : { runsDir: options.runsDir })
   const store = options.store ?? createFileRunStore(runsDir)
   const liveRuns = new Map<string, RunHandle>()
+  // A finished run is read once, then served from its fold while the store lists the same executions.
+  const readFinished = createEndedRunCache(store)
   // What describe reads of a live run: its execution in this process (never the store).
   const executions = new WeakMap<RunHandle, Started>()
 
@@ -644,7 +646,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return startedLater(startReplay(runId, definition, withoutHost).then((started) => ({ handle: started.handle, done: started.done.then((replayed) => replayed.run) })))
       }, callerOf(rest))
     },
-    get: (runId, readOptions) => readStoredRun(store, runId, readOptions),
+    get: (runId, readOptions) => ((readOptions?.keep ?? 'notable') === 'notable' ? readFinished(runId) : readStoredRun(store, runId, readOptions)),
     async describe(runId) {
       const handle = liveRuns.get(runId)
       const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
@@ -658,7 +660,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           pendingDeferrals: execution.pendingDeferrals(),
         })
       }
-      return describeStoredRun(store, runId)
+      return describeStoredRun(store, runId, readFinished)
     },
     held(runId) {
       const handle = liveRuns.get(runId)

@@ -2,7 +2,7 @@ import type { RunCost, RunCounts, RunView, SerializedError } from '@locus/journa
 import type { AnswerOutcome, JsonValue, RunDisposition } from '@locus/outcome'
 import type { RunRowStatus, RunStore } from '@locus/store'
 import { executionStanding } from './execution-standing.js'
-import { readStoredRun } from './read-run.js'
+import { type StoredRun, readStoredRun } from './read-run.js'
 
 /**
  * How a run stands, in one shape whoever asks: `runtime.describe(runId)`.
@@ -84,10 +84,11 @@ export function describeFromView(view: RunView, facts: DescribeFacts): RunDescri
 
 /**
  * A run no process here executes, from the store: its summary row for the
- * status and what it waits on, and one read of its executions for the figures.
+ * status and what it waits on, and one read of its executions for the figures
+ * (`read`: the runtime passes its reader that keeps finished runs).
  */
-export async function describeStoredRun(store: RunStore, runId: string): Promise<RunDescription> {
-  const [stored, row] = await Promise.all([readStoredRun(store, runId), store.readRunRow(runId)])
+export async function describeStoredRun(store: RunStore, runId: string, read: (runId: string) => Promise<StoredRun> = (id) => readStoredRun(store, id)): Promise<RunDescription> {
+  const [stored, row] = await Promise.all([read(runId), store.readRunRow(runId)])
   const latest = stored.latest
   const standing = executionStanding(latest)
   const openStatus: RunRowStatus = row?.status ?? (standing === 'suspended' ? 'suspended' : latest.view.runStart === undefined ? 'queued' : 'running')

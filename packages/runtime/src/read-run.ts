@@ -180,8 +180,8 @@ async function foldRun(store: RunStore, executions: readonly StoredExecution[], 
  *
  * @throws RunNotFoundError when the store has no such run.
  */
-export async function readStoredRun(store: RunStore, runId: string, options: ReadStoredRunOptions = {}): Promise<StoredRun> {
-  const infos = await store.listExecutions(runId)
+export async function readStoredRun(store: RunStore, runId: string, options: ReadStoredRunOptions = {}, listed?: readonly ExecutionInfo[]): Promise<StoredRun> {
+  const infos = listed ?? (await store.listExecutions(runId))
   const executions = await Promise.all(infos.map((info) => readStoredExecution(store, info, options)))
   // A run queued for workers (a PostgreSQL run row) has no execution until a worker starts it.
   const root = executions[0] ?? queuedRoot(runId, store.kind, options)
@@ -199,5 +199,46 @@ export async function readStoredRun(store: RunStore, runId: string, options: Rea
     view,
     summary,
     nothingRecorded: resumes.every((execution) => execution.view.runStart === undefined),
+  }
+}
+
+/**
+ * True when every execution of a stored run has written its `run_end` and
+ * then its `result.json` (the last thing an execution writes): from then on
+ * the run changes only by gaining an execution.
+ */
+function everyExecutionFinished(stored: StoredRun): boolean {
+  return [...stored.executions, ...stored.replays, ...stored.children].every((execution) => execution.view.runEnd !== undefined && execution.resultFile !== undefined)
+}
+
+/**
+ * A reader of stored runs that keeps the fold of a run whose every execution
+ * has finished (its `run_end` and its result file written), and serves it
+ * again while the store lists the same executions. Sound because journals
+ * are append-only and an execution writes nothing after its result: such a
+ * run changes only by gaining an execution (a resume of a failed run, a
+ * replay), which the listing shows. At most `capacity` runs are
+ * kept, the least recently read dropped first.
+ */
+export function createEndedRunCache(store: RunStore, capacity = 256): (runId: string) => Promise<StoredRun> {
+  const kept = new Map<string, StoredRun>()
+  return async (runId) => {
+    const listed = await store.listExecutions(runId)
+    const cached = kept.get(runId)
+    if (cached !== undefined) {
+      kept.delete(runId)
+      const ids = [...cached.executions, ...cached.replays, ...cached.children].map((execution) => execution.info.executionId).sort()
+      const now = listed.map((info) => info.executionId).sort()
+      if (ids.length === now.length && ids.every((id, index) => id === now[index])) {
+        kept.set(runId, cached)
+        return cached
+      }
+    }
+    const stored = await readStoredRun(store, runId, {}, listed)
+    if (everyExecutionFinished(stored)) {
+      kept.set(runId, stored)
+      if (kept.size > capacity) kept.delete(kept.keys().next().value as string)
+    }
+    return stored
   }
 }

@@ -1,0 +1,103 @@
+// runtime.get and describe keep the fold of a finished run and serve it again
+// while the store lists the same executions: no journal line or artifact is
+// read twice, and a new execution (a resume, a replay) is seen at once.
+import { ARTIFACT_KEYS, type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
+import { createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
+import { describe, expect, it } from 'vitest'
+import { tempRunsDir } from './helpers.js'
+
+/** A store that counts the journal lines and artifacts read through it. */
+function counting(store: RunStore): { store: RunStore; journalReads: () => number; artifactReads: () => number } {
+  let journalReads = 0
+  let artifactReads = 0
+  return {
+    journalReads: () => journalReads,
+    artifactReads: () => artifactReads,
+    store: {
+      ...store,
+      readLines: (ref, options) => {
+        journalReads += 1
+        return store.readLines(ref, options)
+      },
+      readArtifact: (ref, key) => {
+        artifactReads += 1
+        return store.readArtifact(ref, key)
+      },
+    },
+  }
+}
+
+const answering = (): ReturnType<typeof createScriptedHost> => createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] })
+const oneCall = defineWorkflow({ name: 'one-call', run: async ({ agent }) => ({ ok: true, answer: (await agent('go')).answer }) })
+
+describe('a finished run is read once', () => {
+  for (const [name, make] of [
+    ['file', () => createFileRunStore(tempRunsDir())],
+    ['memory', () => createMemoryRunStore()],
+  ] as const) {
+    it(`${name} store: the second get and describe read no journal line and no artifact`, async () => {
+      const counted = counting(make())
+      const runtime = createRuntime({ workflows: [oneCall], store: counted.store, host: answering() })
+      const ended = await (await runtime.start('one-call')).done
+      const first = await runtime.get(ended.runId)
+      const reads = { journal: counted.journalReads(), artifacts: counted.artifactReads() }
+      expect(reads.journal).toBeGreaterThan(0)
+      const again = await runtime.get(ended.runId)
+      const described = await runtime.describe(ended.runId)
+      expect(again).toBe(first)
+      expect(described).toMatchObject({ runId: ended.runId, disposition: 'completed', ok: true })
+      expect({ journal: counted.journalReads(), artifacts: counted.artifactReads() }).toEqual(reads)
+      // Another reader of the same store, with no cache, finds the same run.
+      const fresh = await createRuntime({ workflows: [oneCall], store: counted.store }).get(ended.runId, { keep: 'all' })
+      expect(fresh.summary).toEqual(first.summary)
+    })
+  }
+
+  it('sees a replay the moment the store lists it', async () => {
+    const store = createMemoryRunStore()
+    const runtime = createRuntime({ workflows: [oneCall], store, host: answering() })
+    const ended = await (await runtime.start('one-call')).done
+    expect((await runtime.get(ended.runId)).replays).toEqual([])
+    await (await runtime.replay(ended.runId)).done
+    const after = await runtime.get(ended.runId)
+    expect(after.replays.map((replay) => replay.view.runEnd?.disposition)).toEqual(['completed'])
+  })
+
+  it('sees a resume of a failed run, and keeps nothing of a run whose result is not written yet', async () => {
+    const counted = counting(createMemoryRunStore())
+    const store = counted.store
+    let fail = true
+    const flaky = defineWorkflow({
+      name: 'flaky',
+      run: () => {
+        if (fail) throw new Error('not yet')
+        return { ok: true }
+      },
+    })
+    const runtime = createRuntime({ workflows: [flaky], store })
+    const failed = await (await runtime.start('flaky')).done
+    expect((await runtime.get(failed.runId)).latest.view.runEnd?.disposition).toBe('failed')
+    fail = false
+    await (await runtime.resume(failed.runId)).done
+    const resumed = await runtime.get(failed.runId)
+    expect(resumed.executions).toHaveLength(2)
+    expect(resumed.latest.view.runEnd?.disposition).toBe('completed')
+
+    // An execution whose run_end is written and whose result is not yet: the moment between the two.
+    const resultText = await store.readArtifact({ runId: failed.runId, executionId: failed.runId }, ARTIFACT_KEYS.result)
+    expect(resultText).toBeDefined()
+    const writer = await store.createExecution({ runId: 'ending', kind: 'root' })
+    writer.append({ type: 'run_start', workflow: 'flaky', input: null, options: {} })
+    writer.append({ type: 'run_end', disposition: 'failed', ok: false, result: null, durationMs: 1 })
+    const before = counted.journalReads()
+    expect((await runtime.get('ending')).latest.resultFile).toBeUndefined()
+    await runtime.get('ending')
+    expect(counted.journalReads() - before).toBe(2)
+    await writer.artifacts.write(ARTIFACT_KEYS.result, resultText ?? '')
+    await writer.close()
+    expect((await runtime.get('ending')).latest.resultFile).toBeDefined()
+    const finished = counted.journalReads()
+    await runtime.get('ending')
+    expect(counted.journalReads()).toBe(finished)
+  })
+})
