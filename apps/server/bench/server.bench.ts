@@ -5,7 +5,10 @@
 //    append to the client reading the frame (clients in a child process),
 //    against RunHandle.subscribe in the server's process; every subscriber must
 //    receive every line; peak heap per subscriber;
-// 3. requests per second for GET /v1/runs/{id}, against runtime.get();
+//    and against a bare Hono SSE broadcast of the same lines to as many
+//    clients (bench/hono-floor.ts);
+// 3. requests per second for GET /v1/runs/{id}, against runtime.get() and a
+//    bare Hono route answering the same body;
 // 4. GET /v1/runs?workflow= over 10,000 stored runs (summary rows), p50/p99,
 //    against the store's listRunRows in-process.
 // LOCUS_BENCH_SMOKE=1 runs every part at a small size in seconds.
@@ -19,6 +22,7 @@ import { createRuntime, defineWorkflow } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
 import { z } from 'zod'
 import { startServer } from '../src/index.js'
+import { broadcastFloor, jsonFloor } from './hono-floor.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const CONCURRENT_STARTS = smoke ? 20 : 200
@@ -64,6 +68,37 @@ const broadcast = defineWorkflow({
 const scratch = mkdtempSync(join(tmpdir(), 'locus-server-bench-'))
 const runtime = createRuntime({ workflows: [quick, broadcast], runsDir: scratch })
 const server = await startServer({ runtime, port: 0, env: {}, shutdownGraceMs: 1_000 })
+
+interface SubscriberReport {
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly samples: number
+  readonly minReceived: number
+  readonly maxReceived: number
+}
+
+/** Follows a subscribers.mjs process: `connected` once every stream is open, `report()` its figures once it exits. */
+function watchSubscribers(child: ReturnType<typeof spawn>): { connected: Promise<void>; report: () => Promise<SubscriberReport> } {
+  let output = ''
+  const connected = new Promise<void>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk
+      if (output.includes('{"connected":true}')) resolve()
+    })
+    child.once('exit', (code) => {
+      reject(new Error(`the subscribers exited (${String(code)}) before all connected`))
+    })
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  return {
+    connected,
+    async report() {
+      if ((await exited) !== 0) throw new Error('the subscribers failed')
+      return JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as SubscriberReport
+    },
+  }
+}
 
 async function settle(runIds: readonly string[]): Promise<void> {
   for (const runId of runIds) await runtime.live(runId)?.done.catch(() => undefined)
@@ -117,34 +152,41 @@ try {
   }, 5)
   const script = fileURLToPath(new URL('./subscribers.mjs', import.meta.url))
   const child = spawn(process.execPath, [script, `${server.url}/v1/runs/${runId}/events`, String(SUBSCRIBERS)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  const connected = new Promise<void>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk
-      if (output.includes('{"connected":true}')) resolve()
-    })
-    child.once('exit', (code) => {
-      reject(new Error(`the subscribers exited (${String(code)}) before all connected`))
-    })
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  await connected
+  const subscribers = watchSubscribers(child)
+  await subscribers.connected
   const openStreams = (await (await fetch(`${server.url}/readyz`)).json()) as { openStreams: number }
   const cpuBefore = process.cpuUsage()
   openGate()
   await live.done
-  if ((await exited) !== 0) throw new Error('the subscribers failed')
+  const clients = await subscribers.report()
   clearInterval(sampler)
   const cpu = process.cpuUsage(cpuBefore)
-  const clients = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as { p50: number; p99: number; max: number; samples: number; minReceived: number; maxReceived: number }
+  // The same broadcast with none of Locus in the path: bare Hono SSE to as many clients, the same lines at the same pace.
+  const bare = await broadcastFloor()
+  let bareClients: SubscriberReport
+  try {
+    const bareChild = spawn(process.execPath, [script, `${bare.url}/events`, String(SUBSCRIBERS)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const bareSubscribers = watchSubscribers(bareChild)
+    await bareSubscribers.connected
+    for (let index = 0; index < LINES; index += 1) {
+      await bare.send(index + 1, JSON.stringify({ type: 'log', message: 'tick', data: { index, t: wallNow() } }))
+      await sleep(PAUSE_MS)
+    }
+    bare.end()
+    bareClients = await bareSubscribers.report()
+  } finally {
+    await bare.close()
+  }
   floor.sort((left, right) => left - right)
   console.log(`\n2. ${SUBSCRIBERS} event-stream subscribers on one run of ${LINES} log lines, one every ${PAUSE_MS} ms (${openStreams.openStreams} streams open at the start)`)
   console.log(`   floor: RunHandle.subscribe in-process   p50 ${ms(percentile(floor, 50))}, p99 ${ms(percentile(floor, 99))} (${floor.length} lines)`)
-  console.log(`   GET /v1/runs/{id}/events over HTTP     p50 ${ms(clients.p50)}, p99 ${ms(clients.p99)}, max ${ms(clients.max)} (${clients.samples} deliveries)`)
+  console.log(`   floor: bare Hono SSE broadcast         p50 ${ms(bareClients.p50)}, p99 ${ms(bareClients.p99)}, max ${ms(bareClients.max)} (${bareClients.samples} deliveries)`)
+  console.log(`   GET /v1/runs/{id}/events over HTTP     p50 ${ms(clients.p50)}, p99 ${ms(clients.p99)}, max ${ms(clients.max)} (${clients.samples} deliveries; p99 ${(clients.p99 / bareClients.p99).toFixed(2)}x bare Hono's)`)
   console.log(`   server CPU while streaming: ${((cpu.user + cpu.system) / clients.samples).toFixed(2)} µs per delivery (user ${(cpu.user / 1000).toFixed(0)} ms, system ${(cpu.system / 1000).toFixed(0)} ms)`)
   console.log(`   every subscriber received every line: ${clients.minReceived === LINES && clients.maxReceived === LINES ? 'yes' : `NO (between ${clients.minReceived} and ${clients.maxReceived} of ${LINES})`}`)
   console.log(`   peak heap above the idle server: ${((heapPeak - heapBase) / 1024 / 1024).toFixed(1)} MiB, ${((heapPeak - heapBase) / SUBSCRIBERS / 1024).toFixed(1)} KiB per subscriber (uncollected garbage included)`)
   reportTarget('event delivery p99 over HTTP', clients.p99, 10, ' ms')
+  reportTarget('event delivery p99 against bare Hono SSE', clients.p99 / bareClients.p99, 2, 'x')
 
   // ---- 3. GET /v1/runs/{id}.
   const target = accepted[0] as string
@@ -167,9 +209,24 @@ try {
     if (response.status !== 200) throw new Error(`GET answered ${response.status}`)
     await response.arrayBuffer()
   })
+  // The same body from a bare Hono route: what HTTP and the framework cost with nothing of Locus behind them.
+  const sameBody = await (await fetch(`${server.url}/v1/runs/${target}`)).text()
+  const bareGet = await jsonFloor(sameBody)
+  let bareRate: number
+  try {
+    bareRate = await pool(GETS, async () => {
+      const response = await fetch(`${bareGet.url}/v1/runs/${target}`)
+      await response.arrayBuffer()
+    })
+  } finally {
+    await bareGet.close()
+  }
   console.log(`\n3. GET /v1/runs/{id} on a completed run, ${GET_CONCURRENCY} at a time, ${GETS} requests (client fetch in the same process)`)
   console.log(`   floor: runtime.get() in-process   ${floorRate.toFixed(0)} /s`)
-  console.log(`   GET /v1/runs/{id} over HTTP       ${httpRate.toFixed(0)} requests/s (${(floorRate / httpRate).toFixed(2)}x slower than the floor)`)
+  console.log(`   floor: bare Hono, same body       ${bareRate.toFixed(0)} requests/s`)
+  console.log(`   GET /v1/runs/{id} over HTTP       ${httpRate.toFixed(0)} requests/s (${(floorRate / httpRate).toFixed(2)}x slower than runtime.get(); ${(httpRate / bareRate).toFixed(2)}x bare Hono's rate)`)
+  // At least 0.8x bare Hono's rate is the same as bare Hono at most 1.25x ours.
+  reportTarget("GET /v1/runs/{id}: bare Hono's rate over ours", bareRate / httpRate, 1.25)
 
   // ---- 4. GET /v1/runs?workflow= over many stored runs: rows only.
   const listDir = join(scratch, 'listed')

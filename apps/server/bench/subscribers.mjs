@@ -33,7 +33,7 @@ function subscribe(index) {
       while (end >= 0) {
         const frame = buffer.slice(0, end)
         buffer = buffer.slice(end + 2)
-        if (frame.includes('\nevent: log\n')) {
+        if (/(?:^|\n)event: log\n/.test(frame)) {
           const match = /"t":([0-9.]+)/.exec(frame)
           if (match !== null) {
             latencies.push(at - Number(match[1]))
