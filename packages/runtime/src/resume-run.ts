@@ -1,7 +1,7 @@
 import { recordedSignalsOf } from './signals.js'
 import { recordedUpdatesOf } from './updates.js'
 import { type ReplayDivergence, type ReplayReport } from '@locus/replay'
-import { EXECUTION_ID_PREFIX, type RunStore, RunNotFoundError, allocatedExecutionId } from '@locus/store'
+import { EXECUTION_ID_PREFIX, type ExecutionInfo, type RunStore, RunNotFoundError, allocatedExecutionId } from '@locus/store'
 import type { WorkflowDefinition } from './define.js'
 import { RuntimeInputError } from './errors.js'
 import { readRunHistory, type RunHistory } from './run-history.js'
@@ -37,21 +37,35 @@ export interface ReplayRunResult {
   readonly run: RunResult
 }
 
-/** The history of a run, or a usage error naming where it was looked for. */
-async function historyOf(runId: string, options: RunOptions): Promise<RunHistory> {
-  const store = storeOf(options)
+/** `read`, with a store that does not hold the run told as a usage error naming where it was looked for. */
+async function inKnownRun<T>(runId: string, read: () => Promise<T>): Promise<T> {
   try {
-    return await readRunHistory(store, runId)
+    return await read()
   } catch (error) {
     if (!RunNotFoundError.isInstance(error)) throw error
     throw new RuntimeInputError('RUN_OPTIONS_INVALID', `${error.message} Pass the store (or runs directory) the run was started in.`, [`runId: "${runId}" not found`])
   }
 }
 
+/** The history of a run, or a usage error naming where it was looked for. */
+async function historyOf(runId: string, options: RunOptions): Promise<RunHistory> {
+  const store = storeOf(options)
+  return inKnownRun(runId, () => readRunHistory(store, runId))
+}
+
+/** The run's executions, or a usage error when the store does not hold it: a resume reads the run's history only under its claim. */
+async function executionsOf(store: RunStore, runId: string): Promise<ExecutionInfo[]> {
+  return inKnownRun(runId, async () => {
+    const executions = await store.listExecutions(runId)
+    if (executions.some((execution) => execution.kind === 'root')) return executions
+    throw new RunNotFoundError(runId, `the ${store.kind} store (it holds no root execution)`)
+  })
+}
+
 /** The resume id after the highest one the run has: what the store will most likely allocate next. */
-async function nextResumeId(store: RunStore, runId: string): Promise<string> {
+function nextResumeId(executions: readonly ExecutionInfo[]): string {
   let highest = 0
-  for (const info of await store.listExecutions(runId)) {
+  for (const info of executions) {
     if (info.kind !== 'resume') continue
     const number = Number(info.executionId.slice(RESUME_EXECUTION_PREFIX.length))
     if (Number.isSafeInteger(number)) highest = Math.max(highest, number)
@@ -80,9 +94,9 @@ export async function startResume<TInput>(
 ): Promise<StartedExecution<ResumeResult>> {
   const store = storeOf(options)
   // Known run first (a clear error for a wrong id), then the owner: while a live process holds the run, this throws RUN_OWNED and writes nothing.
-  await historyOf(runId, { store })
+  const executions = await executionsOf(store, runId)
   // The claim names the execution it expects to be; the store allocates the real id, and the claim is updated to it.
-  const ownership = await store.claim({ runId, executionId: await nextResumeId(store, runId) })
+  const ownership = await store.claim({ runId, executionId: nextResumeId(executions) })
   let history: RunHistory
   let handle: ExecutionHandle
   try {
