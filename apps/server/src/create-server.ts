@@ -284,7 +284,8 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   })
   app.use('*', securityMiddleware({ allowedHosts, allowedOrigins }))
   app.use('*', async (c, next) => {
-    const body = c.req.raw.body
+    // No route reads the body of a GET or HEAD; looking at it would make node-server build the whole Request.
+    const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? null : c.req.raw.body
     if (body !== null) c.req.raw = new Request(c.req.raw, { body: limitedBody(body, bodyLimitBytes), duplex: 'half' })
     await next()
   })

@@ -9,7 +9,7 @@ import {
   validateRunId,
 } from '@locus/journal'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, statSync } from 'node:fs'
+import { type Dirent, mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { RUN_LAYOUT, runPaths } from './file-layout.js'
@@ -188,13 +188,23 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
   }
 
   async function listExecutions(runId: string): Promise<ExecutionInfo[]> {
-    const rootDir = await requireRun(runId)
+    const rootDir = runPaths(base, runId).rootDir
+    // One read of the run's directory tells both that the run exists and whether it has nested executions.
+    let entries: Dirent[]
+    try {
+      entries = await readdir(rootDir, { withFileTypes: true })
+    } catch (error) {
+      if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new RunNotFoundError(runId, base)
+      throw error
+    }
     const infos: ExecutionInfo[] = [{ runId, executionId: runId, kind: 'root', location: rootDir, journalLocation: join(rootDir, RUN_LAYOUT.journal) }]
     let names: string[] = []
-    try {
-      names = await readdir(join(rootDir, RUN_LAYOUT.executions))
-    } catch (error) {
-      if (codeOf(error) !== 'ENOENT') throw error
+    if (entries.some((entry) => entry.name === RUN_LAYOUT.executions && entry.isDirectory())) {
+      try {
+        names = await readdir(join(rootDir, RUN_LAYOUT.executions))
+      } catch (error) {
+        if (codeOf(error) !== 'ENOENT') throw error
+      }
     }
     const found: { info: ExecutionInfo; createdAt: number }[] = []
     for (const name of names) {
