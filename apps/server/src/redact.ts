@@ -78,29 +78,51 @@ export function clientValue<T>(value: T): T {
 
 const MAX_DEPTH = 512
 
+/** What a key's string values are, decided once per key name: a journal has few names and many lines. */
+const keyKinds = new Map<string, 'message' | 'path' | 'plain'>()
+function kindOfKey(key: string): 'message' | 'path' | 'plain' {
+  let kind = keyKinds.get(key)
+  if (kind === undefined) {
+    kind = MESSAGE_KEYS.has(key) ? 'message' : PATH_KEY.test(key) ? 'path' : 'plain'
+    // Keys come from stored data: an unbounded set of names is not kept.
+    if (keyKinds.size < 10_000) keyKinds.set(key, kind)
+  }
+  return kind
+}
+
 function redactValue(value: unknown, key: string | undefined, depth: number): unknown {
   if (typeof value === 'string') {
     if (key === undefined) return value
-    if (MESSAGE_KEYS.has(key)) return clientMessage(value)
-    return PATH_KEY.test(key) ? scrubPaths(value) : value
+    const kind = kindOfKey(key)
+    return kind === 'message' ? clientMessage(value) : kind === 'path' ? scrubPaths(value) : value
   }
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value
+  // Copied only from the first change on: most served values (a journal line of a healthy run) change nowhere.
   if (Array.isArray(value)) {
-    const next = value.map((item: unknown) => redactValue(item, key === 'issues' ? 'message' : undefined, depth + 1))
-    return next.some((item, index) => item !== value[index]) ? next : value
-  }
-  let changed = false
-  const next: Record<string, unknown> = {}
-  for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
-    if (name === 'stack' && typeof item === 'string') {
-      changed = true
-      continue
+    let next: unknown[] | undefined
+    for (let index = 0; index < value.length; index += 1) {
+      const item: unknown = value[index]
+      const redacted = redactValue(item, key === 'issues' ? 'message' : undefined, depth + 1)
+      if (next === undefined && redacted !== item) next = value.slice(0, index)
+      next?.push(redacted)
     }
-    const redacted = redactValue(item, name, depth + 1)
-    if (redacted !== item) changed = true
-    next[name] = redacted
+    return next ?? value
   }
-  return changed ? next : value
+  const record = value as Record<string, unknown>
+  const names = Object.keys(record)
+  let next: Record<string, unknown> | undefined
+  for (let index = 0; index < names.length; index += 1) {
+    const name = names[index] as string
+    const item = record[name]
+    const dropped = name === 'stack' && typeof item === 'string'
+    const redacted = dropped ? undefined : redactValue(item, name, depth + 1)
+    if (next === undefined && (dropped || redacted !== item)) {
+      next = {}
+      for (const earlier of names.slice(0, index)) next[earlier] = record[earlier]
+    }
+    if (next !== undefined && !dropped) next[name] = redacted
+  }
+  return next ?? value
 }
 
 /** An async iterator whose values pass through {@link clientValue}. */
