@@ -33,7 +33,7 @@ function runOptionsOf(options: RunOptions): RuntimeRunOptions {
  * ```
  */
 export async function startWorkflowRun<TInput>(workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: RunOptions = {}): Promise<RunHandle> {
-  return runtimeFor(options).start(toWorkflowDefinition(workflow as WorkflowDefinition | WorkflowFunction), runOptionsOf(options))
+  return runtimeFor(options).start(toWorkflowDefinition(workflow), runOptionsOf(options))
 }
 
 /**
@@ -74,7 +74,7 @@ export async function resumeRun<TInput>(runId: string, workflow: WorkflowDefinit
   let resumedFrom: string | undefined
   const handle = await runtimeFor(options).resume(runId, {
     ...runOptionsOf(options),
-    workflow: toWorkflowDefinition(workflow as WorkflowDefinition | WorkflowFunction),
+    workflow: toWorkflowDefinition(workflow),
     refuseCompleted: options.refuseCompleted ?? false,
     onEvent: (line) => {
       // The execution it continues, as its own run_start records it (decided under the claim).
@@ -95,7 +95,7 @@ export async function resumeRun<TInput>(runId: string, workflow: WorkflowDefinit
  * writes only its own `replay-NNN` execution and claims nothing.
  */
 export async function replayRun<TInput>(runId: string, workflow: WorkflowDefinition<TInput> | WorkflowFunction, options: Omit<RunOptions, 'host'> = {}): Promise<ReplayRunResult> {
-  const { host: _host, ...withoutHost } = runOptionsOf(options as RunOptions)
-  const handle = await runtimeFor(options).replay(runId, { ...withoutHost, workflow: toWorkflowDefinition(workflow as WorkflowDefinition | WorkflowFunction) })
+  const { host: _host, ...withoutHost } = runOptionsOf(options)
+  const handle = await runtimeFor(options).replay(runId, { ...withoutHost, workflow: toWorkflowDefinition(workflow) })
   return replayResultOf(await handle.done)
 }

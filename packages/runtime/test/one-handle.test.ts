@@ -7,7 +7,7 @@ import type { JournalLine } from '@locus/journal'
 import {
   type RunHandle,
   type StartedRun,
-  createRuntime,
+  type createRuntime,
   createScriptedHost,
   defineWorkflow,
   replayRun,
