@@ -4,25 +4,13 @@
 // ref, and shows a person the locations its store reports. This scans every
 // package's and app's source, benches included, so a second copy of the
 // layout cannot come back unnoticed.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { projectSourceFiles, repoRoot } from './source-tree.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-
-function sourceFiles(dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir).flatMap((entry) => {
-    if (entry === 'node_modules' || entry === 'dist') return []
-    const path = join(dir, entry)
-    if (statSync(path).isDirectory()) return sourceFiles(path)
-    return /\.tsx?$/.test(entry) && !/\.test(-d)?\.tsx?$/.test(entry) ? [path] : []
-  })
-}
-
-const projects = ['packages', 'apps'].flatMap((group) => readdirSync(join(root, group)).map((name) => join(root, group, name)))
-const files = projects.flatMap((project) => ['src', 'bench'].flatMap((dir) => sourceFiles(join(project, dir))))
+const root = repoRoot
+const files = projectSourceFiles()
 // The artifact keys are the store's too: the one place a call's keys are spelled.
 const owner = /^packages\/store\/src\/(?:file-[a-z-]+|artifact-keys)\.ts$/
 
