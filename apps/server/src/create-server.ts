@@ -278,9 +278,13 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
 
   app.use('*', requestLogMiddleware(options.onResponse))
   app.use('*', async (c, next) => {
+    // Set first, so a response made through the context (c.json, c.html...) carries it as made; setting a header on a
+    // finished response makes Hono copy it (and node-server build the whole Response), so that is left to the rest:
+    // a Response a route built itself. One written straight to the socket (the event stream) has no headers left to set.
+    c.header('Cache-Control', 'no-store')
     await next()
-    // A response written straight to the socket (the event stream under node-server) has no headers left to set.
-    if (!c.res.headers.has('x-hono-already-sent')) c.header('Cache-Control', 'no-store')
+    const headers = c.res.headers
+    if (!headers.has('x-hono-already-sent') && !headers.has('cache-control')) c.header('Cache-Control', 'no-store')
   })
   app.use('*', securityMiddleware({ allowedHosts, allowedOrigins }))
   app.use('*', async (c, next) => {
