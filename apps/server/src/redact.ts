@@ -125,12 +125,27 @@ function redactValue(value: unknown, key: string | undefined, depth: number): un
   return next ?? value
 }
 
-/** An async iterator whose values pass through {@link clientValue}. */
+/**
+ * Each served line, by the line object: a live feed hands every subscriber of
+ * a run the same object, so a thousand streams redact a line once (and share
+ * the one encoded frame made of the result).
+ */
+const servedLines = new WeakMap<object, unknown>()
+
+function servedOnce<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return clientValue(value)
+  if (servedLines.has(value)) return servedLines.get(value) as T
+  const served = clientValue(value)
+  servedLines.set(value, served)
+  return served
+}
+
+/** An async iterator whose values pass through {@link clientValue} (once per value object, however many iterate it). */
 export function clientLines<T>(lines: AsyncIterator<T>): AsyncIterator<T> {
   return {
     async next() {
       const next = await lines.next()
-      return next.done === true ? next : { done: false, value: clientValue(next.value) }
+      return next.done === true ? next : { done: false, value: servedOnce(next.value) }
     },
     async return(value?: unknown) {
       return (await lines.return?.(value)) ?? { done: true, value: undefined }
