@@ -3,7 +3,11 @@
 // request path, so a ratio against them is what Locus's own work costs.
 // - `broadcastFloor`: an SSE route that keeps every open stream in a set and
 //   writes each line to all of them, the least any SSE broadcast does.
+// - `nodeBroadcastFloor`: the same with no framework at all, node:http writing
+//   one pre-encoded frame to every open response: what the machine's loopback
+//   TCP and Node's sockets cost by themselves.
 // - `jsonFloor`: a GET route that answers a body fixed in advance.
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createAdaptorServer } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -63,4 +67,35 @@ export async function jsonFloor(body: string): Promise<FloorServer> {
   const app = new Hono()
   app.get('/v1/runs/:id', (c) => c.body(body, 200, { 'content-type': 'application/json' }))
   return listen(app)
+}
+
+/** A broadcast with no framework: `send` writes one encoded `log` event to every open node:http response; `end()` ends them all. */
+export async function nodeBroadcastFloor(): Promise<FloorServer & { send(id: number, data: string): void; end(): void }> {
+  const open = new Set<http.ServerResponse>()
+  const encoder = new TextEncoder()
+  const server = http.createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' })
+    response.flushHeaders()
+    open.add(response)
+    response.on('close', () => open.delete(response))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${String(port)}`,
+    send(id, data) {
+      const frame = encoder.encode(`id: ${String(id)}\nevent: log\ndata: ${data}\n\n`)
+      for (const response of open) response.write(frame)
+    },
+    end() {
+      for (const response of open) response.end()
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => {
+          resolve()
+        })
+      }),
+  }
 }

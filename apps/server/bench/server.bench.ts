@@ -22,7 +22,7 @@ import { createRuntime, defineWorkflow } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
 import { z } from 'zod'
 import { startServer } from '../src/index.js'
-import { broadcastFloor, jsonFloor } from './hono-floor.js'
+import { broadcastFloor, jsonFloor, nodeBroadcastFloor } from './hono-floor.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
 const CONCURRENT_STARTS = smoke ? 20 : 200
@@ -177,16 +177,34 @@ try {
   } finally {
     await bare.close()
   }
+  // And with no framework at all: node:http writing one frame to every response, the least this machine can do.
+  const bareNode = await nodeBroadcastFloor()
+  let nodeClients: SubscriberReport
+  try {
+    const nodeChild = spawn(process.execPath, [script, `${bareNode.url}/events`, String(SUBSCRIBERS)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const nodeSubscribers = watchSubscribers(nodeChild)
+    await nodeSubscribers.connected
+    for (let index = 0; index < LINES; index += 1) {
+      bareNode.send(index + 1, JSON.stringify({ type: 'log', message: 'tick', data: { index, t: wallNow() } }))
+      await sleep(PAUSE_MS)
+    }
+    bareNode.end()
+    nodeClients = await nodeSubscribers.report()
+  } finally {
+    await bareNode.close()
+  }
   floor.sort((left, right) => left - right)
   console.log(`\n2. ${SUBSCRIBERS} event-stream subscribers on one run of ${LINES} log lines, one every ${PAUSE_MS} ms (${openStreams.openStreams} streams open at the start)`)
   console.log(`   floor: RunHandle.subscribe in-process   p50 ${ms(percentile(floor, 50))}, p99 ${ms(percentile(floor, 99))} (${floor.length} lines)`)
   console.log(`   floor: bare Hono SSE broadcast         p50 ${ms(bareClients.p50)}, p99 ${ms(bareClients.p99)}, max ${ms(bareClients.max)} (${bareClients.samples} deliveries)`)
+  console.log(`   floor: bare node:http broadcast        p50 ${ms(nodeClients.p50)}, p99 ${ms(nodeClients.p99)}, max ${ms(nodeClients.max)} (${nodeClients.samples} deliveries)`)
   console.log(`   GET /v1/runs/{id}/events over HTTP     p50 ${ms(clients.p50)}, p99 ${ms(clients.p99)}, max ${ms(clients.max)} (${clients.samples} deliveries; p99 ${(clients.p99 / bareClients.p99).toFixed(2)}x bare Hono's)`)
   console.log(`   server CPU while streaming: ${((cpu.user + cpu.system) / clients.samples).toFixed(2)} µs per delivery (user ${(cpu.user / 1000).toFixed(0)} ms, system ${(cpu.system / 1000).toFixed(0)} ms)`)
   console.log(`   every subscriber received every line: ${clients.minReceived === LINES && clients.maxReceived === LINES ? 'yes' : `NO (between ${clients.minReceived} and ${clients.maxReceived} of ${LINES})`}`)
   console.log(`   peak heap above the idle server: ${((heapPeak - heapBase) / 1024 / 1024).toFixed(1)} MiB, ${((heapPeak - heapBase) / SUBSCRIBERS / 1024).toFixed(1)} KiB per subscriber (uncollected garbage included)`)
   reportTarget('event delivery p99 over HTTP', clients.p99, 10, ' ms')
   reportTarget('event delivery p99 against bare Hono SSE', clients.p99 / bareClients.p99, 2, 'x')
+  console.log(`   (p99 ${(clients.p99 / nodeClients.p99).toFixed(2)}x the bare node:http broadcast's ${ms(nodeClients.p99)}: what loopback TCP to ${SUBSCRIBERS} sockets costs on this machine with nothing else in the path)`)
 
   // ---- 3. GET /v1/runs/{id}.
   const target = accepted[0] as string

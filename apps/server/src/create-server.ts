@@ -8,7 +8,7 @@ import { type Context, Hono } from 'hono'
 import { z } from 'zod'
 import { type ApiKey, type ApiScope, authorize, parseApiKeys } from './auth.js'
 import { ApiError, toApiError } from './errors.js'
-import { type EventSink, type JournalEventStreamOptions, endWhenEnded, journalEventStream, writeJournalEvents } from './event-stream.js'
+import { type JournalEventStreamOptions, type LineSubscription, type PushSink, endWhenEnded, journalEventStream, pushJournalEvents, writeJournalEvents } from './event-stream.js'
 import { createEventTokens, mountEventsToken } from './events-token.js'
 import { canonicalJson, createIdempotencyKeys, idempotencyKeyOf } from './idempotency.js'
 import { openApiDocument } from './openapi.js'
@@ -195,6 +195,7 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
   const allowedOrigins = parseAllowedOrigins(options.allowedOrigins)
   const heartbeatMs = options.heartbeatMs ?? 15_000
   const sseRetryMs = options.sseRetryMs ?? 2_000
+  const eventBufferBytes = options.eventBufferBytes ?? 1024 * 1024
   const maxWaitSeconds = options.maxResultWaitSeconds ?? 60
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT
   const idempotency = createIdempotencyKeys({ ttlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000, store: runtime.store, now: options.now })
@@ -492,6 +493,9 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     if (queued) {
       lines = afterFirstExecution(runId, afterSeq, stop.signal)
     } else if (live?.executionId === ref.executionId) {
+      const outgoing = outgoingOf(c)
+      // Under @hono/node-server each line is pushed to the socket from the run's feed as it is written.
+      if (outgoing !== undefined) return pushEvents(c, outgoing, live, afterSeq, { 'Locus-Execution-Id': ref.executionId })
       // The live feed registers the subscriber before it reads history, then holds live lines until history is out.
       lines = live.events({ afterSeq })[Symbol.asyncIterator]()
     } else {
@@ -501,6 +505,40 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     }
     return sendEvents(c, { lines, stop, headers: { 'Locus-Execution-Id': ref.executionId } })
   })
+
+  /** The Node response under @hono/node-server, written to directly by event streams; undefined elsewhere (app.request, other runtimes). */
+  function outgoingOf(c: Context<Env>): PushSink | undefined {
+    return (c.env as { outgoing?: PushSink } | undefined)?.outgoing
+  }
+
+  /** The headers of every journal event stream. */
+  function eventHeaders(c: Context<Env>, extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      ...extra,
+      [REQUEST_ID_HEADER]: c.get('requestId'),
+    }
+  }
+
+  /** Answers with the pushed event stream of an execution this process runs ({@link pushJournalEvents}), counted among the open streams. */
+  function pushEvents(c: Context<Env>, outgoing: PushSink, source: LineSubscription, afterSeq: number, headers: Record<string, string>): Response {
+    state.openStreams += 1
+    pushJournalEvents(outgoing, eventHeaders(c, headers), {
+      source,
+      cursor: { afterSeq },
+      heartbeatMs,
+      retryMs: sseRetryMs,
+      maxBufferedBytes: eventBufferBytes,
+      signal: state.shutdown.signal,
+      onClose: () => {
+        state.openStreams -= 1
+      },
+      onError: report,
+    })
+    return RESPONSE_ALREADY_SENT
+  }
 
   /** Answers a request with a journal event stream of `lines`, counted among the open streams until it closes (which aborts `stop`). */
   function sendEvents(
@@ -520,16 +558,10 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
       onError: report,
       ...(events.acrossExecutions === true ? { acrossExecutions: true } : {}),
     }
-    const headers = {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Accel-Buffering': 'no',
-      ...events.headers,
-      [REQUEST_ID_HEADER]: c.get('requestId'),
-    }
+    const headers = eventHeaders(c, events.headers)
     // Under @hono/node-server, frames go straight to the socket (one write each, no stream reader between); elsewhere
     // (app.request, other runtimes) as a stream body.
-    const outgoing = (c.env as { outgoing?: EventSink } | undefined)?.outgoing
+    const outgoing = outgoingOf(c)
     if (outgoing !== undefined) {
       writeJournalEvents(outgoing, headers, streamOptions)
       return RESPONSE_ALREADY_SENT

@@ -1,4 +1,6 @@
 import type { JournalLine } from '@locus/journal'
+import type { FeedCursor, FeedHooks } from '@locus/runtime'
+import { servedOnce } from './redact.js'
 import { type SseSink, writeSse } from './sse-writer.js'
 
 /** What {@link journalEventStream} needs. */
@@ -211,4 +213,123 @@ export function endWhenEnded(lines: AsyncIterator<JournalLine>, ended: () => Pro
       return Promise.resolve({ done: true, value: undefined })
     },
   }
+}
+
+/** The part of a live run handle {@link pushJournalEvents} uses: `RunHandle.subscribe`. */
+export interface LineSubscription {
+  subscribe(listener: (line: JournalLine) => void, cursor: FeedCursor, hooks: FeedHooks): () => void
+}
+
+/** The part of Node's `ServerResponse` {@link pushJournalEvents} uses: {@link SseSink} and how much it holds unsent. */
+export interface PushSink extends SseSink {
+  readonly writableLength: number
+  removeHeader?(name: string): void
+}
+
+/** What {@link pushJournalEvents} needs. */
+export interface PushedEventStreamOptions {
+  /** The live execution whose lines are sent, after `cursor`. */
+  readonly source: LineSubscription
+  readonly cursor: FeedCursor
+  readonly heartbeatMs: number
+  readonly retryMs: number
+  /**
+   * Once live, a client whose connection holds more than this many bytes
+   * unsent has fallen behind: it is disconnected (its buffer goes with it)
+   * and resumes with `Last-Event-ID` from the last event it read, so a slow
+   * reader never holds back the run or the other subscribers.
+   */
+  readonly maxBufferedBytes: number
+  /** Ends the stream (the server is shutting down). */
+  readonly signal: AbortSignal
+  /** Called once when the stream ends, for any reason. */
+  readonly onClose: () => void
+  /** Told about a client dropped for falling behind. */
+  readonly onDrop?: (() => void) | undefined
+  /** Told about an error reading the execution's stored lines; the stream then ends. */
+  readonly onError: (error: unknown) => void
+}
+
+/**
+ * The event stream of an execution this process runs, pushed: the run's line
+ * feed calls in with each line as it is written, and the line's one encoded
+ * frame (shared by every subscriber, redacted once) is written to the socket
+ * right there, with no iterator, promise or stream reader per subscriber in
+ * between. Lines written before the client came (its history after the
+ * cursor) are delivered first by the feed, in order, with no gap or
+ * duplicate. A `run_end` ends the stream, and so does the end of an
+ * execution that stopped without one (suspended). Backpressure is a bound,
+ * not a wait: the writer never waits for a reader (see `maxBufferedBytes`).
+ */
+export function pushJournalEvents(sink: PushSink, headers: Record<string, string>, options: PushedEventStreamOptions): void {
+  // Read through an object, so that a check after the subscription sees a close made inside it.
+  const state: { closed: boolean; unsubscribe: (() => void) | undefined } = { closed: false, unsubscribe: undefined }
+  let live = false
+  let limit = options.maxBufferedBytes
+  const close = (): void => {
+    if (state.closed) return
+    state.closed = true
+    clearInterval(heartbeat)
+    options.signal.removeEventListener('abort', end)
+    sink.off('close', close)
+    state.unsubscribe?.()
+    options.onClose()
+  }
+  function end(): void {
+    if (state.closed) return
+    close()
+    sink.end()
+  }
+  const drop = (): void => {
+    if (state.closed) return
+    options.onDrop?.()
+    close()
+    sink.destroy()
+  }
+  // Without Content-Length or chunked framing the body runs to the connection's close, as an event stream does anyway:
+  // each frame is then one plain socket write (no chunk header and trailer around it, no cork), a third of the cost of
+  // a write for a thousand subscribers.
+  sink.removeHeader?.('transfer-encoding')
+  sink.removeHeader?.('content-length')
+  sink.writeHead(200, { ...headers, Connection: 'close' })
+  sink.write(`retry: ${options.retryMs}\n\n`)
+  const heartbeat = setInterval(() => {
+    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
+  }, options.heartbeatMs)
+  heartbeat.unref()
+  sink.once('close', close)
+  if (options.signal.aborted) {
+    end()
+    return
+  }
+  options.signal.addEventListener('abort', end, { once: true })
+  state.unsubscribe = options.source.subscribe(
+    (line) => {
+      if (state.closed) return
+      if (sink.destroyed) {
+        close()
+        return
+      }
+      sink.write(encodedFrame(servedOnce(line)))
+      if (line.type === 'run_end') end()
+      else if (live && sink.writableLength > limit) drop()
+    },
+    options.cursor,
+    {
+      onCaughtUp: () => {
+        // History goes out without the bound (a client may start at the beginning of a long run); from here on the reader
+        // must keep up, with what history left unsent as its allowance.
+        limit = Math.max(options.maxBufferedBytes, sink.writableLength)
+        live = true
+      },
+      onEnd: end,
+      onError: (error) => {
+        if (state.closed) return
+        options.onError(error)
+        end()
+      },
+    },
+  )
+  // The subscription may have ended the stream at once (a signal, a history that was all there was).
+  if (state.closed) state.unsubscribe()
 }

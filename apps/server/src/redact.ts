@@ -132,7 +132,8 @@ function redactValue(value: unknown, key: string | undefined, depth: number): un
  */
 const servedLines = new WeakMap<object, unknown>()
 
-function servedOnce<T>(value: T): T {
+/** {@link clientValue} of a value, made once per value object. */
+export function servedOnce<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return clientValue(value)
   if (servedLines.has(value)) return servedLines.get(value) as T
   const served = clientValue(value)

@@ -75,6 +75,14 @@ export interface CreateServerOptions {
    * (`Last-Event-ID`). The store's writer never waits on a reader. @default 10_000
    */
   readonly streamDrainTimeoutMs?: number | undefined
+  /**
+   * How many bytes a live journal event stream (GET /v1/runs/{id}/events of
+   * a run this server executes) may hold unsent for a client before the
+   * client is disconnected as fallen behind; it reconnects with
+   * `Last-Event-ID` and misses nothing. The run never waits for a reader.
+   * @default 1 MiB
+   */
+  readonly eventBufferBytes?: number | undefined
   /** The longest `wait` of GET /v1/runs/{id}/result, in seconds; a longer one is cut to it. @default 60 */
   readonly maxResultWaitSeconds?: number | undefined
   /** How long an Idempotency-Key is remembered, in the runtime's store (so across restarts). @default 24 hours */

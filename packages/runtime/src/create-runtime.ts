@@ -12,7 +12,7 @@ import type { SignalVia } from '@locus/journal'
 import { type JsonValue, prepareWorkflowResult } from '@locus/outcome'
 import type { ZodType } from 'zod'
 import type { AgentHost } from './host.js'
-import { type FeedCursor, type LineListener, createLineFeed } from './line-feed.js'
+import { type FeedCursor, type FeedHooks, type LineListener, createLineFeed } from './line-feed.js'
 import { type ReadStoredRunOptions, type StoredRun, createEndedRunCache, heldStoredRun, readStoredRun } from './read-run.js'
 import { type RunDescription, describeFromView, describeStoredRun } from './describe-run.js'
 import { readRunStarts, recordedStart } from './recorded-options.js'
@@ -43,9 +43,12 @@ export interface RunHandle {
   /**
    * Calls `listener` with every journal line after `afterSeq` (the whole
    * journal by default), then with each new line as it is written, in `seq`
-   * order, with no gap and no duplicate, however late it joins.
+   * order, with no gap and no duplicate, however late it joins. `hooks` say
+   * when the listener is live (every stored line delivered), when the
+   * execution ended with every line delivered, and when reading history
+   * failed: enough to push lines to a client without a pull loop.
    */
-  subscribe(listener: LineListener, cursor?: FeedCursor): () => void
+  subscribe(listener: LineListener, cursor?: FeedCursor, hooks?: FeedHooks): () => void
   /** The same as an async iterable that ends after `run_end` (or when the loop breaks). */
   events(cursor?: FeedCursor): AsyncIterable<JournalLine>
   /** Answers an open deferral of this execution in this process; undefined when the execution cannot be reached that way. */
@@ -509,7 +512,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           }
         },
         done: (started as { done: Promise<RunResult> }).done,
-        subscribe: (listener, cursor) => feed.subscribe(listener, cursor),
+        subscribe: (listener, cursor, hooks) => feed.subscribe(listener, cursor, hooks),
         events: (cursor) => feed.events(cursor),
       })
       const onEvent = (line: JournalLine): void => {

@@ -18,7 +18,7 @@ export { MAX_PRIORITY, MIN_PRIORITY, checkFlowDefinition, checkPriority, createC
 export { checkRateLimits, createRateLimiter, rateLimitDelay, rateLimitName, rateQueues, sleepWakeable } from './rate-limits.js'
 export type { RateLimit, RateLimitMatch, RateLimitSnapshot, RateLimiter, RateRequest, RateTicket, RateWait, RateWindow } from './rate-limits.js'
 export type { ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyRequest, ConcurrencySlot, DeadlineCounts, FlowKey, QueueSnapshot, QueuedInfo, QueuedReason } from './flow-control.js'
-export type { FeedCursor, LineListener } from './line-feed.js'
+export type { FeedCursor, FeedHooks, LineListener } from './line-feed.js'
 export type { RunOptions, StartSignal } from './run-options.js'
 export { checkMoneyBudget } from './run-money.js'
 export type { RunProgress } from './run-state.js'

@@ -8,6 +8,20 @@ export interface FeedCursor {
   readonly afterSeq?: number | undefined
 }
 
+/** What a subscriber is told besides its lines. */
+export interface FeedHooks {
+  /** Reading the stored history failed; no further line comes. */
+  readonly onError?: ((error: unknown) => void) | undefined
+  /** The subscriber has every stored line and gets each new one as it is written (a handle reading a store's tail cannot tell, and never calls it). */
+  readonly onCaughtUp?: (() => void) | undefined
+  /**
+   * The execution ended and the subscriber has every line it wrote (its
+   * `run_end`, or its last line when it stopped without one, as a suspended
+   * execution does). Called once, after `onCaughtUp`.
+   */
+  readonly onEnd?: (() => void) | undefined
+}
+
 /** Where a late subscriber's history comes from. */
 export interface LineFeedSource {
   /** Makes every line published so far readable by `readHistory`. */
@@ -28,8 +42,8 @@ export interface LineFeed {
   publish(line: JournalLine): void
   /** Marks the end of the execution: live subscribers are told after their last line, and new ones get only history. */
   end(): void
-  /** `onCaughtUp` runs once the subscriber has every stored line and is live. */
-  subscribe(listener: LineListener, cursor?: FeedCursor, onError?: (error: unknown) => void, onCaughtUp?: () => void): () => void
+  /** Delivers the lines after `cursor`, stored ones first, then each live one; `hooks` say when it is live and when the execution ended. */
+  subscribe(listener: LineListener, cursor?: FeedCursor, hooks?: FeedHooks): () => void
   /** The same as an async iterable, which ends after `run_end` (or when the loop breaks). */
   events(cursor?: FeedCursor): AsyncIterable<JournalLine>
 }
@@ -40,13 +54,13 @@ interface Subscriber {
   /** Lines published while history was being read. */
   held: JournalLine[] | undefined
   closed: boolean
+  readonly hooks: FeedHooks
 }
 
 /** Creates the feed of one execution. */
 export function createLineFeed(source: LineFeedSource): LineFeed {
   const subscribers = new Set<Subscriber>()
   let ended = false
-  const endWaiters = new Set<() => void>()
 
   function deliver(subscriber: Subscriber, line: JournalLine): void {
     if (subscriber.closed || line.seq <= subscriber.lastSeq) return
@@ -61,8 +75,8 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
     }
   }
 
-  function subscribe(listener: LineListener, cursor: FeedCursor = {}, onError?: (error: unknown) => void, onCaughtUp?: () => void): () => void {
-    const subscriber: Subscriber = { listener, lastSeq: cursor.afterSeq ?? -1, held: [], closed: false }
+  function subscribe(listener: LineListener, cursor: FeedCursor = {}, hooks: FeedHooks = {}): () => void {
+    const subscriber: Subscriber = { listener, lastSeq: cursor.afterSeq ?? -1, held: [], closed: false, hooks }
     subscribers.add(subscriber)
     void (async () => {
       try {
@@ -72,12 +86,15 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
           deliver(subscriber, line)
         }
       } catch (error) {
-        onError?.(error)
+        hooks.onError?.(error)
       } finally {
         const held = subscriber.held ?? []
         subscriber.held = undefined
         for (const line of held) deliver(subscriber, line)
-        onCaughtUp?.()
+        if (!subscriber.closed) {
+          hooks.onCaughtUp?.()
+          if (ended) hooks.onEnd?.()
+        }
       }
     })()
     return () => {
@@ -87,9 +104,10 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
   }
 
   function end(): void {
+    if (ended) return
     ended = true
-    for (const wake of endWaiters) wake()
-    endWaiters.clear()
+    // A subscriber still reading history is told once it caught up.
+    for (const subscriber of [...subscribers]) if (subscriber.held === undefined && !subscriber.closed) subscriber.hooks.onEnd?.()
   }
 
   function events(cursor: FeedCursor = {}): AsyncIterable<JournalLine> {
@@ -100,7 +118,7 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
         let failure: unknown
         let failed = false
         let sawEnd = false
-        let caughtUp = false
+        let endedHere = false
         const poke = (): void => {
           wake?.()
         }
@@ -111,20 +129,20 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
             poke()
           },
           cursor,
-          (error) => {
-            failure = error
-            failed = true
-            poke()
-          },
-          () => {
-            caughtUp = true
-            poke()
+          {
+            onError: (error) => {
+              failure = error
+              failed = true
+              poke()
+            },
+            onEnd: () => {
+              endedHere = true
+              poke()
+            },
           },
         )
-        if (!ended) endWaiters.add(poke)
         const finish = (): IteratorResult<JournalLine> => {
           unsubscribe()
-          endWaiters.delete(poke)
           return { value: undefined, done: true }
         }
         return {
@@ -137,7 +155,7 @@ export function createLineFeed(source: LineFeedSource): LineFeed {
                 throw failure instanceof Error ? failure : new Error(String(failure))
               }
               // The journal is complete after run_end; an execution that ended without one is done once history is read.
-              if (sawEnd || (ended && caughtUp)) return finish()
+              if (sawEnd || endedHere) return finish()
               await new Promise<void>((resolve) => {
                 wake = resolve
               })

@@ -109,4 +109,55 @@ describe('createLineFeed', () => {
     await tick()
     expect(got).toEqual([0])
   })
+
+  it('hooks: onCaughtUp once history is out, then onEnd once after the last line, whenever the subscriber joins and whether or not run_end came (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 30 }), fc.nat({ max: 32 }), fc.boolean(), fc.integer({ min: -1, max: 30 }), async (total, joinAt, withRunEnd, cursor) => {
+        const { write, source } = bufferedSource()
+        const feed = createLineFeed(source)
+        const events: string[] = []
+        const join = (): void => {
+          feed.subscribe((got) => events.push(`line ${String(got.seq)}`), { afterSeq: Math.min(cursor, total - 1) }, {
+            onCaughtUp: () => events.push('caught up'),
+            onEnd: () => events.push('end'),
+            onError: () => events.push('error'),
+          })
+        }
+        for (let seq = 0; seq < total; seq += 1) {
+          if (joinAt === seq) join()
+          const written = line(seq, withRunEnd && seq === total - 1 ? 'run_end' : 'log')
+          write(written)
+          feed.publish(written)
+          if (seq % 4 === 0) await tick()
+        }
+        feed.end()
+        if (joinAt >= total) join()
+        for (let round = 0; round < 200; round += 1) await tick()
+        const from = Math.min(cursor, total - 1) + 1
+        const lines = events.filter((event) => event.startsWith('line '))
+        expect(lines).toEqual(Array.from({ length: total - from }, (_, offset) => `line ${String(from + offset)}`))
+        // Every line comes before the end, which is told once, after the catch-up.
+        expect(events.filter((event) => event === 'end')).toHaveLength(1)
+        expect(events.at(-1)).toBe('end')
+        expect(events.filter((event) => event === 'caught up')).toHaveLength(1)
+        expect(events.indexOf('caught up')).toBeLessThan(events.indexOf('end'))
+        expect(events).not.toContain('error')
+      }),
+      { numRuns: 80 },
+    )
+  })
+
+  it('a subscriber that leaves before the end is not told of it', async () => {
+    const { write, source } = bufferedSource()
+    const feed = createLineFeed(source)
+    let ends = 0
+    const unsubscribe = feed.subscribe(() => undefined, {}, { onEnd: () => (ends += 1) })
+    write(line(0))
+    feed.publish(line(0))
+    await tick()
+    unsubscribe()
+    feed.end()
+    await tick()
+    expect(ends).toBe(0)
+  })
 })

@@ -114,11 +114,15 @@ export async function createDispatchRuntime(options: DispatchRuntimeOptions): Pr
         })()
         return done
       },
-      subscribe(listener, cursor) {
+      subscribe(listener, cursor, hooks) {
         const stop = new AbortController()
         void (async () => {
+          // The store's tail cannot tell its stored lines from new ones, so onCaughtUp is never called here.
           for await (const line of events(cursor?.afterSeq, stop.signal)) listener(line)
-        })().catch(() => undefined)
+          if (!stop.signal.aborted) hooks?.onEnd?.()
+        })().catch((error: unknown) => {
+          if (!stop.signal.aborted) hooks?.onError?.(error)
+        })
         return () => {
           stop.abort()
         }
