@@ -31,6 +31,7 @@ const LINES = Number(process.env.LOCUS_BENCH_LINES ?? (smoke ? 100 : 1_000))
 const PAUSE_MS = Number(process.env.LOCUS_BENCH_PAUSE_MS ?? 2)
 const GETS = smoke ? 300 : 5_000
 const GET_CONCURRENCY = 32
+const GET_ROUNDS = smoke ? 1 : 5
 const LISTED_RUNS = Number(process.env.LOCUS_BENCH_LISTED_RUNS ?? (smoke ? 500 : 10_000))
 const LISTED_WORKFLOWS = 50
 const LISTINGS = smoke ? 50 : 500
@@ -222,24 +223,36 @@ try {
     return (total / (performance.now() - begin)) * 1000
   }
   const floorRate = await pool(GETS, () => runtime.get(target))
-  const httpRate = await pool(GETS, async () => {
-    const response = await fetch(`${server.url}/v1/runs/${target}`)
-    if (response.status !== 200) throw new Error(`GET answered ${response.status}`)
-    await response.arrayBuffer()
-  })
   // The same body from a bare Hono route: what HTTP and the framework cost with nothing of Locus behind them.
   const sameBody = await (await fetch(`${server.url}/v1/runs/${target}`)).text()
   const bareGet = await jsonFloor(sameBody)
-  let bareRate: number
+  // Rounds alternate between the two servers, so that neither gains from the client's (fetch's) warm-up on the other
+  // or from a quieter moment of the machine; each side's median round is compared.
+  const httpRates: number[] = []
+  const bareRates: number[] = []
   try {
-    bareRate = await pool(GETS, async () => {
-      const response = await fetch(`${bareGet.url}/v1/runs/${target}`)
-      await response.arrayBuffer()
-    })
+    for (let round = 0; round < GET_ROUNDS; round += 1) {
+      httpRates.push(
+        await pool(GETS, async () => {
+          const response = await fetch(`${server.url}/v1/runs/${target}`)
+          if (response.status !== 200) throw new Error(`GET answered ${response.status}`)
+          await response.arrayBuffer()
+        }),
+      )
+      bareRates.push(
+        await pool(GETS, async () => {
+          const response = await fetch(`${bareGet.url}/v1/runs/${target}`)
+          await response.arrayBuffer()
+        }),
+      )
+    }
   } finally {
     await bareGet.close()
   }
-  console.log(`\n3. GET /v1/runs/{id} on a completed run, ${GET_CONCURRENCY} at a time, ${GETS} requests (client fetch in the same process)`)
+  const median = (values: number[]): number => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)] ?? Number.NaN
+  const httpRate = median(httpRates)
+  const bareRate = median(bareRates)
+  console.log(`\n3. GET /v1/runs/{id} on a completed run, ${GET_CONCURRENCY} at a time, ${GET_ROUNDS} alternating rounds of ${GETS} requests per server, median round (client fetch in the same process)`)
   console.log(`   floor: runtime.get() in-process   ${floorRate.toFixed(0)} /s`)
   console.log(`   floor: bare Hono, same body       ${bareRate.toFixed(0)} requests/s`)
   console.log(`   GET /v1/runs/{id} over HTTP       ${httpRate.toFixed(0)} requests/s (${(floorRate / httpRate).toFixed(2)}x slower than runtime.get(); ${(httpRate / bareRate).toFixed(2)}x bare Hono's rate)`)

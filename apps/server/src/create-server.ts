@@ -399,14 +399,31 @@ export function buildServer(options: CreateServerOptions): { app: Hono<Env>; sta
     return c.json({ queues: queues.map((queue) => ({ key: queue.key, running: queue.running, waiting: queue.waiting, oldestWaitMs: queue.oldestWaitMs })) })
   })
 
+  /**
+   * The served body of a run that ended with no execution of it live here,
+   * by the stored run object: the runtime hands out the same object while
+   * the run stays as it is (its finished-run cache checks the store for a
+   * later execution on every read), so repeated reads of a finished run
+   * build and serialise its resource once. Nothing about such a run depends
+   * on the request: it waits on no deferral and no server state changes it.
+   */
+  const endedBodies = new WeakMap<StoredRun, string>()
+  const JSON_HEADERS = { 'content-type': 'application/json' }
+
   app.get('/v1/runs/:id', guard('runs:read'), async (c) => {
     const runId = runIdOf(c)
     // A run this server executes (its root, running or waiting) is answered from the live fold: no store read.
     const held = runtime.held(runId)
     const stored = held ?? (await load(runId))
+    const live = liveState(runId)
+    const settled = held === undefined && live.liveExecutionId === undefined && hasEnded(stored.latest)
+    const kept = settled ? endedBodies.get(stored) : undefined
+    if (kept !== undefined) return c.body(kept, 200, JSON_HEADERS)
     const pending = held === undefined ? await pendingOf(stored) : held.view.openDeferrals()
-    const resource = runResource(stored, liveState(runId), shownDeferrals(c, runId, pending))
-    return c.json({ ...resource, error: resource.error === null ? null : clientMessage(resource.error) })
+    const resource = runResource(stored, live, shownDeferrals(c, runId, pending))
+    const body = JSON.stringify({ ...resource, error: resource.error === null ? null : clientMessage(resource.error) })
+    if (settled) endedBodies.set(stored, body)
+    return c.body(body, 200, JSON_HEADERS)
   })
 
   app.get('/v1/runs/:id/result', guard('runs:read'), async (c) => {

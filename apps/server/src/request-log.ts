@@ -1,13 +1,22 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { Env, RequestLogEntry } from './server-options.js'
 
 /** The response header that carries a request's id; error bodies carry it as `error.requestId`. */
 export const REQUEST_ID_HEADER = 'x-request-id'
 
-/** A new request id: `req_` and 16 hex digits. */
+/** Random bytes drawn 4 KiB at a time: one call into the CSPRNG serves 512 request ids instead of one. */
+const pool = Buffer.alloc(4096)
+let used = pool.length
+
+/** A new request id: `req_` and 16 random hex digits. */
 export function newRequestId(): string {
-  return `req_${randomBytes(8).toString('hex')}`
+  if (used + 8 > pool.length) {
+    randomFillSync(pool)
+    used = 0
+  }
+  used += 8
+  return `req_${pool.toString('hex', used - 8, used)}`
 }
 
 /**

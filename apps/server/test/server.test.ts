@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { JournalLine } from '@locus/journal'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { SERVER_ERROR_CODES, startServer } from '../src/index.js'
 import { sleep, tempRunsDir, testRuntime, testServer } from './helpers.js'
 
@@ -289,6 +289,27 @@ describe('reading runs', () => {
     expect((await server.json(`/v1/runs/${run.runId}/cancel`, { method: 'POST' })).status).toBe(202)
     expect(await ended(server, run.runId)).toMatchObject({ executionId: 'resume-001', disposition: 'cancelled', ok: false })
     expectError(await server.json('/v1/runs/nope/resume', { method: 'POST' }), 404, 'not_found')
+  })
+
+  it('a finished run read again and again is still read afresh once another process resumed it', async () => {
+    const runsDir = tempRunsDir()
+    const server = await testServer({ runtime: testRuntime(runsDir) })
+    const { body: run } = await server.json<Accepted>('/v1/workflows/waits/runs', post({}))
+    await server.json(`/v1/runs/${run.runId}/cancel`, post({ reason: 'test over' }))
+    await ended(server, run.runId)
+    const first = await server.request(`/v1/runs/${run.runId}`)
+    const again = await server.request(`/v1/runs/${run.runId}`)
+    expect(await again.text()).toBe(await first.text())
+    expect(again.headers.get('content-type')).toBe('application/json')
+    // Another process (the CLI's locus resume) continues the run in the same runs directory.
+    const other = testRuntime(runsDir)
+    const resumed = await other.resume(run.runId)
+    await vi.waitFor(async () => {
+      expect((await server.json(`/v1/runs/${run.runId}`)).body).toMatchObject({ executionId: resumed.executionId, executions: [{ status: 'cancelled' }, { executionId: resumed.executionId, status: 'running' }] })
+    })
+    resumed.cancel('test over')
+    await resumed.done
+    expect((await server.json(`/v1/runs/${run.runId}`)).body).toMatchObject({ executionId: resumed.executionId, status: 'cancelled' })
   })
 
   it('refuses to resume a completed run with 409 run_terminal and adds no execution', async () => {

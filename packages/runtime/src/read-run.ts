@@ -217,28 +217,39 @@ function everyExecutionFinished(stored: StoredRun): boolean {
  * again while the store lists the same executions. Sound because journals
  * are append-only and an execution writes nothing after its result: such a
  * run changes only by gaining an execution (a resume of a failed run, a
- * replay), which the listing shows. At most `capacity` runs are
+ * replay), which the listing shows. A store with `executionsToken` spares
+ * the listing while its token is unchanged. At most `capacity` runs are
  * kept, the least recently read dropped first.
  */
 export function createEndedRunCache(store: RunStore, capacity = 256): (runId: string) => Promise<StoredRun> {
-  const kept = new Map<string, StoredRun>()
+  const kept = new Map<string, { readonly stored: StoredRun; readonly token: string | undefined }>()
+  const keep = (runId: string, entry: { readonly stored: StoredRun; readonly token: string | undefined }): void => {
+    kept.set(runId, entry)
+    if (kept.size > capacity) kept.delete(kept.keys().next().value as string)
+  }
   return async (runId) => {
-    const listed = await store.listExecutions(runId)
+    // Taken before the listing: an execution added after it changes the next token.
+    const token = store.executionsToken?.(runId)
     const cached = kept.get(runId)
     if (cached !== undefined) {
       kept.delete(runId)
-      const ids = [...cached.executions, ...cached.replays, ...cached.children].map((execution) => execution.info.executionId).sort()
+      // The store vouches that no execution was added since the run was read: no listing.
+      if (token !== undefined && token === cached.token) {
+        kept.set(runId, cached)
+        return cached.stored
+      }
+    }
+    const listed = await store.listExecutions(runId)
+    if (cached !== undefined) {
+      const ids = [...cached.stored.executions, ...cached.stored.replays, ...cached.stored.children].map((execution) => execution.info.executionId).sort()
       const now = listed.map((info) => info.executionId).sort()
       if (ids.length === now.length && ids.every((id, index) => id === now[index])) {
-        kept.set(runId, cached)
-        return cached
+        keep(runId, { stored: cached.stored, token })
+        return cached.stored
       }
     }
     const stored = await readStoredRun(store, runId, {}, listed)
-    if (everyExecutionFinished(stored)) {
-      kept.set(runId, stored)
-      if (kept.size > capacity) kept.delete(kept.keys().next().value as string)
-    }
+    if (everyExecutionFinished(stored)) keep(runId, { stored, token })
     return stored
   }
 }

@@ -1,6 +1,8 @@
 // runtime.get and describe keep the fold of a finished run and serve it again
 // while the store lists the same executions: no journal line or artifact is
 // read twice, and a new execution (a resume, a replay) is seen at once.
+import { readdirSync, utimesSync } from 'node:fs'
+import { join } from 'node:path'
 import { ARTIFACT_KEYS, type RunStore, createFileRunStore, createMemoryRunStore } from '@locus/store'
 import { createRuntime, createScriptedHost, defineWorkflow } from '@locus/runtime'
 import { describe, expect, it } from 'vitest'
@@ -99,5 +101,55 @@ describe('a finished run is read once', () => {
     const finished = counted.journalReads()
     await runtime.get('ending')
     expect(counted.journalReads()).toBe(finished)
+  })
+
+  it('file store: while the run directories are unchanged (and old enough to vouch), a finished run is served without listing its executions; a resume by another process is seen at once', async () => {
+    const runsDir = tempRunsDir()
+    let lists = 0
+    const base = createFileRunStore(runsDir)
+    const store: RunStore = {
+      ...base,
+      listExecutions: (runId) => {
+        lists += 1
+        return base.listExecutions(runId)
+      },
+    }
+    let fail = true
+    const flaky = defineWorkflow({
+      name: 'flaky',
+      run: () => {
+        if (fail) throw new Error('not yet')
+        return { ok: true }
+      },
+    })
+    const runtime = createRuntime({ workflows: [flaky], store })
+    const failed = await (await runtime.start('flaky')).done
+    // Changed just now: the store cannot vouch for a token yet, so every read lists.
+    expect(base.executionsToken?.(failed.runId)).toBeUndefined()
+    const first = await runtime.get(failed.runId)
+    const listsBefore = lists
+    expect(await runtime.get(failed.runId)).toBe(first)
+    expect(lists).toBe(listsBefore + 1)
+    // Backdate every directory of the run, as if it ended a minute ago.
+    const backdate = (directory: string): void => {
+      const past = new Date(Date.now() - 60_000)
+      utimesSync(directory, past, past)
+      for (const entry of readdirSync(directory, { withFileTypes: true })) if (entry.isDirectory()) backdate(join(directory, entry.name))
+    }
+    backdate(join(runsDir, failed.runId))
+    const token = base.executionsToken?.(failed.runId)
+    expect(token).toBeDefined()
+    await runtime.get(failed.runId)
+    const listed = lists
+    for (let index = 0; index < 5; index += 1) expect(await runtime.get(failed.runId)).toBe(first)
+    expect(lists).toBe(listed)
+    // Another process resumes it: the token changes, and the next read sees the new execution.
+    fail = false
+    const other = createRuntime({ workflows: [flaky], store: createFileRunStore(runsDir) })
+    const resumed = await (await other.resume(failed.runId)).done
+    expect(base.executionsToken?.(failed.runId)).not.toBe(token)
+    const after = await runtime.get(failed.runId)
+    expect(after.latest.info.executionId).toBe(resumed.executionId)
+    expect(after.latest.view.runEnd?.disposition).toBe('completed')
   })
 })

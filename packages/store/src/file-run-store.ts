@@ -9,7 +9,7 @@ import {
   validateRunId,
 } from '@locus/journal'
 import { randomBytes } from 'node:crypto'
-import { type Dirent, mkdirSync, statSync } from 'node:fs'
+import { type Dirent, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { RUN_LAYOUT, runPaths } from './file-layout.js'
@@ -53,6 +53,14 @@ export const DEFERRED_ANSWERS_DIR = 'deferred'
 
 /** A run's summary row, beside its root journal (rebuilt from the journals when missing or damaged). */
 export const RUN_ROW_FILE = 'run.json'
+
+/**
+ * How long ago a run's directories must have changed for their change time to
+ * vouch for the next change (see `executionsToken`): well past a file
+ * system's timestamp tick, with room for a network file system's clock to
+ * differ from this machine's.
+ */
+const RACY_MS = 1_000
 
 /** Options of {@link createFileRunStore}. */
 export interface FileRunStoreOptions {
@@ -189,10 +197,12 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 
   async function listExecutions(runId: string): Promise<ExecutionInfo[]> {
     const rootDir = runPaths(base, runId).rootDir
-    // One read of the run's directory tells both that the run exists and whether it has nested executions.
+    // One read of the run's directory tells both that the run exists and whether it has nested executions. It is read
+    // in place: a run's directory holds a few entries, and the thread pool's round trip cost several times the read
+    // (this listing is how a reader learns a finished run has not been resumed since, on every read of it).
     let entries: Dirent[]
     try {
-      entries = await readdir(rootDir, { withFileTypes: true })
+      entries = readdirSync(rootDir, { withFileTypes: true })
     } catch (error) {
       if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new RunNotFoundError(runId, base)
       throw error
@@ -215,6 +225,25 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     }
     found.sort((a, b) => a.createdAt - b.createdAt || a.info.executionId.localeCompare(b.info.executionId))
     return infos.concat(found.map((entry) => entry.info))
+  }
+
+  /**
+   * The run directory's and its executions directory's change times and link
+   * counts: a new execution is a new directory inside one of them, which
+   * bumps both. A directory changed less than {@link RACY_MS} ago gives no
+   * token (as git treats a file modified in the same tick as its index as
+   * "racily clean"): a second change within the file system's timestamp tick
+   * could leave its time as it was, so only a time the clock has since moved
+   * past vouches for the next change being seen.
+   */
+  function executionsToken(runId: string): string | undefined {
+    const rootDir = runPaths(base, runId).rootDir
+    const root = statSync(rootDir, { throwIfNoEntry: false })
+    if (root?.isDirectory() !== true) return undefined
+    const executions = statSync(join(rootDir, RUN_LAYOUT.executions), { throwIfNoEntry: false })
+    const now = Date.now()
+    if (now - root.mtimeMs < RACY_MS || (executions !== undefined && now - executions.mtimeMs < RACY_MS)) return undefined
+    return `${String(root.mtimeMs)}/${String(root.nlink)}/${String(executions?.mtimeMs ?? '-')}/${String(executions?.nlink ?? '-')}`
   }
 
   async function listRuns(filter: ListRunsFilter = {}): Promise<RunInfo[]> {
@@ -417,6 +446,7 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
     claim: (ref) => settle(() => claimSync(ref)),
     hasRun: async (runId) => isDirectory(runPaths(base, validateRunId(runId, 'runId')).rootDir),
     listExecutions,
+    executionsToken,
     listRuns,
     readLines,
     tail,

@@ -202,6 +202,16 @@ export interface RunStore {
   hasRun(runId: string): Promise<boolean>
   /** The run's executions in creation order, root first. @throws RunNotFoundError */
   listExecutions(runId: string): Promise<ExecutionInfo[]>
+  /**
+   * Optional: a token, cheap to get, that is different whenever the run got
+   * an execution since the token was taken (a resume, a replay, a child), so
+   * a reader holding a finished run can tell it is unchanged without listing
+   * its executions. `undefined` when the store cannot vouch for a token now
+   * (the run was changed too recently for its clock to tell a later change
+   * apart, or it does not exist): the reader lists them then. The file store
+   * has it; a store without it is listed every time.
+   */
+  executionsToken?(runId: string): string | undefined
   /** Runs, newest first. */
   listRuns(filter?: ListRunsFilter): Promise<RunInfo[]>
   /**
