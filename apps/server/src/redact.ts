@@ -142,15 +142,12 @@ export function servedOnce<T>(value: T): T {
 }
 
 /** An async iterator whose values pass through {@link clientValue} (once per value object, however many iterate it). */
-export function clientLines<T>(lines: AsyncIterator<T>): AsyncIterator<T> {
+export function clientLines<T>(lines: AsyncIterator<T>, serve: (value: T) => T = servedOnce): AsyncIterator<T> {
+  // Plain promise chaining, not an async function or generator: this runs once per line of every journal read.
+  const served = (next: IteratorResult<T>): IteratorResult<T> => (next.done === true ? next : { done: false, value: serve(next.value) })
   return {
-    async next() {
-      const next = await lines.next()
-      return next.done === true ? next : { done: false, value: servedOnce(next.value) }
-    },
-    async return(value?: unknown) {
-      return (await lines.return?.(value)) ?? { done: true, value: undefined }
-    },
+    next: () => lines.next().then(served),
+    return: async (value?: unknown) => (await lines.return?.(value)) ?? { done: true, value: undefined },
   }
 }
 
@@ -166,8 +163,10 @@ export function clientJsonText(text: string): string {
   return redacted === parsed ? text : JSON.stringify(redacted, null, 2)
 }
 
-async function* mapLines<T>(lines: AsyncIterable<T>): AsyncIterable<T> {
-  for await (const line of lines) yield clientValue(line)
+/** Lines through {@link clientLines}: each redacted as it is read, with no async generator in between. */
+function mapLines<T>(lines: AsyncIterable<T>): AsyncIterable<T> {
+  // Lines read from the store are fresh objects, each served once: no memo.
+  return { [Symbol.asyncIterator]: () => clientLines(lines[Symbol.asyncIterator](), clientValue) }
 }
 
 /**
