@@ -582,6 +582,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     onEvent: hooks.onEvent,
   })
 
+  /** The live fold of a run this process holds when that fold is the whole run: one root execution, running or waiting, with no child. */
+  function heldView(runId: string): { readonly view: RunView; readonly runDir: string } | undefined {
+    const handle = liveRuns.get(runId)
+    const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
+    const view = execution?.view()
+    // Anything else (a resume, a child, an ended run) reads the store.
+    if (handle === undefined || execution === undefined || view === undefined || handle.executionId !== runId) return undefined
+    if (view.runStart === undefined || view.runEnd !== undefined || view.executions().length !== 1 || view.children().length > 0) return undefined
+    return { view, runDir: execution.runDir }
+  }
+
+  /** The stored form of a run this process holds whose own fold is the whole run (see `Runtime.held`). */
+  function heldRun(runId: string): StoredRun | undefined {
+    const held = heldView(runId)
+    return held === undefined ? undefined : heldStoredRun({ runId, executionId: runId, kind: 'root', location: held.runDir }, held.view)
+  }
+
   /** The deferrals of a stored run: those still open, and how the settled ones ended, as one fold of every execution's lines (children too) shows them. */
   async function deferralsOf(runId: string): Promise<{ open: Map<string, PendingDeferral>; settled: ReadonlyMap<string, DeferredSettledLine>; workflowOf: Map<string, string> }> {
     const view = createRunView({ keep: 'notable' })
@@ -665,15 +682,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       return describeStoredRun(store, runId, readFinished)
     },
-    held(runId) {
-      const handle = liveRuns.get(runId)
-      const execution = handle === undefined ? undefined : executions.get(handle)?.execution?.()
-      const view = execution?.view()
-      // One root execution, running or waiting, with no child: its own fold is the whole run. Anything else reads the store.
-      if (handle === undefined || execution === undefined || view === undefined || handle.executionId !== runId) return undefined
-      if (view.runStart === undefined || view.runEnd !== undefined || view.executions().length !== 1 || view.children().length > 0) return undefined
-      return heldStoredRun({ runId, executionId: runId, kind: 'root', location: execution.runDir }, view)
-    },
+    held: (runId) => heldRun(runId),
     list: (filter) => store.listRunRows(filter),
     cancel(runId, reason, by) {
       const handle = liveRuns.get(runId)
@@ -683,7 +692,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     live: (runId) => liveRuns.get(runId),
     queues: () => Promise.resolve([...(limiter?.snapshot() ?? []), ...rateQueues(rateLimiter)]),
-    pendingDeferrals: async (runId) => [...(await deferralsOf(runId)).open.values()],
+    // A run this process holds (one root execution, running or waiting) answers from its live fold: no store read.
+    pendingDeferrals: async (runId) => heldView(runId)?.view.openDeferrals() ?? [...(await deferralsOf(runId)).open.values()],
     async signal(runId, name, payload, sender) {
       const stored = await readStoredRun(store, runId)
       const view = stored.view

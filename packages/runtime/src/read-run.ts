@@ -108,11 +108,12 @@ export async function readStoredExecution(store: RunStore, info: ExecutionInfo, 
 }
 
 /**
- * A run as {@link readStoredRun} would show it, from the live fold of its one
- * execution in this process, without reading the store: that execution is
- * its root, its latest and its whole fold. For a root execution that has not
- * ended and spawned no child (a child's lines, and a resume's earlier
- * executions, are not in one execution's fold alone).
+ * A run as {@link readStoredRun} would show it, from a fold of its one
+ * execution the caller already holds (the live fold in this process, the
+ * inspector's model), without reading the store: that execution is its
+ * root, its latest and its whole fold. For a run of one root execution that
+ * spawned no child (a child's lines, and a resume's earlier executions, are
+ * not in one execution's fold alone).
  */
 export function heldStoredRun(info: ExecutionInfo, view: RunView): StoredRun {
   const outputsReadme = artifactLocation(info.location, ARTIFACT_KEYS.outputsReadme)

@@ -77,6 +77,21 @@ describe('runtime.describe', () => {
     expect(described).toMatchObject({ status: 'suspended', live: false, disposition: undefined, ok: false, waitingOn })
   })
 
+  it('a live run asleep on a timer is waiting, as the server says, and the store road agrees', async () => {
+    const counted = countingStore(createMemoryRunStore())
+    const sleeper = defineWorkflow({ name: 'sleeper', run: async ({ sleep }) => { await sleep('1h'); return { ok: true } } })
+    const runtime = createRuntime({ workflows: [sleeper], store: counted.store })
+    const handle = await runtime.start('sleeper')
+    await expect.poll(() => handle.view()?.sleepingUntil).toBeDefined()
+    const live = await runtime.describe(handle.runId)
+    expect(live).toMatchObject({ status: 'waiting', live: true, disposition: undefined })
+    expect(live.waitingOn).toHaveLength(1)
+    handle.flush()
+    expect((await describeStoredRun(counted.store, handle.runId)).status).toBe('waiting')
+    handle.cancel('test over')
+    expect((await handle.done).disposition).toBe('cancelled')
+  })
+
   it('refuses a run the store does not have with RUN_NOT_FOUND', async () => {
     await expect(createRuntime({ workflows: [approval], store: createMemoryRunStore() }).describe('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
   })

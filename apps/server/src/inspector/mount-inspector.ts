@@ -1,6 +1,6 @@
 import { validateRunId } from '@locus/journal'
 import { readOutcomeReport } from '@locus/partial'
-import type { Runtime, StoredExecution, StoredRun } from '@locus/runtime'
+import { type RunDescription, type Runtime, type StoredExecution, type StoredRun, describeStoredRun, heldStoredRun } from '@locus/runtime'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunRow, type RunStore } from '@locus/store'
 import type { Context } from 'hono'
 import { ApiError, toApiError } from '../errors.js'
@@ -11,7 +11,7 @@ import { type LiveState, hasEnded, rowListItem, rowStatusOf, statusOfExecution }
 import { RUN_STATUSES, type RunStatus } from '../schemas.js'
 import { type SafeHtml, html } from './html.js'
 import { INSPECTOR_SCRIPT, page } from './layout.js'
-import { type ExecutionModel, readExecutionModel } from './run-model.js'
+import { type ExecutionModel, readExecutionModel, refreshExecutionModel } from './run-model.js'
 import { type RunPageInput, renderRunBody } from './render-run.js'
 import { renderReportBody } from './render-report.js'
 import { renderScheduleBody, renderSchedulesBody } from './render-schedules.js'
@@ -36,7 +36,7 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
 }
-/** Ended executions never change, so their folded models are kept between requests: this many, least recently used out first. */
+/** Folded execution models kept between requests (an ended one as it is, a live one to be brought up to date): this many, least recently used out first. */
 const CACHED_MODELS = 8
 const enc = encodeURIComponent
 
@@ -87,23 +87,33 @@ export function mountInspector(routes: RouteContext): void {
 
   const respond = (c: Context, markup: string, status = 200): Response => c.html(markup, status as 200, PAGE_HEADERS)
 
-  const models = new Map<string, ExecutionModel>()
-  /** An execution's model; an ended one (its run_end and result.json both written) comes from the cache when it can. */
+  /**
+   * Execution models by execution, the most recently used kept: an ended one
+   * (its run_end and result.json both written) is served as it is; any other
+   * is brought up to date by reading only the lines written since it was
+   * folded ({@link refreshExecutionModel}), one refresh at a time.
+   */
+  const models = new Map<string, { model: ExecutionModel; refreshing: Promise<ExecutionModel> | undefined }>()
+  const isFinal = (model: ExecutionModel): boolean => model.view.runEnd !== undefined && model.resultFile !== undefined
   async function modelOf(info: ExecutionInfo): Promise<ExecutionModel> {
     const key = `${info.runId}\n${info.executionId}`
-    const cached = models.get(key)
-    if (cached !== undefined) {
+    const entry = models.get(key)
+    if (entry !== undefined) {
       models.delete(key)
-      models.set(key, cached)
-      return cached
+      models.set(key, entry)
+      if (isFinal(entry.model)) return entry.model
+      if (entry.refreshing !== undefined) return entry.refreshing
+      entry.refreshing = refreshExecutionModel(readable, entry.model).finally(() => {
+        entry.refreshing = undefined
+      })
+      entry.model = await entry.refreshing
+      return entry.model
     }
     const model = await readExecutionModel(readable, info)
-    if (model.view.runEnd !== undefined && model.resultFile !== undefined) {
-      models.set(key, model)
-      for (const oldest of models.keys()) {
-        if (models.size <= CACHED_MODELS) break
-        models.delete(oldest)
-      }
+    models.set(key, { model, refreshing: undefined })
+    for (const oldest of models.keys()) {
+      if (models.size <= CACHED_MODELS) break
+      models.delete(oldest)
     }
     return model
   }
@@ -243,21 +253,40 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     return { infos, info, model: await modelOf(info) }
   }
 
+  /**
+   * `runtime.describe` of the run whose execution `info` the page shows:
+   * itself when this process runs the run (its live fold, no read), else the
+   * description of the stored run the page already read (`stored`, or the
+   * one execution's `model`) with the run's summary row.
+   */
+  async function describeRun(runId: string, info: ExecutionInfo, model: ExecutionModel, stored: StoredRun | undefined): Promise<RunDescription> {
+    const live = runtime.live(runId)
+    if (live !== undefined && live.executionId === (stored?.latest.info.executionId ?? info.executionId)) return runtime.describe(runId)
+    return describeStoredRun(runtime.store, runId, () => Promise.resolve(stored ?? heldStoredRun(info, model.view)))
+  }
+
   app.get('/runs/:id', pageRoute(async (c, viewer) => {
     const runId = validateRunIdOr404(c.req.param('id') ?? '')
     const execution = c.req.query('execution') || undefined
     const { infos, info, model } = await executionModel(runId, execution)
     const liveState = routes.liveState(runId)
-    const latestId = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume').at(-1)?.executionId
-    const ended = hasEnded(asStored(model))
-    const pending = !ended && info.executionId === latestId ? await runtime.pendingDeferrals(runId) : []
-    // A run of several executions: its own figures add them all up, beside the shown execution's.
     const resumes = infos.filter((candidate) => candidate.kind === 'root' || candidate.kind === 'resume')
+    const latestId = resumes.at(-1)?.executionId
+    const showsLatest = info.executionId === latestId
+    const ended = hasEnded(asStored(model))
+    // A run of several executions: its own figures add them all up, beside the shown execution's.
     const stored = resumes.length > 1 && resumes.some((candidate) => candidate.executionId === info.executionId) ? await routes.load(runId) : undefined
     const shownAt = stored?.executions.findIndex((candidate) => candidate.info.executionId === info.executionId) ?? -1
-    const sleeping = !ended && info.executionId === latestId && model.view.sleepingUntil !== undefined ? 1 : 0
-    const status = statusOfExecution(asStored(model), liveState, pending.length + sleeping, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
-    const run = stored?.summary
+    // The run as runtime.describe has it (status, what it waits on, its figures): from the live fold when this process
+    // runs it, else from the folds read here and the run's summary row, never a second read of a journal.
+    const described = showsLatest || stored !== undefined ? await describeRun(runId, info, model, stored) : undefined
+    const pending = !ended && showsLatest && (described?.waitingOn.length ?? 0) > 0 ? await runtime.pendingDeferrals(runId) : []
+    const cancelling = liveState.cancelling && liveState.liveExecutionId === info.executionId
+    const status =
+      showsLatest && described !== undefined && !cancelling
+        ? described.status
+        : statusOfExecution(asStored(model), liveState, 0, shownAt < 0 ? undefined : stored?.executions[shownAt + 1])
+    const run = stored === undefined ? undefined : described
     const replayInfos = info.kind === 'root' || info.kind === 'resume' ? infos.filter((candidate) => candidate.kind === 'replay') : []
     const replays = await Promise.all(
       replayInfos.map(async (replay) => {

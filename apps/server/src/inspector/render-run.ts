@@ -1,7 +1,7 @@
 import type { AgentAttemptView, AgentCallView, CallView, ChildCallView, JournalLine, LlmAttemptLine, ReplayDivergedLine, RetryLine, RunCost, ToolCallView } from '@locus/journal'
 import { JOURNAL_LINE_TYPES, addUsd } from '@locus/journal'
 import type { JsonValue } from '@locus/outcome'
-import type { PendingDeferral, RunSummary } from '@locus/runtime'
+import type { PendingDeferral, RunDescription } from '@locus/runtime'
 import { type SafeHtml, html } from './html.js'
 import { type ExecutionModel, type SlotModel, type TimelineNode, buildTimeline, countCalls } from './run-model.js'
 import { type Tone, answerWords, badge, dispositionWords, duration, when } from './words.js'
@@ -18,7 +18,7 @@ export interface RunPageInput {
   readonly runId: string
   readonly model: ExecutionModel
   /** The whole run's figures (every execution added up), when it has more than one execution. */
-  readonly run?: RunSummary | undefined
+  readonly run?: RunDescription | undefined
   /** Every execution of the run: id, kind and status, for the execution switcher. */
   readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
@@ -113,14 +113,15 @@ ${view.runEnd?.error === undefined ? '' : html`<p class="error" role="note"><str
 }
 
 /** The run's own figures, every execution added up, shown beside one execution's. */
-function runTotals(run: RunSummary, executions: number): SafeHtml {
+function runTotals(run: RunDescription, executions: number): SafeHtml {
+  const counts = run.counts
   return html`<dl class="facts run-totals" data-testid="run-totals" aria-label="The whole run">
 <div><dt>Whole run</dt><dd>${executions} executions</dd></div>
 <div><dt>Started</dt><dd>${when(run.startedAt)}</dd></div>
 <div><dt>Duration</dt><dd data-testid="run-duration">${duration(run.durationMs)}</dd></div>
-<div><dt>Calls</dt><dd>${run.agentCalls} agent (${run.agentAttempts} attempts), ${run.toolCalls} tool (${run.toolAttempts} attempts)</dd></div>
-<div><dt>Retries</dt><dd data-testid="run-retries">${run.retries} retried attempts, ${run.retriesRefused} refused</dd></div>
-<div><dt>LLM requests</dt><dd data-testid="run-llm">${run.llmAttempts}</dd></div>
+<div><dt>Calls</dt><dd>${counts.agentCalls} agent (${counts.agentAttempts} attempts), ${counts.toolCalls} tool (${counts.toolAttempts} attempts)</dd></div>
+<div><dt>Retries</dt><dd data-testid="run-retries">${counts.agentRetries + counts.toolRetries} retried attempts, ${counts.retriesRefused} refused</dd></div>
+<div><dt>LLM requests</dt><dd data-testid="run-llm">${counts.llmAttempts}</dd></div>
 ${costFacts(run.cost, 'run-cost')}
 </dl>`
 }

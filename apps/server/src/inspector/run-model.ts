@@ -31,10 +31,23 @@ export interface ExecutionModel {
 
 /** Reads one execution's journal and result file into an {@link ExecutionModel}. */
 export async function readExecutionModel(store: RunStore, info: ExecutionInfo): Promise<ExecutionModel> {
-  const view = createRunView({ keep: 'all' })
-  const lines: JournalLine[] = []
-  const llm = new Map<string, LlmAttemptLine[]>()
-  for await (const line of store.readLines(info)) {
+  return foldInto(store, info, createRunView({ keep: 'all' }), [], new Map())
+}
+
+/**
+ * The model of `earlier`'s execution as it stands now: only the lines written
+ * after the ones `earlier` folded are read, and applied to its view, so a
+ * live execution's page costs what it gained since the last one, not its
+ * whole journal. `earlier` is superseded: its view and lines move on with
+ * the new model (a render that still holds it shows newer lines, never
+ * fewer).
+ */
+export async function refreshExecutionModel(store: RunStore, earlier: ExecutionModel): Promise<ExecutionModel> {
+  return foldInto(store, earlier.info, earlier.view, earlier.lines as JournalLine[], earlier.llm as Map<string, LlmAttemptLine[]>)
+}
+
+async function foldInto(store: RunStore, info: ExecutionInfo, view: RunView, lines: JournalLine[], llm: Map<string, LlmAttemptLine[]>): Promise<ExecutionModel> {
+  for await (const line of store.readLines(info, { afterSeq: view.lastSeq })) {
     view.apply(line)
     lines.push(line)
     if (line.type === 'llm_attempt') {
