@@ -10,7 +10,9 @@
 // 3. requests per second for GET /v1/runs/{id}, against runtime.get() and a
 //    bare Hono route answering the same body;
 // 4. GET /v1/runs?workflow= over 10,000 stored runs (summary rows), p50/p99,
-//    against the store's listRunRows in-process.
+//    against the store's listRunRows in-process;
+// 5. the same listing on PostgreSQL (its locus_runs rows) when
+//    LOCUS_TEST_PG_URL names a database, in a scratch schema dropped after.
 // LOCUS_BENCH_SMOKE=1 runs every part at a small size in seconds.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -20,6 +22,8 @@ import { fileURLToPath } from 'node:url'
 import { reportTarget } from '@locus/bench-kit'
 import { createRuntime, defineWorkflow } from '@locus/runtime'
 import { createFileRunStore } from '@locus/store'
+import { createPostgresRunStore } from '@locus/store-postgres'
+import pg from 'pg'
 import { z } from 'zod'
 import { startServer } from '../src/index.js'
 import { broadcastFloor, jsonFloor, nodeBroadcastFloor } from './hono-floor.js'
@@ -35,6 +39,7 @@ const GET_ROUNDS = smoke ? 1 : 5
 const LISTED_RUNS = Number(process.env.LOCUS_BENCH_LISTED_RUNS ?? (smoke ? 500 : 10_000))
 const LISTED_WORKFLOWS = 50
 const LISTINGS = smoke ? 50 : 500
+const PG_URL = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
 
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with node --expose-gc (pnpm --filter @locus/server bench does)')
@@ -300,6 +305,62 @@ try {
     reportTarget('GET /v1/runs?workflow= p99 over the file store', percentile(listHttp, 99), 20, ' ms')
   } finally {
     await listServer.close()
+  }
+
+  // ---- 5. The same listing on PostgreSQL (locus_runs rows), when a database is given.
+  if (PG_URL === undefined) {
+    console.log('\n5. GET /v1/runs?workflow= on PostgreSQL: skipped, set LOCUS_TEST_PG_URL to run it')
+  } else {
+    const schema = `locus_bench_list_${String(process.pid)}`
+    const pgStore = createPostgresRunStore({ connectionString: PG_URL, schema, maxConnections: 16 })
+    const pgRuntime = createRuntime({ workflows: [quick], store: pgStore })
+    const pgServer = await startServer({ runtime: pgRuntime, port: 0, env: {}, shutdownGraceMs: 1_000 })
+    try {
+      const fillBegin = performance.now()
+      let next = 0
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < LISTED_RUNS) {
+            const index = next
+            next += 1
+            const execution = await pgStore.createExecution({ runId: `run-${String(index).padStart(6, '0')}`, kind: 'root', now: () => 1_700_000_000_000 + index })
+            execution.append({ type: 'run_start', workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, input: {}, options: {} })
+            if (index % 2 === 0) execution.append({ type: 'run_end', disposition: 'completed', ok: true, result: null, durationMs: 1 })
+            await execution.close()
+          }
+        }),
+      )
+      const fillMs = performance.now() - fillBegin
+      const timed = async (task: (index: number) => Promise<unknown>): Promise<number[]> => {
+        const samples: number[] = []
+        for (let index = 0; index < LISTINGS; index += 1) {
+          const begin = performance.now()
+          await task(index)
+          samples.push(performance.now() - begin)
+        }
+        return samples.sort((a, b) => a - b)
+      }
+      const pgFloor = await timed((index) => pgStore.listRunRows({ workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, limit: 20 }))
+      const pgHttp = await timed(async (index) => {
+        const response = await fetch(`${pgServer.url}/v1/runs?workflow=wf-${String(index % LISTED_WORKFLOWS)}&limit=20`)
+        if (response.status !== 200) throw new Error(`GET /v1/runs answered ${response.status}`)
+        const body = (await response.json()) as { runs: unknown[] }
+        const expected = Math.min(20, LISTED_RUNS / LISTED_WORKFLOWS)
+        if (body.runs.length !== expected) throw new Error(`GET /v1/runs listed ${body.runs.length} runs, expected ${expected}`)
+      })
+      console.log(`\n5. GET /v1/runs?workflow=&limit=20 over ${LISTED_RUNS} stored runs of ${LISTED_WORKFLOWS} workflows (PostgreSQL), ${LISTINGS} requests one at a time`)
+      console.log(`   writing the runs: ${ms(fillMs)} (16 at a time)`)
+      console.log(`   floor: store.listRunRows in-process   p50 ${ms(percentile(pgFloor, 50))}, p99 ${ms(percentile(pgFloor, 99))}`)
+      console.log(`   GET /v1/runs?workflow= over HTTP      p50 ${ms(percentile(pgHttp, 50))}, p99 ${ms(percentile(pgHttp, 99))} (p99 ${(percentile(pgHttp, 99) / percentile(pgFloor, 99)).toFixed(2)}x the floor's)`)
+      reportTarget('GET /v1/runs?workflow= p99 over PostgreSQL', percentile(pgHttp, 99), 20, ' ms')
+    } finally {
+      await pgServer.close()
+      await pgStore.close()
+      const admin = new pg.Client({ connectionString: PG_URL })
+      await admin.connect()
+      await admin.query(`drop schema if exists ${schema} cascade`)
+      await admin.end()
+    }
   }
 } finally {
   await server.close()
