@@ -702,6 +702,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (!checked.ok) return checked
       if (view.runEnd !== undefined) return { ok: false, status: 'finished', message: `Run "${runId}" has ended (${view.runEnd.disposition}); it takes no more signals.` }
       const signalSeq = await keepSignal(store, runId, { kind: 'signal', name, payload: checked.payload, from: sender?.from ?? 'host', via: sender?.via ?? 'host' }, view.signals().length)
+      // An execution in this process reads it now, not at its next look at the mailbox.
+      const handle = liveRuns.get(runId)
+      if (handle !== undefined) executions.get(handle)?.execution?.()?.lookForSignals()
       return { ok: true, status: 'stored', signalSeq }
     },
     async update(runId, name, input, sender, options) {

@@ -154,6 +154,8 @@ export interface ExecutionHandle {
   pendingDeferrals(): string[]
   /** Reads the run's update mailbox now rather than at the next poll (a sender in this process just kept one). */
   lookForUpdates(): void
+  /** Reads the run's signal mailbox now rather than at the next poll (a sender in this process just kept one). */
+  lookForSignals(): void
   /**
    * The run's live fold, kept as lines are written: this execution's lines,
    * and for a resume the run's earlier executions too. Read without touching
@@ -433,6 +435,9 @@ function launchInStore<TInput>(definition: WorkflowDefinition<TInput>, input: un
     pendingDeferrals: () => started?.pendingDeferrals() ?? [],
     lookForUpdates: () => {
       started?.lookForUpdates()
+    },
+    lookForSignals: () => {
+      started?.lookForSignals()
     },
     view: () => started?.view(),
     // The execution listens on the suspend signal launchRun made (options.suspendSignal).
@@ -812,6 +817,9 @@ function startExecution<TInput>(
     pendingDeferrals: () => run.deferrals.pending(),
     lookForUpdates: () => {
       void run.updates.look()
+    },
+    lookForSignals: () => {
+      void run.signals.look()
     },
     view: () => runView ?? view,
     // Reached through options.suspendSignal (launchRun's); a child is suspended with its root.

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { JournalLine } from '@locus/journal'
 import { createRuntime, defineDeferredTool, defineWorkflow } from '@locus/runtime'
 import { type RunStore, createFileRunStore } from '@locus/store'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 
 const dirs: string[] = []
@@ -123,6 +123,23 @@ describe('signals into a running run', () => {
     const finished = await runtime.signal(run.runId, 'approve', { by: 'ana' })
     expect(finished).toMatchObject({ ok: false, status: 'finished' })
     expect([...(await store.readDeferredAnswers(run.runId)).keys()]).toEqual([])
+  })
+})
+
+describe('a signal from the runtime that executes the run', () => {
+  it('is read at once, not at the run\'s next look at its mailbox', async () => {
+    // The mailbox's periodic look never fires here: only a look the sender asks for can deliver the signal.
+    vi.useFakeTimers({ toFake: ['setInterval'] })
+    try {
+      const waiter = defineWorkflow({ name: 'waiter', signals: { go: z.number() }, run: async ({ waitForSignal }) => ({ got: await waitForSignal('go') }) })
+      const runtime = createRuntime({ workflows: [waiter], store: fileStore() })
+      const handle = await runtime.start('waiter')
+      await lineSeen(handle, (line) => line.type === 'signal_wait_start')
+      expect(await runtime.signal(handle.runId, 'go', 5)).toMatchObject({ ok: true, status: 'stored' })
+      expect((await handle.done).result).toEqual({ got: 5 })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
