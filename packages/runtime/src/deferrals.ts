@@ -33,11 +33,14 @@ export interface DeferredAnswerSource {
   read(ids: readonly string[]): Promise<ReadonlyMap<string, string>>
   /** Removes a kept answer the run refused, so the deferral can be answered again. */
   withdraw(id: string, answer: string): Promise<boolean>
+  /** Calls `onKept` when the store says something was kept for the run (a hint to look now); returns the stop function. Absent: look every `pollMs` only. */
+  readonly watch?: ((onKept: () => void) => () => void) | undefined
 }
 
-/** The answers a run's store keeps, looked at every `pollMs` while a deferral waits. */
+/** The answers a run's store keeps, looked at every `pollMs` while a deferral waits, and at once when the store says one was kept. */
 export function storeAnswerSource(store: RunStore, runId: string, pollMs: number): DeferredAnswerSource {
-  return { pollMs, read: (ids) => store.readDeferredAnswers(runId, ids), withdraw: (id, answer) => store.withdrawDeferredAnswer(runId, id, answer) }
+  const watch = store.watchDeferredAnswers === undefined ? undefined : (onKept: () => void) => store.watchDeferredAnswers?.(runId, onKept) ?? (() => undefined)
+  return { pollMs, read: (ids) => store.readDeferredAnswers(runId, ids), withdraw: (id, answer) => store.withdrawDeferredAnswer(runId, id, answer), watch }
 }
 
 /** Told when a kept answer is refused: the deferral stays open, and the answer was withdrawn from the store. */
@@ -107,6 +110,7 @@ export class Deferrals {
   /** Kept answers refused whose withdrawal failed, by id and text, so the same text is not judged twice. */
   private readonly refused = new Set<string>()
   private poll: NodeJS.Timeout | undefined
+  private unwatch: (() => void) | undefined
   private looking: Promise<void> | undefined
   private lookSoon = false
 
@@ -181,6 +185,8 @@ export class Deferrals {
     if (this.open.size === 0 && this.poll !== undefined) {
       clearInterval(this.poll)
       this.poll = undefined
+      this.unwatch?.()
+      this.unwatch = undefined
     }
   }
 
@@ -195,10 +201,15 @@ export class Deferrals {
         void this.look(source)
       })
     }
-    // Another process may answer while this one waits.
-    this.poll ??= setInterval(() => {
-      void this.look(source)
-    }, source.pollMs)
+    // Another process may answer while this one waits: the store may say so at once, and it is looked at every pollMs.
+    if (this.poll === undefined) {
+      this.poll = setInterval(() => {
+        void this.look(source)
+      }, source.pollMs)
+      this.unwatch = source.watch?.(() => {
+        void this.look(source)
+      })
+    }
   }
 
   /** Reads the run's store once now (or waits for the read under way), so an answer kept there is seen before a deadline is applied. */

@@ -110,6 +110,7 @@ export class SignalInbox {
   private readonly handlers = new Map<string, SignalHandler>()
   private next = 0
   private poll: NodeJS.Timeout | undefined
+  private unwatch: (() => void) | undefined
   private looking = false
   private closed = false
 
@@ -136,12 +137,18 @@ export class SignalInbox {
       void this.look()
     }, source.pollMs)
     this.poll.unref()
+    // A store that says when something was kept for the run (PostgreSQL's NOTIFY) is looked at then too.
+    this.unwatch = source.watch?.(() => {
+      void this.look()
+    })
   }
 
   close(): void {
     this.closed = true
     clearInterval(this.poll)
     this.poll = undefined
+    this.unwatch?.()
+    this.unwatch = undefined
   }
 
   /** Reads new mailbox slots, journals each signal (durably) before any wait or handler sees it, then delivers. */

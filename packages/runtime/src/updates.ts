@@ -164,6 +164,7 @@ export class UpdateInbox {
   private readonly running = new Set<Promise<void>>()
   private next = 0
   private poll: NodeJS.Timeout | undefined
+  private unwatch: (() => void) | undefined
   private looking = false
   private closed = false
   /** Set once the execution ends without waiting for its handlers: a late end is not journaled (a resume runs the update again). */
@@ -194,6 +195,10 @@ export class UpdateInbox {
       void this.look()
     }, source.pollMs)
     this.poll.unref()
+    // A store that says when something was kept for the run (PostgreSQL's NOTIFY) is looked at then too.
+    this.unwatch = source.watch?.(() => {
+      void this.look()
+    })
   }
 
   /** Stops reading the mailbox; handlers already running go on (see {@link settled}). */
@@ -201,6 +206,8 @@ export class UpdateInbox {
     this.closed = true
     clearInterval(this.poll)
     this.poll = undefined
+    this.unwatch?.()
+    this.unwatch = undefined
   }
 
   /** Handlers still running journal nothing from now on (after a cancel or a suspension: their run_end or stop comes first). */

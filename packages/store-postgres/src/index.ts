@@ -1,6 +1,6 @@
 export { createPostgresRunStore } from './postgres-run-store.js'
 export type { LeaseState, PostgresRunStore, PostgresRunStoreOptions, RunLease, StoreMigrationResult } from './postgres-run-store.js'
-export { JOURNAL_CHANNEL, STORE_MIGRATIONS, STREAM_CHANNEL } from './migrations.js'
+export { ANSWER_CHANNEL, JOURNAL_CHANNEL, STORE_MIGRATIONS, STREAM_CHANNEL } from './migrations.js'
 export type { StoreMigration } from './migrations.js'
 export { CANCEL_CHANNEL, RUN_TASK, enqueueRun, migrateDispatch, requestCancel, startRunWorker } from './dispatch.js'
 export type { CancelRequest, EnqueueRunOptions, RunWorker, RunWorkerDefaults, RunWorkerOptions } from './dispatch.js'

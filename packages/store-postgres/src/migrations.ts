@@ -235,3 +235,6 @@ export const STREAM_CHANNEL = 'locus_stream'
 
 /** The NOTIFY channel; payloads are `<runId>:<seq>` only, and readers fetch the lines. */
 export const JOURNAL_CHANNEL = 'locus_journal'
+
+/** The NOTIFY channel of kept deferral answers, signals and updates; payloads are the run id only, and readers fetch the answers. */
+export const ANSWER_CHANNEL = 'locus_answers'

@@ -48,7 +48,7 @@ import {
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
-import { JOURNAL_CHANNEL, STORE_MIGRATIONS, STREAM_CHANNEL } from './migrations.js'
+import { ANSWER_CHANNEL, JOURNAL_CHANNEL, STORE_MIGRATIONS, STREAM_CHANNEL } from './migrations.js'
 import { createPostgresStreams } from './postgres-streams.js'
 import { REQUEUE_SQL, RUN_TASK } from './run-task.js'
 import { withReconnect } from './connection-errors.js'
@@ -436,8 +436,9 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
     if (rowCount === 0) throw new RunNotFoundError(`${ref.runId}/${ref.executionId}`, 'the PostgreSQL store')
   }
 
-  // ---- One LISTEN connection per store, shared by every tail.
+  // ---- One LISTEN connection per store, shared by every tail and every watcher of kept answers.
   const wakers = new Map<string, Set<() => void>>()
+  const answerWatchers = new Map<string, Set<() => void>>()
   let listener: Promise<pg.Client> | undefined
   let closed = false
   const streamWaiters = new StreamWaiters()
@@ -458,6 +459,10 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       const client = new pg.Client(options.pool === undefined ? { connectionString: options.connectionString } : pool.options)
       await client.connect()
       client.on('notification', (message) => {
+        if (message.channel === ANSWER_CHANNEL) {
+          for (const onKept of answerWatchers.get(message.payload ?? '') ?? []) onKept()
+          return
+        }
         const runId = message.payload?.slice(0, message.payload.lastIndexOf(':'))
         if (runId === undefined) return
         if (message.channel === STREAM_CHANNEL) streamWaiters.wake(runId)
@@ -469,6 +474,7 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       })
       await client.query(`listen ${JOURNAL_CHANNEL}`)
       await client.query(`listen ${STREAM_CHANNEL}`)
+      await client.query(`listen ${ANSWER_CHANNEL}`)
       return client
     })()
     listener.catch(() => {
@@ -893,6 +899,8 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
         // A parked run (a worker released it while it waited) goes back in the queue with its answer.
         // An audit record (a rejected update, `audit-` ids) is no answer: the run never reads it, so it wakes nothing.
         if (status === 'waiting' && !deferredId.startsWith('audit-')) await requeueParked(client, runId)
+        // The execution that holds the run, on whichever machine, hears of it at commit instead of at its next look.
+        if (row.stored && !deferredId.startsWith('audit-')) await client.query('select pg_notify($1, $2)', [ANSWER_CHANNEL, runId])
         return { stored: row.stored, answer: row.answer }
       })
     },
@@ -901,6 +909,21 @@ function buildStore(options: PostgresRunStoreOptions, fence: RunLease | undefine
       await ready()
       const { rowCount } = await pool.query(`delete from ${deferredAnswers} where run_id = $1 and deferred_id = $2 and answer = $3`, [runId, deferredId, answer])
       return rowCount === 1
+    },
+    watchDeferredAnswers(runId, onKept) {
+      let watchers = answerWatchers.get(runId)
+      if (watchers === undefined) {
+        watchers = new Set()
+        answerWatchers.set(runId, watchers)
+      }
+      watchers.add(onKept)
+      // A LISTEN connection that cannot be had leaves the reader to its own looks.
+      if (!closed) void listen().catch(() => undefined)
+      return () => {
+        const current = answerWatchers.get(runId)
+        current?.delete(onKept)
+        if (current?.size === 0) answerWatchers.delete(runId)
+      }
     },
     async readDeferredAnswers(runId, ids) {
       await ready()

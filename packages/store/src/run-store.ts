@@ -245,6 +245,15 @@ export interface RunStore {
   /** The answers kept for a run's deferrals, by deferral id; only those in `ids` when given. */
   readDeferredAnswers(runId: string, ids?: Iterable<string>): Promise<ReadonlyMap<string, string>>
   /**
+   * Optional: calls `onKept` soon after any process keeps something new for
+   * the run with {@link putDeferredAnswer} (an answer, a signal, an update),
+   * so a reader need not wait for its next look; returns the function that
+   * stops it. A hint only: a reader still looks on its own schedule, and a
+   * call may come with nothing new. PostgreSQL has it (a NOTIFY); the file
+   * and memory stores do not.
+   */
+  watchDeferredAnswers?(runId: string, onKept: () => void): () => void
+  /**
    * Keeps which run an idempotency key started, until `record.expiresAt`,
    * so a repeated request finds it after a restart and from any process on
    * the store. The first put of a key that is not expired at `now` wins: a
