@@ -211,12 +211,25 @@ describe('run inspector pages', () => {
     expect(await noToken.text()).toContain('CSRF token')
     const crossSite = await post({ result: '{"approved":true}', _csrf: token }, { origin: 'https://evil.example' })
     expect(crossSite.status).toBe(403)
-    const notJson = await post({ result: '{approved', _csrf: token })
-    expect(notJson.status).toBe(400)
-    expect(await notJson.text()).toContain('stays open')
-    const wrongShape = await post({ result: '{"approved":"yes"}', _csrf: token })
-    expect(wrongShape.status).toBe(400)
-    expect(await wrongShape.text()).toContain('approved')
+    // The tool's output schema is shown beside the form.
+    const shownSchema = JSON.parse(textOf(article?.querySelector('[data-testid="output-schema"] pre'))) as { properties?: Record<string, unknown>; required?: string[] }
+    expect(shownSchema.properties).toHaveProperty('approved')
+    expect(shownSchema.required).toEqual(['approved'])
+    // A refused answer comes back as the run page, with the typed text kept in its form and what is wrong beside it.
+    const refusedForm = async (response: Response, typed: string, problem: RegExp): Promise<void> => {
+      expect(response.status).toBe(400)
+      const again = parse(await response.text())
+      const form = again.querySelector(`[data-deferred-id="${runs.deferredId}"] form.resolve`)
+      expect(textOf(form?.querySelector('[data-testid="answer-problem"]'))).toMatch(problem)
+      const textarea = form?.querySelector('textarea')
+      // A textarea's content is RCDATA: a browser decodes its character references, which the test's DOM leaves as they are.
+      const decoded = (textarea?.textContent ?? '').replace(/&(quot|#39|#x27|lt|gt|amp);/g, (_, name: string) => ({ quot: '"', '#39': "'", '#x27': "'", lt: '<', gt: '>', amp: '&' })[name] ?? '')
+      expect(decoded).toBe(typed)
+      expect(textarea?.getAttribute('aria-invalid')).toBe('true')
+      expect(textarea?.getAttribute('aria-describedby')).toBe(form?.querySelector('[data-testid="answer-problem"]')?.getAttribute('id'))
+    }
+    await refusedForm(await post({ result: '{approved', _csrf: token }), '{approved', /must be JSON.*stays open/)
+    await refusedForm(await post({ result: '{"approved":"yes"}', _csrf: token }), '{"approved":"yes"}', /output schema.*approved.*stays open/)
     const good = await post({ result: '{"approved":true}', _csrf: token })
     expect(good.status).toBe(303)
     expect(good.headers.get('location')).toBe(`/runs/${runs.approval}?answered=${runs.deferredId}`)

@@ -1,8 +1,9 @@
 import { validateRunId } from '@locus/journal'
 import { readOutcomeReport } from '@locus/partial'
-import { type RunDescription, type Runtime, type StoredExecution, type StoredRun, describeStoredRun, heldStoredRun } from '@locus/runtime'
+import { type PendingDeferral, type RunDescription, type Runtime, type StoredExecution, type StoredRun, describeStoredRun, heldStoredRun } from '@locus/runtime'
 import { ARTIFACT_KEYS, type ExecutionInfo, type RunRow, type RunStore } from '@locus/store'
 import type { Context } from 'hono'
+import { z } from 'zod'
 import { ApiError, toApiError } from '../errors.js'
 import { clientStore } from '../redact.js'
 import type { RouteContext } from '../route-context.js'
@@ -12,7 +13,7 @@ import { RUN_STATUSES, type RunStatus } from '../schemas.js'
 import { type SafeHtml, html } from './html.js'
 import { INSPECTOR_SCRIPT, page } from './layout.js'
 import { type ExecutionModel, readExecutionModel, refreshExecutionModel } from './run-model.js'
-import { type RunPageInput, renderRunBody } from './render-run.js'
+import { type AnswerForm, type RunPageInput, renderRunBody } from './render-run.js'
 import { renderReportBody } from './render-report.js'
 import { renderScheduleBody, renderSchedulesBody } from './render-schedules.js'
 import { SESSION_COOKIE, SESSION_TTL_MS, type Viewer, createInspectorSessions, requireScope } from './session.js'
@@ -265,7 +266,12 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     return describeStoredRun(runtime.store, runId, () => Promise.resolve(stored ?? heldStoredRun(info, model.view)))
   }
 
-  app.get('/runs/:id', pageRoute(async (c, viewer) => {
+  /**
+   * The page of run `:id` (and `?execution=`), answered with `httpStatus`. `answer`
+   * is a deferral's form as the viewer sent it and why it was refused: the
+   * page keeps the typed text in that form and says what is wrong beside it.
+   */
+  async function showRun(c: Context, viewer: Viewer, answer?: AnswerForm, httpStatus = 200): Promise<Response> {
     const runId = validateRunIdOr404(c.req.param('id') ?? '')
     const execution = c.req.query('execution') || undefined
     const { infos, info, model } = await executionModel(runId, execution)
@@ -314,9 +320,30 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
       journalType: typeQuery,
       journalPage: pageNumber(c.req.query('journalPage')),
       execution,
+      outputSchemas: outputSchemasOf(model.view.workflow, pending),
+      answer,
     }
-    return respond(c, page({ title: `Run ${runId}`, eventsUrl, signedIn: signedIn(viewer) }, renderRunBody(input)))
-  }))
+    return respond(c, page({ title: `Run ${runId}`, eventsUrl, signedIn: signedIn(viewer) }, renderRunBody(input)), httpStatus)
+  }
+
+  /** The JSON Schema of each pending deferral's tool output, by tool name, when the tool declares one (the run's workflow first, then any registered one). */
+  function outputSchemasOf(workflow: string | undefined, pending: readonly PendingDeferral[]): ReadonlyMap<string, string> {
+    const schemas = new Map<string, string>()
+    for (const deferral of pending) {
+      if (schemas.has(deferral.tool)) continue
+      const candidates = [runtime.workflows.get(workflow ?? ''), ...runtime.workflows.values()]
+      const output = candidates.map((definition) => (definition?.tools?.[deferral.tool] as { output?: z.ZodType } | undefined)?.output).find((found) => found !== undefined)
+      if (output === undefined) continue
+      try {
+        schemas.set(deferral.tool, JSON.stringify(z.toJSONSchema(output, { io: 'input', unrepresentable: 'any' }), null, 2))
+      } catch {
+        // A schema JSON Schema cannot express (a transform, say) is left out; the answer is still checked against it.
+      }
+    }
+    return schemas
+  }
+
+  app.get('/runs/:id', pageRoute((c, viewer) => showRun(c, viewer)))
 
   const answerRoute = (kind: 'resolve' | 'reject') =>
     pageRoute(async (c, viewer) => {
@@ -334,9 +361,12 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
         try {
           result = JSON.parse(text)
         } catch (error) {
-          return errorPage(400, 'The result is not JSON', `The result must be JSON (e.g. {"approved": true}): ${error instanceof Error ? error.message : String(error)}. Deferral ${deferredId} stays open.`, back)
+          return showRun(c, viewer, { deferredId, text, problem: `The result must be JSON (e.g. {"approved": true}): ${error instanceof Error ? error.message : String(error)}. Deferral ${deferredId} stays open.` }, 400)
         }
         outcome = await runtime.answerDeferred(runId, deferredId, { kind: 'resolved', result: result as never, decidedBy: viewer.principal, via: 'ui' })
+        if (outcome.status === 'invalid') {
+          return showRun(c, viewer, { deferredId, text, problem: `The result does not fit the tool's output schema: ${outcome.issues.join('; ')}. Deferral ${deferredId} stays open.` }, 400)
+        }
       } else {
         const error = typeof form.error === 'string' ? form.error.trim() : ''
         if (error === '') return errorPage(400, 'A reason is needed', `Say why the call is rejected; deferral ${deferredId} stays open.`, back)

@@ -14,11 +14,22 @@ export const LINES_PER_PAGE = 500
 /** The sentence every surface that shows `workspaceMode` says with it. */
 export const WORKSPACE_MODE_NOTE = 'The filesystem isolation this workflow declares, for review. It is not authorization, not a sandbox and not a tool allowlist: nothing enforces it.'
 
+/** A deferral's result form as it was sent and why it was refused. */
+export interface AnswerForm {
+  readonly deferredId: string
+  readonly text: string
+  readonly problem: string
+}
+
 export interface RunPageInput {
   readonly runId: string
   readonly model: ExecutionModel
   /** The whole run's figures (every execution added up), when it has more than one execution. */
   readonly run?: RunDescription | undefined
+  /** The JSON Schema (as text) of each pending deferral's tool output, by tool name, shown beside its form. */
+  readonly outputSchemas?: ReadonlyMap<string, string> | undefined
+  /** A deferral's form as the viewer sent it, refused: shown again with the typed text and what is wrong. */
+  readonly answer?: AnswerForm | undefined
   /** Every execution of the run: id, kind and status, for the execution switcher. */
   readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
@@ -395,14 +406,18 @@ function deferred(input: RunPageInput): SafeHtml {
   const forms = input.pending.map((deferral) => {
     const base = `/runs/${enc(input.runId)}/deferred/${enc(deferral.deferredId)}`
     const id = `d-${deferral.deferredId}`
+    const schema = input.outputSchemas?.get(deferral.tool)
+    const refused = input.answer?.deferredId === deferral.deferredId ? input.answer : undefined
     return html`<article class="deferral" data-deferred-id="${deferral.deferredId}" aria-labelledby="${id}-h">
 <h3 id="${id}-h">${badge('live', 'pending')} <code>${deferral.tool}</code> · <code>${deferral.deferredId}</code></h3>
 <p>Arguments:</p><pre>${json(deferral.args ?? null)}</pre>
 <p>Deadline: ${deferral.expiresAt === null ? 'none (waits as long as it takes)' : when(deferral.expiresAt)}</p>
 <form method="post" action="${base}/resolve" class="resolve">
 <input type="hidden" name="_csrf" value="${input.csrf}">
-<label for="${id}-result">Result (JSON, checked against the tool's output schema)</label>
-<textarea id="${id}-result" name="result" rows="4" required>{}</textarea>
+<label for="${id}-result">Result (JSON, checked against the tool's output schema): approve as it is, or edit it first</label>
+${schema === undefined ? '' : html`<details class="schema" data-testid="output-schema"><summary>The tool's output schema</summary><pre id="${id}-schema">${schema}</pre></details>`}
+${refused === undefined ? '' : html`<p class="form-error" role="alert" id="${id}-problem" data-testid="answer-problem">${refused.problem}</p>`}
+<textarea id="${id}-result" name="result" rows="4" required${refused === undefined ? '' : html` aria-invalid="true" aria-describedby="${id}-problem"`}>${refused?.text ?? '{}'}</textarea>
 <button type="submit">Resolve</button>
 </form>
 <form method="post" action="${base}/reject" class="reject">
