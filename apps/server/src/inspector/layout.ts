@@ -41,6 +41,7 @@ button{font:inherit;padding:.3rem .8rem;border:1px solid var(--fg);background:va
 .toc{display:flex;flex-wrap:wrap;gap:.8rem}.pager{margin:.4rem 0}
 .runs td:first-child{word-break:break-all}
 #live-status{font-size:.85em;color:var(--muted)}
+.token-call{margin:.4rem 0}.token-head{margin:0;font-size:.85em;color:var(--muted)}.token-text{white-space:pre-wrap;margin:.2rem 0}.token-call.discarded .token-text{text-decoration:line-through;color:var(--muted)}
 .chart-pair{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1rem;align-items:start}.chart{margin:0}.legend{list-style:none;display:flex;flex-wrap:wrap;gap:.8rem;padding:0;font-size:.85em}@media (max-width:800px){.chart-pair{grid-template-columns:1fr}}
 @media (max-width:600px){main{padding:.5rem}.facts{grid-template-columns:1fr}.slots,.calls{padding-left:.4rem}.attempt{margin-left:.2rem}
 table.runs thead{display:none}table.runs tr{display:block;border-bottom:2px solid var(--line);padding:.3rem 0}table.runs td{display:block;border:0;padding:.05rem 0}table.runs td::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}}
@@ -64,6 +65,18 @@ if(timer===null)timer=setTimeout(refresh,15)}
 var source=new EventSource(root.getAttribute('data-events'));
 ${JSON.stringify(JOURNAL_LINE_TYPES)}.forEach(function(type){source.addEventListener(type,onLine)});
 source.onerror=function(){if(source.readyState===2&&status)status.textContent='Live updates stopped; reload the page to see the latest.'};
+var tokensUrl=root.getAttribute('data-tokens');var box=document.getElementById('token-calls');
+if(tokensUrl&&box){var blocks={};var tokens=new EventSource(tokensUrl);
+tokens.onmessage=function(event){var r;try{r=JSON.parse(event.data)}catch(e){return}
+var key=r.executionId+'/'+r.callId+'/'+r.attempt+'/'+r.llmAttempt;var block=blocks[key];
+if(!block){var shown=document.getElementById('tokens');if(shown)shown.hidden=false;block=document.createElement('div');block.className='token-call';block.setAttribute('data-token-call',r.callId);block.setAttribute('data-testid','token-call');
+var head=document.createElement('p');head.className='token-head';head.textContent=r.callId+' \u00b7 attempt '+r.attempt+' \u00b7 request '+r.llmAttempt;
+var text=document.createElement('pre');text.className='token-text';block.appendChild(head);block.appendChild(text);box.appendChild(block);blocks[key]=block}
+if(r.kind==='delta'&&typeof r.text==='string')block.lastChild.textContent+=r.text;
+else if(r.kind==='discarded'){block.classList.add('discarded');block.firstChild.textContent+=' \u00b7 thrown away ('+(r.cause||'unknown')+')'}
+else if(r.kind==='end')block.classList.add('ended');
+document.body.setAttribute('data-last-token',event.lastEventId)};
+tokens.addEventListener('done',function(){tokens.close()})}
 })();
 `
 
@@ -73,6 +86,8 @@ export interface PageOptions {
   readonly title: string
   /** The events URL for the live script, when the run may still grow. */
   readonly eventsUrl?: string | undefined
+  /** The run's token stream (`?format=raw`) for the live script to show the model's text as it streams. */
+  readonly tokensUrl?: string | undefined
   /** Shown in the header: who is signed in, with a sign-out button. */
   readonly signedIn?: { readonly principal: string; readonly csrf: string } | undefined
 }
@@ -84,7 +99,7 @@ export function page(options: PageOptions, body: SafeHtml): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${options.title} · Locus inspector</title><style>${raw(CSS)}</style></head>
 <body><a class="visually-hidden" href="#main">Skip to content</a>
 <header class="top"><a href="/">Locus run inspector</a><a href="/report">Outcome report</a><a href="/schedules">Schedules</a>${live ? html`<p id="live-status" role="status" aria-live="polite">Live: following the run</p>` : ''}${options.signedIn === undefined ? '' : html`<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${options.signedIn.csrf}"><span>${options.signedIn.principal}</span> <button type="submit">Sign out</button></form>`}</header>
-<main id="main"${live ? html` data-events="${options.eventsUrl}"` : ''}>${body}</main>
+<main id="main"${live ? html` data-events="${options.eventsUrl}"` : ''}${live && options.tokensUrl !== undefined ? html` data-tokens="${options.tokensUrl}"` : ''}>${body}</main>
 ${live ? html`<script src="/inspector.js" defer></script>` : ''}
 </body></html>`.value
 }

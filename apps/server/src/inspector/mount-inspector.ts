@@ -302,9 +302,12 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
     )
     const typeQuery = c.req.query('type') || undefined
     let eventsUrl: string | undefined
+    let tokensUrl: string | undefined
     if (!ended) {
       const token = sessions.keysConfigured ? `&token=${enc(routes.eventTokens.issue(runId).token)}` : ''
       eventsUrl = `/v1/runs/${enc(runId)}/events?execution=${enc(info.executionId)}&after=${model.view.lastSeq}${token}`
+      // The model's text as it streams, from the store's token stream (which outlives this server), when the store keeps one.
+      if (runtime.store.streams !== undefined) tokensUrl = `/v1/runs/${enc(runId)}/stream?format=raw${token}`
     }
     const input: RunPageInput = {
       runId,
@@ -321,9 +324,10 @@ ${rows.length === 0 ? html`<p>No runs${workflow === undefined && status === unde
       journalPage: pageNumber(c.req.query('journalPage')),
       execution,
       outputSchemas: outputSchemasOf(model.view.workflow, pending),
+      tokens: tokensUrl !== undefined,
       answer,
     }
-    return respond(c, page({ title: `Run ${runId}`, eventsUrl, signedIn: signedIn(viewer) }, renderRunBody(input)), httpStatus)
+    return respond(c, page({ title: `Run ${runId}`, eventsUrl, tokensUrl, signedIn: signedIn(viewer) }, renderRunBody(input)), httpStatus)
   }
 
   /** The JSON Schema of each pending deferral's tool output, by tool name, when the tool declares one (the run's workflow first, then any registered one). */

@@ -30,6 +30,8 @@ export interface RunPageInput {
   readonly outputSchemas?: ReadonlyMap<string, string> | undefined
   /** A deferral's form as the viewer sent it, refused: shown again with the typed text and what is wrong. */
   readonly answer?: AnswerForm | undefined
+  /** True when the page follows the run's token stream: it gets a section the live script fills with the model's text. */
+  readonly tokens?: boolean | undefined
   /** Every execution of the run: id, kind and status, for the execution switcher. */
   readonly executions: readonly { readonly executionId: string; readonly kind: string; readonly status: string | undefined }[]
   readonly status: string
@@ -486,11 +488,18 @@ function executions(input: RunPageInput): SafeHtml {
 }
 
 /** The body of `GET /runs/{id}`: everything the inspector shows about one execution. */
+/** Where the live script shows the model's text as it streams, one block per LLM request; not refreshed with the live sections, so the text stays. */
+function tokensSection(): SafeHtml {
+  // Hidden until the first token arrives: a run that makes no LLM request shows nothing here.
+  return html`<section id="tokens" aria-labelledby="tokens-h" hidden><h2 id="tokens-h">Tokens as they stream</h2><p>The model's text of each LLM request as it arrives; a request that was thrown away (timed out, retried) is struck through. The answers that count are in the timeline.</p><div id="token-calls" aria-live="off"></div></section>`
+}
+
 export function renderRunBody(input: RunPageInput): SafeHtml {
   return html`<h1>Run <code>${input.runId}</code></h1>
 ${executions(input)}
 <nav aria-label="On this page" class="toc"><a href="#answer">Answer</a> <a href="#timeline">Timeline</a> <a href="#budgets">Budgets</a> <a href="#journal">Journal</a> <a href="/">All runs</a></nav>
 ${summary(input)}
+${input.tokens === true ? tokensSection() : ''}
 ${deferred(input)}
 ${answer(input)}
 ${replays(input)}
