@@ -51,6 +51,26 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 const ms = (value: number): string => `${value.toFixed(2)} ms`
 
+/** The sorted durations of LISTINGS calls of `task`, one at a time. */
+async function timed(task: (index: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = []
+  for (let index = 0; index < LISTINGS; index += 1) {
+    const begin = performance.now()
+    await task(index)
+    samples.push(performance.now() - begin)
+  }
+  return samples.sort((a, b) => a - b)
+}
+
+/** Calls GET /v1/runs?workflow= for the `index`th workflow on `base` and checks it lists a full page. */
+async function listPage(base: string, index: number): Promise<void> {
+  const response = await fetch(`${base}/v1/runs?workflow=wf-${String(index % LISTED_WORKFLOWS)}&limit=20`)
+  if (response.status !== 200) throw new Error(`GET /v1/runs answered ${response.status}`)
+  const body = (await response.json()) as { runs: unknown[] }
+  const expected = Math.min(20, LISTED_RUNS / LISTED_WORKFLOWS)
+  if (body.runs.length !== expected) throw new Error(`GET /v1/runs listed ${body.runs.length} runs, expected ${expected}`)
+}
+
 let openGate: () => void = () => undefined
 const gate = new Promise<void>((resolve) => {
   openGate = resolve
@@ -277,27 +297,12 @@ try {
   const listRuntime = createRuntime({ workflows: [quick], store: listStore })
   const listServer = await startServer({ runtime: listRuntime, port: 0, env: {}, shutdownGraceMs: 1_000 })
   try {
-    const timed = async (task: (index: number) => Promise<unknown>): Promise<number[]> => {
-      const samples: number[] = []
-      for (let index = 0; index < LISTINGS; index += 1) {
-        const begin = performance.now()
-        await task(index)
-        samples.push(performance.now() - begin)
-      }
-      return samples.sort((a, b) => a - b)
-    }
     // The first listing of a store reads every row file; later ones keep what they read (a stat for each row shown).
     const coldBegin = performance.now()
     await listStore.listRunRows({ workflow: 'wf-0', limit: 20 })
     const coldMs = performance.now() - coldBegin
     const listFloor = await timed((index) => listStore.listRunRows({ workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, limit: 20 }))
-    const listHttp = await timed(async (index) => {
-      const response = await fetch(`${listServer.url}/v1/runs?workflow=wf-${String(index % LISTED_WORKFLOWS)}&limit=20`)
-      if (response.status !== 200) throw new Error(`GET /v1/runs answered ${response.status}`)
-      const body = (await response.json()) as { runs: unknown[] }
-      const expected = Math.min(20, LISTED_RUNS / LISTED_WORKFLOWS)
-      if (body.runs.length !== expected) throw new Error(`GET /v1/runs listed ${body.runs.length} runs, expected ${expected}`)
-    })
+    const listHttp = await timed((index) => listPage(listServer.url, index))
     console.log(`\n4. GET /v1/runs?workflow=&limit=20 over ${LISTED_RUNS} stored runs of ${LISTED_WORKFLOWS} workflows (file store), ${LISTINGS} requests one at a time`)
     console.log(`   first listing of a cold store: ${ms(coldMs)} (reads every run.json once)`)
     console.log(`   floor: store.listRunRows in-process   p50 ${ms(percentile(listFloor, 50))}, p99 ${ms(percentile(listFloor, 99))}`)
@@ -331,23 +336,8 @@ try {
         }),
       )
       const fillMs = performance.now() - fillBegin
-      const timed = async (task: (index: number) => Promise<unknown>): Promise<number[]> => {
-        const samples: number[] = []
-        for (let index = 0; index < LISTINGS; index += 1) {
-          const begin = performance.now()
-          await task(index)
-          samples.push(performance.now() - begin)
-        }
-        return samples.sort((a, b) => a - b)
-      }
       const pgFloor = await timed((index) => pgStore.listRunRows({ workflow: `wf-${String(index % LISTED_WORKFLOWS)}`, limit: 20 }))
-      const pgHttp = await timed(async (index) => {
-        const response = await fetch(`${pgServer.url}/v1/runs?workflow=wf-${String(index % LISTED_WORKFLOWS)}&limit=20`)
-        if (response.status !== 200) throw new Error(`GET /v1/runs answered ${response.status}`)
-        const body = (await response.json()) as { runs: unknown[] }
-        const expected = Math.min(20, LISTED_RUNS / LISTED_WORKFLOWS)
-        if (body.runs.length !== expected) throw new Error(`GET /v1/runs listed ${body.runs.length} runs, expected ${expected}`)
-      })
+      const pgHttp = await timed((index) => listPage(pgServer.url, index))
       console.log(`\n5. GET /v1/runs?workflow=&limit=20 over ${LISTED_RUNS} stored runs of ${LISTED_WORKFLOWS} workflows (PostgreSQL), ${LISTINGS} requests one at a time`)
       console.log(`   writing the runs: ${ms(fillMs)} (16 at a time)`)
       console.log(`   floor: store.listRunRows in-process   p50 ${ms(percentile(pgFloor, 50))}, p99 ${ms(percentile(pgFloor, 99))}`)

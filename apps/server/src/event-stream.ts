@@ -1,7 +1,7 @@
 import type { JournalLine } from '@locus/journal'
 import type { FeedCursor, FeedHooks } from '@locus/runtime'
 import { servedOnce } from './redact.js'
-import { type SseSink, writeSse } from './sse-writer.js'
+import { type SseSink, openSse, writeSse } from './sse-writer.js'
 
 /** What {@link journalEventStream} needs. */
 export interface JournalEventStreamOptions {
@@ -291,12 +291,7 @@ export function pushJournalEvents(sink: PushSink, headers: Record<string, string
   // a write for a thousand subscribers.
   sink.removeHeader?.('transfer-encoding')
   sink.removeHeader?.('content-length')
-  sink.writeHead(200, { ...headers, Connection: 'close' })
-  sink.write(`retry: ${options.retryMs}\n\n`)
-  const heartbeat = setInterval(() => {
-    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
-  }, options.heartbeatMs)
-  heartbeat.unref()
+  const heartbeat = openSse(sink, { ...headers, Connection: 'close' }, options, () => state.closed)
   sink.once('close', close)
   if (options.signal.aborted) {
     end()

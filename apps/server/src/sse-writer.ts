@@ -30,6 +30,21 @@ export interface SseWriteOptions {
 }
 
 /**
+ * Opens an event stream on `sink`: the status and headers, the `retry:`
+ * field, and a heartbeat comment every `heartbeatMs` while `isClosed()` says
+ * no and the client is there. Returns the heartbeat's timer, to clear at the end.
+ */
+export function openSse(sink: SseSink, headers: Record<string, string>, timing: { readonly retryMs: number; readonly heartbeatMs: number }, isClosed: () => boolean): ReturnType<typeof setInterval> {
+  sink.writeHead(200, headers)
+  sink.write(`retry: ${String(timing.retryMs)}\n\n`)
+  const heartbeat = setInterval(() => {
+    if (!isClosed() && !sink.destroyed) sink.write(': heartbeat\n\n')
+  }, timing.heartbeatMs)
+  heartbeat.unref()
+  return heartbeat
+}
+
+/**
  * A server-sent event stream written straight to a Node response
  * (`c.env.outgoing` under @hono/node-server) instead of through a
  * `ReadableStream` body: each frame is one `write`, with no stream reader in
@@ -65,12 +80,7 @@ export function writeSse(sink: SseSink, headers: Record<string, string>, options
     close()
     sink.end()
   }
-  sink.writeHead(200, headers)
-  sink.write(`retry: ${options.retryMs}\n\n`)
-  const heartbeat = setInterval(() => {
-    if (!state.closed && !sink.destroyed) sink.write(': heartbeat\n\n')
-  }, options.heartbeatMs)
-  heartbeat.unref()
+  const heartbeat = openSse(sink, headers, options, isClosed)
   sink.once('close', onClientGone)
   if (options.signal.aborted) {
     onAbort()

@@ -29,6 +29,24 @@ function counting(store: RunStore): { store: RunStore; journalReads: () => numbe
   }
 }
 
+/** Fails until `succeed()` is called: a failed run that a resume then completes. */
+function flakyWorkflow() {
+  let fail = true
+  const flaky = defineWorkflow({
+    name: 'flaky',
+    run: () => {
+      if (fail) throw new Error('not yet')
+      return { ok: true }
+    },
+  })
+  return {
+    flaky,
+    succeed: () => {
+      fail = false
+    },
+  }
+}
+
 const answering = (): ReturnType<typeof createScriptedHost> => createScriptedHost({ rules: [{ steps: [{ text: 'fine' }] }] })
 const oneCall = defineWorkflow({ name: 'one-call', run: async ({ agent }) => ({ ok: true, answer: (await agent('go')).answer }) })
 
@@ -68,18 +86,11 @@ describe('a finished run is read once', () => {
   it('sees a resume of a failed run, and keeps nothing of a run whose result is not written yet', async () => {
     const counted = counting(createMemoryRunStore())
     const store = counted.store
-    let fail = true
-    const flaky = defineWorkflow({
-      name: 'flaky',
-      run: () => {
-        if (fail) throw new Error('not yet')
-        return { ok: true }
-      },
-    })
+    const { flaky, succeed } = flakyWorkflow()
     const runtime = createRuntime({ workflows: [flaky], store })
     const failed = await (await runtime.start('flaky')).done
     expect((await runtime.get(failed.runId)).latest.view.runEnd?.disposition).toBe('failed')
-    fail = false
+    succeed()
     await (await runtime.resume(failed.runId)).done
     const resumed = await runtime.get(failed.runId)
     expect(resumed.executions).toHaveLength(2)
@@ -114,14 +125,7 @@ describe('a finished run is read once', () => {
         return base.listExecutions(runId)
       },
     }
-    let fail = true
-    const flaky = defineWorkflow({
-      name: 'flaky',
-      run: () => {
-        if (fail) throw new Error('not yet')
-        return { ok: true }
-      },
-    })
+    const { flaky, succeed } = flakyWorkflow()
     const runtime = createRuntime({ workflows: [flaky], store })
     const failed = await (await runtime.start('flaky')).done
     // Changed just now: the store cannot vouch for a token yet, so every read lists.
@@ -144,7 +148,7 @@ describe('a finished run is read once', () => {
     for (let index = 0; index < 5; index += 1) expect(await runtime.get(failed.runId)).toBe(first)
     expect(lists).toBe(listed)
     // Another process resumes it: the token changes, and the next read sees the new execution.
-    fail = false
+    succeed()
     const other = createRuntime({ workflows: [flaky], store: createFileRunStore(runsDir) })
     const resumed = await (await other.resume(failed.runId)).done
     expect(base.executionsToken?.(failed.runId)).not.toBe(token)
