@@ -106,6 +106,8 @@ export interface LeaseState {
 
 /** The PostgreSQL {@link RunStore}, plus what only a database store has. */
 export interface PostgresRunStore extends RunStore {
+  /** Tells `onKept` at commit when any process keeps an answer, signal or update for the run (`NOTIFY locus_answers`); returns the stop function. */
+  watchDeferredAnswers(runId: string, onKept: () => void): () => void
   /**
    * Takes the run's lease for `owner` when nobody holds it or the holder's
    * lease expired, with the epoch one higher than before; undefined when a
