@@ -255,7 +255,7 @@ export interface Runtime {
    * execute elsewhere (a PostgreSQL dispatcher) have it.
    */
   requestCancel?(runId: string, reason?: string, by?: string): Promise<boolean>
-  /** The live handle of a run this runtime is executing, if any. */
+  /** The live handle of a run this runtime is executing (its root or a resume), if any; a replay, which only checks the run, is never it. */
   live(runId: string): RunHandle | undefined
   /** The deferrals of a stored run that wait for an answer. */
   pendingDeferrals(runId: string): Promise<PendingDeferral[]>
@@ -443,7 +443,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * from the store first; the handle resolves when the execution's first line
    * (`run_start`) names it, or rejects when the launch is refused.
    */
-  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started, caller: CallerHooks = {}): Promise<RunHandle> {
+  function launch(runId: string | undefined, begin: (hooks: LaunchHooks) => Started, caller: CallerHooks = {}, as: 'run' | 'replay' = 'run'): Promise<RunHandle> {
     const controller = new AbortController()
     setMaxListeners(0, controller.signal)
     // The caller's own signal cancels the execution as handle.cancel does, who asked included (a CLI's Ctrl-C before the handle exists).
@@ -485,7 +485,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         if (settled) return
         settled = true
         const handle = handleOf()
-        liveRuns.set(handle.runId, handle)
+        // A replay checks the run; it does not execute it: `live(runId)`, `describe` and answers keep to the run's own execution.
+        if (as === 'run') liveRuns.set(handle.runId, handle)
         if (started !== undefined) executions.set(handle, started)
         resolve(handle)
       }
@@ -664,7 +665,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return launch(runId, (hooks) => {
         const { host: _host, ...withoutHost } = base(rest, hooks)
         return startedLater(startReplay(runId, definition, withoutHost).then((started) => ({ handle: started.handle, done: started.done.then((replayed) => replayed.run) })))
-      }, callerOf(rest))
+      }, callerOf(rest), 'replay')
     },
     get: (runId, readOptions) => ((readOptions?.keep ?? 'notable') === 'notable' ? readFinished(runId) : readStoredRun(store, runId, readOptions)),
     async describe(runId) {

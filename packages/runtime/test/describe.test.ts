@@ -92,6 +92,31 @@ describe('runtime.describe', () => {
     expect((await handle.done).disposition).toBe('cancelled')
   })
 
+  it('a replay in progress is not the run: describe and live keep to the run as stored, ended', async () => {
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let replaying = false
+    const checked = defineWorkflow({
+      name: 'checked',
+      run: async () => {
+        // The replay's script waits here, so the replay is in progress while the test looks.
+        if (replaying) await held
+        return { ok: true }
+      },
+    })
+    const runtime = createRuntime({ workflows: [checked], store: createMemoryRunStore() })
+    const ended = await (await runtime.start('checked')).done
+    replaying = true
+    const replay = await runtime.replay(ended.runId)
+    expect(replay.executionId).not.toBe(ended.runId)
+    expect(runtime.live(ended.runId)).toBeUndefined()
+    expect(await runtime.describe(ended.runId)).toMatchObject({ status: 'completed', live: false, executionId: ended.runId, disposition: 'completed' })
+    release()
+    expect((await replay.done).disposition).toBe('completed')
+  })
+
   it('refuses a run the store does not have with RUN_NOT_FOUND', async () => {
     await expect(createRuntime({ workflows: [approval], store: createMemoryRunStore() }).describe('no-such-run')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' })
   })
