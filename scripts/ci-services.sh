@@ -7,7 +7,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PGDATA_DIR="${LOCUS_PG_DIR:-/tmp/locus-ci-pg}"
-PGPORT="${LOCUS_PG_PORT:-55432}"
+# Below the kernel's ephemeral port range (32768-60999 on Linux), so no outgoing connection can hold it when the cluster starts.
+PGPORT="${LOCUS_PG_PORT:-25432}"
 log() { printf '[ci-services] %s\n' "$*" >&2; }
 
 pg_bin() {
