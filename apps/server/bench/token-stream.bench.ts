@@ -9,7 +9,9 @@
 // 2. store writes per second per stream while the model streams (at most 20:
 //    one write per 50 ms);
 // 3. heap per subscriber with that many open streams on one run.
-// LOCUS_BENCH_SMOKE=1 runs it at a small size in seconds.
+// LOCUS_BENCH_SMOKE=1 runs it at a small size in seconds. LOCUS_BENCH_STORE=postgres
+// runs it on the PostgreSQL store of LOCUS_TEST_PG_URL (in a scratch schema,
+// dropped after) instead of the file store; without a URL it says so and skips.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { type Server, createServer } from 'node:http'
@@ -19,10 +21,19 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { reportTarget } from '@locus/bench-kit'
 import { type AgentHost, createRuntime, defineWorkflow } from '@locus/runtime'
-import { type RunStreams, createFileRunStore } from '@locus/store'
+import { type RunStore, type RunStreams, createFileRunStore } from '@locus/store'
+import { createPostgresRunStore } from '@locus/store-postgres'
+import pg from 'pg'
 import { startServer } from '../src/index.js'
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
+const STORE = process.env.LOCUS_BENCH_STORE === 'postgres' ? 'postgres' : 'file'
+const PG_URL = process.env.LOCUS_TEST_PG_URL === '' ? undefined : process.env.LOCUS_TEST_PG_URL
+if (STORE === 'postgres' && PG_URL === undefined) {
+  console.log('@locus/server token stream on PostgreSQL: skipped, set LOCUS_TEST_PG_URL to a PostgreSQL database to run it.')
+  process.exit(0)
+}
+const PG_SCHEMA = `locus_bench_tokens_${String(process.pid)}`
 const SUBSCRIBERS = Number(process.env.LOCUS_BENCH_SUBSCRIBERS ?? (smoke ? 50 : 1_000))
 const CHUNKS = Number(process.env.LOCUS_BENCH_CHUNKS ?? (smoke ? 200 : 1_000))
 const GAP_MS = Number(process.env.LOCUS_BENCH_GAP_MS ?? 5)
@@ -97,10 +108,11 @@ const host: AgentHost = {
 
 const talker = defineWorkflow({ name: 'talker', run: async ({ agent }) => ({ ok: true, chars: (await agent('stream')).answer.length }) })
 const scratch = mkdtempSync(join(tmpdir(), 'locus-token-bench-'))
-const fileStore = createFileRunStore(scratch)
+const pgStore = STORE === 'postgres' ? createPostgresRunStore({ connectionString: PG_URL, schema: PG_SCHEMA }) : undefined
+const baseStore: RunStore = pgStore ?? createFileRunStore(scratch)
 // Counts the writes of the run's stream: the writer batches them, at most one per 50 ms.
 const appendTimes: number[] = []
-const realStreams = fileStore.streams as RunStreams
+const realStreams = baseStore.streams as RunStreams
 const streams: RunStreams = {
   ...realStreams,
   append: (runId, records) => {
@@ -108,11 +120,11 @@ const streams: RunStreams = {
     return realStreams.append(runId, records)
   },
 }
-const runtime = createRuntime({ workflows: [talker], store: { ...fileStore, streams }, host })
+const runtime = createRuntime({ workflows: [talker], store: { ...baseStore, streams }, host })
 const server = await startServer({ runtime, port: 0, env: {}, shutdownGraceMs: 1_000 })
 
 try {
-  console.log(`@locus/server token stream on loopback${smoke ? ' (smoke size)' : ''}, file store; Node ${process.version}`)
+  console.log(`@locus/server token stream on loopback${smoke ? ' (smoke size)' : ''}, ${STORE === 'postgres' ? 'PostgreSQL' : 'file'} store; Node ${process.version}`)
   const started = await fetch(`${server.url}/v1/workflows/talker/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
   const { runId } = (await started.json()) as { runId: string }
   gc()
@@ -158,4 +170,11 @@ try {
   await server.close()
   model.close()
   rmSync(scratch, { recursive: true, force: true })
+  if (pgStore !== undefined) {
+    await pgStore.close()
+    const admin = new pg.Client({ connectionString: PG_URL })
+    await admin.connect()
+    await admin.query(`drop schema if exists ${PG_SCHEMA} cascade`)
+    await admin.end()
+  }
 }

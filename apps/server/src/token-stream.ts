@@ -69,12 +69,27 @@ export interface TokenStreamFrames {
   finish(): string
 }
 
+/**
+ * A record's raw frame, made once per record object: connections that share
+ * a read ({@link sharedStreamReads}) hand the same records to every client,
+ * so a thousand clients of one run share one serialisation of each.
+ */
+const rawFramesOf = new WeakMap<StreamRecord, string>()
+function rawFrameOf(record: StreamRecord): string {
+  let frame = rawFramesOf.get(record)
+  if (frame === undefined) {
+    frame = `id: ${String(record.offset)}\ndata: ${JSON.stringify(rawRecordOf(record))}\n\n`
+    rawFramesOf.set(record, frame)
+  }
+  return frame
+}
+
 /** `?format=raw`: each record one event (`id:` its offset, `data:` the record); `event: done` once the run ended and everything was sent. */
 export function rawFrames(): TokenStreamFrames {
   return {
     contentHeaders: {},
     start: () => '',
-    record: (record) => `id: ${record.offset}\ndata: ${JSON.stringify(rawRecordOf(record))}\n\n`,
+    record: rawFrameOf,
     finish: () => 'event: done\ndata: {}\n\n',
   }
 }
@@ -284,6 +299,82 @@ export function tokenStreamBody(options: TokenStreamWriteOptions): ReadableStrea
   )
 }
 
+/**
+ * The store reads of every token stream this server serves, shared: a read,
+ * a wait or a row read that another connection already asked for with the
+ * same arguments, and that has not answered yet, answers this one too. A
+ * thousand clients caught up on one run wake on the same write and ask the
+ * same questions; without this each asks the store itself (on PostgreSQL,
+ * three queries per client per batch). Joining a request under way loses
+ * nothing: a read that missed a record written after it began is followed
+ * by a wait, and a wait that began before the write is woken by it. A
+ * connection's record read never joins one that began before its own row
+ * read (`forConnection`), so "the row says ended, the read after it has
+ * everything" still holds for each connection.
+ */
+export function sharedStreamReads(streams: Pick<RunStreams, 'read' | 'wait'>, readRow: (runId: string) => Promise<RunRow | undefined>): {
+  forConnection(): { readonly streams: Pick<RunStreams, 'read' | 'wait'>; readonly row: (runId: string) => Promise<RunRow | undefined> }
+} {
+  const pending = new Map<string, { readonly since: number; readonly answer: Promise<unknown> }>()
+  /** The answer of `key` asked at or after `notBefore`, asking the store only when none is under way. */
+  const asked = <T>(key: string, ask: () => Promise<T>, notBefore = Number.NEGATIVE_INFINITY): { readonly since: number; readonly answer: Promise<T> } => {
+    const current = pending.get(key)
+    if (current !== undefined && current.since >= notBefore) return current as { readonly since: number; readonly answer: Promise<T> }
+    const entry = { since: performance.now(), answer: ask() }
+    pending.set(key, entry)
+    void entry.answer
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        if (pending.get(key) === entry) pending.delete(key)
+      })
+    return entry
+  }
+  const once = <T>(key: string, ask: () => Promise<T>, notBefore?: number): Promise<T> => asked(key, ask, notBefore).answer
+  const wait = (runId: string, after: number, options?: { readonly signal?: AbortSignal | undefined; readonly timeoutMs?: number | undefined }): Promise<boolean> => {
+    // One wait for all who wait after the same offset; each stops on its own signal.
+    const shared = once(`wait\n${runId}\n${String(after)}\n${String(options?.timeoutMs ?? '')}`, () => streams.wait(runId, after, { timeoutMs: options?.timeoutMs }))
+    const signal = options?.signal
+    if (signal === undefined) return shared
+    if (signal.aborted) return Promise.resolve(false)
+    return new Promise<boolean>((resolve, reject) => {
+      const onAbort = (): void => {
+        resolve(false)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      shared.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort)
+          resolve(value)
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort)
+          reject(error instanceof Error ? error : new Error(String(error)))
+        },
+      )
+    })
+  }
+  return {
+    forConnection() {
+      let rowAskedAt = Number.NEGATIVE_INFINITY
+      return {
+        streams: {
+          read: (runId, options) => once(`read\n${runId}\n${String(options?.after ?? -1)}\n${String(options?.limit ?? '')}`, () => streams.read(runId, options), rowAskedAt),
+          wait,
+        },
+        row: (runId) => {
+          // A row read already under way will do; the records read that follows must not have begun before it.
+          const row = asked(`row\n${runId}`, () => readRow(runId))
+          rowAskedAt = row.since
+          return row.answer
+        },
+      }
+    },
+  }
+}
+
 /** The frames of a connection: `start`, each record's, and `finish` once the run ended with everything sent. */
 async function* piecesOf(frames: TokenStreamFrames, records: AsyncGenerator<StreamRecord, 'ended' | 'pruned' | 'stopped', undefined>): AsyncGenerator<string, void, undefined> {
   try {
@@ -326,6 +417,8 @@ export function mountTokenStream(routes: RouteContext): void {
     await next()
   }
 
+  const shared = sharedStreamReads(runtime.store.streams ?? NO_STREAMS, (runId) => runtime.store.readRunRow(runId))
+
   app.get('/v1/runs/:id/stream', streamGuard, async (c) => {
     const runId = parse(RunIdSchema, c.req.param('id'), 'id')
     const query = parse(TokenStreamQuerySchema, c.req.query(), 'query')
@@ -333,8 +426,9 @@ export function mountTokenStream(routes: RouteContext): void {
     const after = lastEventId === undefined || lastEventId.trim() === '' ? (query.after ?? -1) : parse(z.coerce.number().int().min(-1), lastEventId.trim(), 'Last-Event-ID')
     const store = runtime.store
     if (!(await store.hasRun(runId))) throw new ApiError('not_found', `No run "${runId}".`)
-    const streams = store.streams ?? NO_STREAMS
-    const row = (): Promise<RunRow | undefined> => store.readRunRow(runId)
+    const reads = shared.forConnection()
+    const streams = reads.streams
+    const row = (): Promise<RunRow | undefined> => reads.row(runId)
     const current = await row()
     const first = await streams.read(runId, { after, limit: 1 })
     if (first.firstKept > after + 1) {
