@@ -287,8 +287,8 @@ export function pushJournalEvents(sink: PushSink, headers: Record<string, string
     sink.destroy()
   }
   // Without Content-Length or chunked framing the body runs to the connection's close, as an event stream does anyway:
-  // each frame is then one plain socket write (no chunk header and trailer around it, no cork), a third of the cost of
-  // a write for a thousand subscribers.
+  // each frame is then one plain socket write, with no chunk header and trailer around it and no cork (about a tenth
+  // of the server's CPU per delivery at a thousand subscribers, as the server bench measured it).
   sink.removeHeader?.('transfer-encoding')
   sink.removeHeader?.('content-length')
   const heartbeat = openSse(sink, { ...headers, Connection: 'close' }, options, () => state.closed)

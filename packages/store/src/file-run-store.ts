@@ -9,7 +9,7 @@ import {
   validateRunId,
 } from '@locus/journal'
 import { randomBytes } from 'node:crypto'
-import { type Dirent, mkdirSync, readdirSync, statSync } from 'node:fs'
+import { type Dirent, mkdirSync, statSync } from 'node:fs'
 import { link, mkdir, open, readFile, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { RUN_LAYOUT, runPaths } from './file-layout.js'
@@ -197,12 +197,10 @@ export function createFileRunStore(runsDir: string, options: FileRunStoreOptions
 
   async function listExecutions(runId: string): Promise<ExecutionInfo[]> {
     const rootDir = runPaths(base, runId).rootDir
-    // One read of the run's directory tells both that the run exists and whether it has nested executions. It is read
-    // in place: a run's directory holds a few entries, and the thread pool's round trip cost several times the read
-    // (this listing is how a reader learns a finished run has not been resumed since, on every read of it).
+    // One read of the run's directory tells both that the run exists and whether it has nested executions.
     let entries: Dirent[]
     try {
-      entries = readdirSync(rootDir, { withFileTypes: true })
+      entries = await readdir(rootDir, { withFileTypes: true })
     } catch (error) {
       if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new RunNotFoundError(runId, base)
       throw error
