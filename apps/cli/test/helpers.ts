@@ -84,17 +84,22 @@ export function onJsonLine(child: ChildProcess, onLine: (line: Record<string, un
 /** The PostgreSQL client the store package uses (the CLI has no database client of its own to create a database with). */
 interface PgClient {
   connect(): Promise<unknown>
-  query(sql: string): Promise<unknown>
+  query(sql: string): Promise<{ rows: Record<string, unknown>[] }>
   end(): Promise<unknown>
 }
 
 /** Runs one statement (create or drop a test database, say) on a connection of its own. */
 export async function adminQuery(connectionString: string | undefined, sql: string): Promise<void> {
+  await pgRows(connectionString, sql)
+}
+
+/** Runs one query on a connection of its own and resolves its rows. */
+export async function pgRows(connectionString: string | undefined, sql: string): Promise<Record<string, unknown>[]> {
   const pg = createRequire(join(repoRoot, 'packages', 'store-postgres', 'package.json'))('pg') as { Client: new (options: { connectionString: string | undefined }) => PgClient }
   const client = new pg.Client({ connectionString })
   await client.connect()
   try {
-    await client.query(sql)
+    return (await client.query(sql)).rows
   } finally {
     await client.end()
   }
