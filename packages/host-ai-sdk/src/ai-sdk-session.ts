@@ -1,6 +1,6 @@
 import { LocusError, prepareWorkflowResult } from '@locus/outcome'
 import type { RetryClock } from '@locus/retry'
-import type { AgentSession, ArtifactSink, HostTool, SessionRequest, TranscriptEntry, TurnResult, TurnTextEvent } from '@locus/host-contract'
+import type { AgentSession, ArtifactSink, HostTool, RateGate, SessionRequest, TranscriptEntry, TurnResult, TurnTextEvent } from '@locus/host-contract'
 import type { ModelMessage, ToolResultPart, ToolSet } from 'ai'
 import type { AiSdkAttemptLog, AiSdkLanguageModel } from './ai-sdk-host-options.js'
 import type { LlmFailure } from './classify-llm-error.js'
@@ -39,6 +39,8 @@ export interface AiSdkPromptOptions {
    * was thrown away. Without streaming, one delta with the whole text.
    */
   readonly onText?: ((event: TurnTextEvent) => void) | undefined
+  /** The run's shared rate limits, asked before each request of the turn after its first, and told a 429's `Retry-After` at once. */
+  readonly rateGate?: RateGate | undefined
 }
 
 /**
@@ -199,7 +201,7 @@ export class AiSdkSession implements AgentSession {
       turnController.abort()
     })
     try {
-      return await this.#runTurn(text, turnController.signal, watch, options.onProgress, options.onText)
+      return await this.#runTurn(text, turnController.signal, watch, options)
     } finally {
       watch.stop()
       signal.removeEventListener('abort', onCallerAbort)
@@ -210,9 +212,9 @@ export class AiSdkSession implements AgentSession {
     text: string,
     signal: AbortSignal,
     watch: TurnBudgetWatch,
-    onTurnProgress: ((progress: LlmProgress) => void) | undefined,
-    onText: ((event: TurnTextEvent) => void) | undefined,
+    turnOptions: Pick<AiSdkPromptOptions, 'onProgress' | 'onText' | 'rateGate'>,
   ): Promise<AiSdkTurnResult> {
+    const { onProgress: onTurnProgress, onText, rateGate } = turnOptions
     const { ai, model, settings, request, clock } = this.#context
     this.#turn += 1
     const turn = this.#turn
@@ -231,6 +233,19 @@ export class AiSdkSession implements AgentSession {
       return end({ text: '', stopReason: 'aborted', reason: 'the turn was aborted before the model answered' })
     }
     const progressListeners = [this.#context.onProgress, onTurnProgress].filter((listener) => listener !== undefined)
+    // The runtime found room for the turn's first request before calling prompt; every later one asks the gate.
+    let requestsAsked = 0
+    const rate =
+      rateGate === undefined
+        ? undefined
+        : {
+            beforeRequest: async (requestSignal: AbortSignal) => {
+              if (requestsAsked++ > 0) await rateGate.beforeRequest(requestSignal)
+            },
+            retryAfter: (ms: number) => {
+              rateGate.retryAfter(settings.modelId, ms)
+            },
+          }
 
     for (let step = 1; ; step += 1) {
       if (signal.aborted) return aborted()
@@ -317,6 +332,7 @@ export class AiSdkSession implements AgentSession {
         policy: settings.retry,
         clock,
         signal,
+        rate,
         onAttempt: (record) => {
           const llmAttempt = requestOrdinals.get(record.attempt)
           if (onText !== undefined && llmAttempt !== undefined) {

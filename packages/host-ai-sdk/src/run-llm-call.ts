@@ -17,13 +17,25 @@ export interface LlmCallSettings {
   /** The turn's signal: aborting it cancels the request in flight and any wait. */
   readonly signal: AbortSignal
   readonly onAttempt: (record: LlmAttemptRecord) => void
+  /**
+   * The run's shared rate limits: awaited before each request is sent
+   * (outside the attempt's deadline), and told a 429's `Retry-After` at once.
+   * When given, the loop leaves a 429's `Retry-After` to it instead of
+   * sleeping it out itself.
+   */
+  readonly rate?: {
+    readonly beforeRequest: (signal: AbortSignal) => Promise<void> | void
+    readonly retryAfter: (ms: number) => void
+  } | undefined
 }
 
 /**
  * Sends one LLM request under a seed-001 retry policy with `runWithRetry`:
  * each attempt gets the policy's deadline (its signal reaches `fetch`), a
  * classified failure retries only when retryable, and after a 429 the next
- * attempt waits `max(backoff, Retry-After)`.
+ * attempt waits `max(backoff, Retry-After)`. With `rate` (the run's shared
+ * rate limits), a 429's `Retry-After` closes the shared limit instead, and
+ * every request, the first included, waits for room in it before it is sent.
  *
  * The Retry-After floor is laid on the backoff sleep through a clock wrapper.
  * When the policy's backoff is zero, `runWithRetry` does not sleep at all, so
@@ -71,11 +83,15 @@ export async function runLlmCall<T>(send: (signal: AbortSignal, attempt: number)
     {
       clock: flooredClock,
       signal,
+      ...(settings.rate === undefined ? {} : { beforeAttempt: () => settings.rate?.beforeRequest(signal) }),
       onAttempt: (record) => {
         const failure = failures.get(record.attempt) ?? record.failure
         const classified = failures.get(record.attempt)
         let delayBeforeNextMs = record.delayBeforeNextMs
-        if (delayBeforeNextMs !== undefined && classified?.retryAfterMs !== undefined) {
+        if (settings.rate !== undefined && classified?.retryAfterMs !== undefined && (classified.code === 'rate_limited' || classified.status === 429)) {
+          // Shared limits: every caller holds until the Retry-After has passed, this one in beforeRequest.
+          settings.rate.retryAfter(classified.retryAfterMs)
+        } else if (delayBeforeNextMs !== undefined && classified?.retryAfterMs !== undefined) {
           floorUntil = record.endedAt + classified.retryAfterMs
           delayBeforeNextMs = Math.max(delayBeforeNextMs, classified.retryAfterMs)
           backoffArmed = record.delayBeforeNextMs !== undefined && record.delayBeforeNextMs > 0

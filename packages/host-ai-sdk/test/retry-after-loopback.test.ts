@@ -112,4 +112,30 @@ describe('Retry-After on the real clock', () => {
     expect(server.arrivals).toHaveLength(1)
     expect(result.reason).toContain('HTTP 429 rate_limited, after 1 LLM attempt: no retry policy applies to this call')
   })
+
+  it("with the run's rate gate, a 429's Retry-After goes to the gate at once and the retry waits on the gate, not on a sleep of its own", async () => {
+    const server = await loopback([{ status: 429, headers: { 'retry-after': '30' } }])
+    const session = await createAiSdkHost({ baseURL: server.baseURL, modelId: 'm', retry: policy(0) }).openSession(sessionRequest())
+    const told: { kind: string; at: number; detail?: unknown }[] = []
+    const rateGate = {
+      beforeRequest: (signal: AbortSignal) => {
+        told.push({ kind: 'before', at: performance.now(), detail: signal.aborted })
+        return Promise.resolve()
+      },
+      retryAfter: (model: string, ms: number) => {
+        told.push({ kind: 'retry-after', at: performance.now(), detail: { model, ms } })
+      },
+    }
+    const started = performance.now()
+    const result = await session.prompt('hi', { ...turnSignal(), rateGate })
+    expect(result).toMatchObject({ text: 'recovered', stopReason: 'end' })
+    // The turn's first request was the runtime's to limit; the retry asked the gate, after the 429 was reported.
+    expect(told.map((entry) => entry.kind)).toEqual(['retry-after', 'before'])
+    expect(told[0]?.detail).toEqual({ model: 'm', ms: 30_000 })
+    expect(told[1]?.detail).toBe(false)
+    // No 30 s sleep of the host's own: the gate decides how long the retry waits.
+    expect(performance.now() - started).toBeLessThan(5_000)
+    expect(server.arrivals).toHaveLength(2)
+    expect(result.llmAttempts[0]).toMatchObject({ status: 429, code: 'rate_limited', retryAfterMs: 30_000, delayBeforeNextMs: 0 })
+  })
 })

@@ -164,6 +164,32 @@ export interface PromptOptions {
   readonly onProgress?: (progress: TurnProgress) => void
   /** The answer's text as it streams; a host that cannot stream may call it once with the whole text, or never. */
   readonly onText?: (event: TurnTextEvent) => void
+  /**
+   * The run's shared rate limits, for the requests a turn sends after its
+   * first (a retry, a later step): present when the run has limits. The turn's
+   * first request already had room when `prompt` was called.
+   */
+  readonly rateGate?: RateGate
+}
+
+/**
+ * What a host that sends several LLM requests in one turn tells the run's
+ * shared rate limits, so every request, not only a turn's first, counts
+ * against them and a provider's `Retry-After` holds every worker at once.
+ */
+export interface RateGate {
+  /**
+   * Waits for room before a request after the turn's first; the wait is
+   * journaled as `rate_wait` and spends no attempt. Resolves early when
+   * `signal` aborts.
+   */
+  beforeRequest(signal: AbortSignal): Promise<void>
+  /**
+   * A provider answered 429 with `Retry-After`: closes the shared limit for
+   * `model` for `ms` for every caller at once. A host that calls it leaves the
+   * wait to `beforeRequest` instead of sleeping the `Retry-After` itself.
+   */
+  retryAfter(model: string, ms: number): void
 }
 
 /** The result of one prompt in a child session. */

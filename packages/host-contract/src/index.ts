@@ -18,6 +18,7 @@ export type {
   TurnProgress,
   TurnTextEvent,
   PromptOptions,
+  RateGate,
   TurnResult,
   Usage,
 } from './agent-host.js'

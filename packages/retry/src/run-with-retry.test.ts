@@ -601,3 +601,61 @@ describe('runWithRetry: properties', () => {
     )
   })
 })
+
+describe('runWithRetry: beforeAttempt', () => {
+  it("is awaited before every attempt, and what it waits is no part of the attempt's timeout", async () => {
+    const clock = createManualClock(0)
+    const asked: number[] = []
+    const starts: AttemptStart[] = []
+    let calls = 0
+    const pending = runWithRetry(
+      () => {
+        calls += 1
+        if (calls === 1) throw retryable503()
+        return 'ok'
+      },
+      { timeout_secs: 1, max_retries: 2, backoff_base_secs: 0, backoff_max_secs: 0 },
+      {
+        clock,
+        // Room in a shared limit: 5 s of waiting before each attempt, five times the attempt's timeout.
+        beforeAttempt: async (attempt) => {
+          asked.push(attempt)
+          await clock.sleep(5_000)
+        },
+        onAttemptStart: (start) => starts.push(start),
+      },
+    )
+    const state = { settled: false }
+    void pending.finally(() => (state.settled = true))
+    // Each wait before an attempt runs to its end; a real tick lets the loop reach its next wait.
+    while (!state.settled) if (!(await clock.advanceToNextSleep())) await new Promise((resolve) => setTimeout(resolve, 1))
+    const outcome = await pending
+    expect(outcome).toMatchObject({ ok: true, value: 'ok', reason: 'succeeded' })
+    expect(asked).toEqual([1, 2])
+    // Each attempt starts after its wait, its deadline a full second after its own start.
+    expect(starts.map((start) => [start.startedAt, start.deadline])).toEqual([
+      [5_000, 6_000],
+      [10_000, 11_000],
+    ])
+  })
+
+  it('a cancellation while it waits ends the loop as cancelled, with no attempt started', async () => {
+    const controller = new AbortController()
+    let attempts = 0
+    const outcome = await runWithRetry(
+      () => {
+        attempts += 1
+        return 'never'
+      },
+      noTimeout(3),
+      {
+        signal: controller.signal,
+        beforeAttempt: () => {
+          controller.abort()
+        },
+      },
+    )
+    expect(attempts).toBe(0)
+    expect(outcome).toMatchObject({ ok: false, reason: 'cancelled', failure: { error: 'cancelled by the caller before the first attempt' } })
+  })
+})

@@ -60,6 +60,14 @@ export interface RetryOptions {
    * @default 'abandon'
    */
   readonly atDeadline?: 'abandon' | 'await' | undefined
+  /**
+   * Awaited before each attempt starts, before its clock reading and its
+   * deadline: a wait for room in a shared rate limit, which is not part of
+   * the attempt and spends none of its timeout. Aborting `signal` while it
+   * waits ends the loop as `cancelled`; if it rejects otherwise, the loop
+   * rejects with that error. @default none
+   */
+  readonly beforeAttempt?: ((attempt: number) => Promise<void> | void) | undefined
 }
 
 type Settlement<T> =
@@ -356,6 +364,12 @@ export async function runWithRetry<T>(
   }
 
   for (let attempt = 1; ; attempt += 1) {
+    if (options.beforeAttempt !== undefined) {
+      await options.beforeAttempt(attempt)
+      if (isAborted(signal)) {
+        return { ok: false, failure: cancelledFailure(attempt === 1 ? 'before the first attempt' : `while waiting before attempt ${attempt}`, signal), attempts, reason: 'cancelled' }
+      }
+    }
     const startedAt = clock.now()
     const deadline = timeoutMs === null ? null : startedAt + timeoutMs
     onAttemptStart?.({ attempt, startedAt, deadline })

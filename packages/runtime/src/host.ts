@@ -16,6 +16,7 @@ export type {
   TurnProgress,
   TurnTextEvent,
   PromptOptions,
+  RateGate,
   TurnResult,
   Usage,
 } from '@locus/host-contract'

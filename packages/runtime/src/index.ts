@@ -15,7 +15,7 @@ export type { SignalOutcome } from './signals.js'
 export { UPDATE_AUDIT_PREFIX, UPDATE_SLOT_PREFIX, rejectedUpdatesOf } from './updates.js'
 export type { RejectedUpdate, UpdateOutcome } from './updates.js'
 export { MAX_PRIORITY, MIN_PRIORITY, checkFlowDefinition, checkPriority, createConcurrencyLimiter, resolveFlowKeys } from './flow-control.js'
-export { checkRateLimits, createRateLimiter, rateLimitDelay, rateLimitName, rateQueues, sleepWakeable } from './rate-limits.js'
+export { checkRateLimits, createRateLimiter, parseRateLimit, rateLimitDelay, rateLimitName, rateQueues, sleepWakeable } from './rate-limits.js'
 export type { RateLimit, RateLimitMatch, RateLimitSnapshot, RateLimiter, RateRequest, RateTicket, RateWait, RateWindow } from './rate-limits.js'
 export type { ConcurrencyLimit, ConcurrencyLimiter, ConcurrencyRequest, ConcurrencySlot, DeadlineCounts, FlowKey, QueueSnapshot, QueuedInfo, QueuedReason } from './flow-control.js'
 export type { FeedCursor, FeedHooks, LineListener } from './line-feed.js'
@@ -73,6 +73,7 @@ export type {
   TurnProgress,
   TurnTextEvent,
   PromptOptions,
+  RateGate,
   HostTool,
   SessionRequest,
   StopReason,

@@ -43,7 +43,13 @@ export interface RateWait {
 export interface RateTicket {
   /** Undefined when the request went at once. */
   readonly wait: RateWait | undefined
-  /** Replaces the worst case charged against token limits with the tokens the request really used. */
+  /**
+   * The request was answered: replaces the worst case charged against token
+   * limits with the tokens it really used, and keeps it in its limits' minute
+   * until a minute after now. A provider counts a request when it arrives,
+   * which may be well after it was let go, so a minute counted from the answer
+   * keeps the provider's count within the limit too.
+   */
   settle(tokens: number): void
 }
 
@@ -106,6 +112,50 @@ export function checkRateLimits(value: unknown): RateLimit[] {
     }
     return entry as RateLimit
   })
+}
+
+const RATE_LIMIT_FORM = 'comma-separated key=value pairs: provider=<name>, model=<id> (each optional; a missing one matches any), rpm=<requests per minute>, tpm=<tokens per minute> (at least one), such as "provider=openai,model=gpt-4o-mini,rpm=60"'
+
+/**
+ * Reads one rate limit written as text (the CLI's `--rate-limit`):
+ * `provider=openai,model=gpt-4o-mini,rpm=60,tpm=200000`. `provider` and
+ * `model` narrow what it matches (left out, they match any); `rpm` and `tpm`
+ * (or `requestsPerMinute`, `tokensPerMinute`) are the limits, at least one.
+ *
+ * @throws RuntimeInputError `RUN_OPTIONS_INVALID` naming the text and the form it should have
+ * @example
+ * ```ts
+ * parseRateLimit('model=gpt-4o-mini,rpm=60') // { match: { model: 'gpt-4o-mini' }, requestsPerMinute: 60 }
+ * ```
+ */
+export function parseRateLimit(text: string): RateLimit {
+  const refuse = (issue: string): never => {
+    throw new RuntimeInputError('RUN_OPTIONS_INVALID', `Invalid rate limit "${text}": ${issue}. Write it as ${RATE_LIMIT_FORM}.`, [`rate limit "${text}": ${issue}`])
+  }
+  const match: { provider?: string; model?: string } = {}
+  const limits: { requestsPerMinute?: number; tokensPerMinute?: number } = {}
+  const seen = new Set<string>()
+  for (const part of text.split(',')) {
+    const equals = part.indexOf('=')
+    if (equals <= 0) refuse(`"${part.trim()}" is not key=value`)
+    const key = part.slice(0, equals).trim()
+    const value = part.slice(equals + 1).trim()
+    const field = key === 'rpm' ? 'requestsPerMinute' : key === 'tpm' ? 'tokensPerMinute' : key
+    if (seen.has(field)) refuse(`${key} is given twice`)
+    seen.add(field)
+    if (field === 'provider' || field === 'model') {
+      if (value === '') refuse(`${key} is empty`)
+      match[field] = value
+    } else if (field === 'requestsPerMinute' || field === 'tokensPerMinute') {
+      const count = /^\d+$/.test(value) ? Number(value) : Number.NaN
+      if (!Number.isSafeInteger(count) || count < 1) refuse(`${key} must be a positive whole number, not "${value}"`)
+      limits[field] = count
+    } else {
+      refuse(`unknown key "${key}"`)
+    }
+  }
+  if (limits.requestsPerMinute === undefined && limits.tokensPerMinute === undefined) refuse('it limits nothing: give rpm, tpm or both')
+  return { match, ...limits }
 }
 
 /** The name a limit's waits carry: `provider/model` of its match (`*` for a field it leaves open). */
@@ -183,7 +233,8 @@ function delayOf(bucket: Pick<Bucket, 'limit' | 'starts' | 'charges' | 'closedUn
  * An in-process {@link RateLimiter} over the injected clock: a sliding minute
  * per limit (a request starts only when fewer than `requestsPerMinute` started
  * in the 60 s before it, and its worst case fits `tokensPerMinute` beside the
- * charges of those 60 s). A request matching several limits waits for all of
+ * charges of those 60 s; a settled request counts from its answer instead of
+ * its start). A request matching several limits waits for all of
  * them. Checking and charging happen in one synchronous step, so concurrent
  * calls never overshoot.
  *
@@ -226,7 +277,24 @@ export function createRateLimiter(options: { readonly limits: readonly RateLimit
             return {
               wait: blamed === undefined ? undefined : { limit: blamed, waitedMs: Math.max(0, Math.round(now - since)) },
               settle: (used) => {
-                for (const charge of charges) if (charge !== undefined) charge.tokens = Math.max(0, used)
+                const answered = clock.now()
+                for (const [index, bucket] of mine.entries()) {
+                  // The request stays in the window until a minute after it was answered: what the provider counts
+                  // is when it arrived, which is after it was let go, so the start moves to the answer (starts stay in order).
+                  const at = bucket.starts.indexOf(now)
+                  if (at >= 0 && answered > now) {
+                    bucket.starts.splice(at, 1)
+                    bucket.starts.push(answered)
+                  }
+                  const charge = charges[index]
+                  if (charge === undefined) continue
+                  charge.tokens = Math.max(0, used)
+                  const kept = bucket.charges.indexOf(charge)
+                  if (kept >= 0 && answered > now) {
+                    bucket.charges.splice(kept, 1)
+                    bucket.charges.push({ at: answered, tokens: charge.tokens })
+                  }
+                }
               },
             }
           }

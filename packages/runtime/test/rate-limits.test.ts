@@ -1,4 +1,4 @@
-import { type AgentHost, type TurnResult, RuntimeInputError, createRateLimiter, createRuntime, createScriptedHost, defineTool, defineWorkflow } from '@locus/runtime'
+import { type AgentHost, type TurnResult, RuntimeInputError, createRateLimiter, createRuntime, createScriptedHost, defineTool, defineWorkflow, parseRateLimit } from '@locus/runtime'
 import type { JournalLine } from '@locus/journal'
 import { type ManualClock, createManualClock } from '@locus/retry'
 import { createMemoryRunStore } from '@locus/store'
@@ -42,7 +42,72 @@ describe('rate limit declarations', () => {
   })
 })
 
+describe('parseRateLimit (--rate-limit)', () => {
+  it('reads back any limit written as key=value pairs', () => {
+    const name = fc.stringMatching(/^[a-z0-9][a-z0-9./:_-]{0,20}$/)
+    fc.assert(
+      fc.property(
+        fc.record({ provider: fc.option(name, { nil: undefined }), model: fc.option(name, { nil: undefined }) }),
+        fc.option(fc.integer({ min: 1, max: 1e9 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 1e9 }), { nil: undefined }),
+        fc.boolean(),
+        (match, rpm, tpm, long) => {
+          fc.pre(rpm !== undefined || tpm !== undefined)
+          const parts = [
+            ...(match.provider === undefined ? [] : [`provider=${match.provider}`]),
+            ...(match.model === undefined ? [] : [`model=${match.model}`]),
+            ...(rpm === undefined ? [] : [`${long ? 'requestsPerMinute' : 'rpm'}=${String(rpm)}`]),
+            ...(tpm === undefined ? [] : [`${long ? 'tokensPerMinute' : 'tpm'}=${String(tpm)}`]),
+          ]
+          expect(parseRateLimit(parts.reverse().join(','))).toEqual({
+            match: { ...(match.provider === undefined ? {} : { provider: match.provider }), ...(match.model === undefined ? {} : { model: match.model }) },
+            ...(rpm === undefined ? {} : { requestsPerMinute: rpm }),
+            ...(tpm === undefined ? {} : { tokensPerMinute: tpm }),
+          })
+        },
+      ),
+    )
+  })
+
+  it('refuses what is not a limit, naming the text and the form', () => {
+    const refusal = (text: string): string => {
+      try {
+        parseRateLimit(text)
+      } catch (error) {
+        expect(RuntimeInputError.isInstance(error) && error.code === 'RUN_OPTIONS_INVALID').toBe(true)
+        return (error as Error).message
+      }
+      throw new Error(`not refused: ${text}`)
+    }
+    expect(refusal('model=gpt-4o')).toContain('Invalid rate limit "model=gpt-4o": it limits nothing: give rpm, tpm or both. Write it as comma-separated key=value pairs')
+    expect(refusal('rpm=0')).toContain('rpm must be a positive whole number, not "0"')
+    expect(refusal('rpm=1.5')).toContain('rpm must be a positive whole number, not "1.5"')
+    expect(refusal('rpm=60,burst=5')).toContain('unknown key "burst"')
+    expect(refusal('rpm=60,rpm=70')).toContain('rpm is given twice')
+    expect(refusal('60rpm')).toContain('"60rpm" is not key=value')
+    expect(refusal('model=,rpm=1')).toContain('model is empty')
+  })
+})
+
 describe('the in-process rate limiter', () => {
+  it('counts a settled request from its answer: the next minute starts when the provider last heard of it', async () => {
+    const clock = createManualClock()
+    const limiter = createRateLimiter({ limits: [{ match: {}, requestsPerMinute: 1 }], clock })
+    const request = { provider: 'p', model: 'm' }
+    const slow = await limiter.acquire(request)
+    // It is answered 30 s after it was let go: a minute from its start would end at 60 s, from its answer at 90 s.
+    await clock.advance(30_000)
+    slow.settle(10)
+    await clock.advance(30_000)
+    const ticket = await drive(clock, limiter.acquire(request))
+    expect(ticket.wait).toEqual({ limit: '*/* rpm', waitedMs: 30_000 })
+    // One never settled counts from its start.
+    await clock.advance(60_000)
+    await limiter.acquire(request)
+    await clock.advance(60_000)
+    expect((await limiter.acquire(request)).wait).toBeUndefined()
+  })
+
   it('in any 60 s of the clock at most N requests start, and every request starts', async () => {
     await fc.assert(
       fc.asyncProperty(

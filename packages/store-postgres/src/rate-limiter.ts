@@ -45,7 +45,8 @@ const WINDOW_MS = 60_000
  * minute old, applies the same rule as the in-process limiter
  * (`rateLimitDelay`) and, when every limit has room, records its start and
  * worst-case tokens in the same transaction; otherwise it sleeps on the clock
- * for as long as the rule says, and asks again.
+ * for as long as the rule says, and asks again. A settled request's row is
+ * moved to its answer's time, so it counts for a minute after that.
  */
 export function createPostgresRateLimiter(options: PostgresRateLimiterOptions): RateLimiter {
   const limits = checkRateLimits(options.limits)
@@ -126,7 +127,14 @@ export function createPostgresRateLimiter(options: PostgresRateLimiterOptions): 
             return {
               wait: blamed === undefined ? undefined : { limit: blamed, waitedMs: Math.max(0, Math.round(now - since)) },
               settle: (used) => {
-                void pool.query(`update "${schema}".locus_rate_requests set tokens = $2 where id = any($1::bigint[])`, [outcome.ids, Math.max(0, Math.ceil(used))]).catch(() => undefined)
+                // Counted from its answer from now on, as the in-process limiter does (RateTicket.settle).
+                void pool
+                  .query(`update "${schema}".locus_rate_requests set tokens = $2, started_ms = greatest(started_ms, $3) where id = any($1::bigint[])`, [
+                    outcome.ids,
+                    Math.max(0, Math.ceil(used)),
+                    Math.floor(clock.now()),
+                  ])
+                  .catch(() => undefined)
               },
             }
           }

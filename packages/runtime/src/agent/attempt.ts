@@ -126,7 +126,8 @@ export async function runAttempt(run: RunState, plan: AttemptPlan, context: Atte
       room = await waitForRate(run, request, { inputChars: sentChars, signal: controller.signal })
       if (room === undefined || ended()) return undefined
     }
-    const pending = session.prompt(text, promptOptions)
+    // The host asks the same limits before each later request of the turn, and reports a Retry-After at once.
+    const pending = session.prompt(text, room?.gate === undefined ? promptOptions : { ...promptOptions, rateGate: room.gate })
     const winner = await Promise.race([pending, aborted])
     if (winner === 'aborted') {
       // The host may ignore the abort; its late answer is discarded, never published. But the

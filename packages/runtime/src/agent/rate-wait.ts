@@ -1,10 +1,13 @@
-import type { SessionRequest, TurnResult } from '../host.js'
+import type { RateGate, SessionRequest, TurnResult } from '../host.js'
+import type { RateTicket } from '../rate-limits.js'
 import type { RunState } from '../run-state.js'
 import { modelOfRole } from '../run-money.js'
 
 /** The room a turn was given: settled once the turn answers. */
 export interface RateRoom {
-  /** Settles the turn's token charge to its real usage, and closes the shared limits for a provider's `Retry-After`. */
+  /** Handed to the host: room for the turn's later requests, and a provider's `Retry-After` at once. */
+  readonly gate: RateGate | undefined
+  /** Settles the turn's token charge to its real usage, and closes the shared limits for a provider's `Retry-After` the host did not report through the gate. */
   settle(turn: Pick<TurnResult, 'usage' | 'llmAttempts'>): void
 }
 
@@ -29,30 +32,57 @@ function providerOf(run: RunState, model: string): string {
  * the session so far, as a token each, plus the call's `maxOutputTokens`). A
  * wait is journaled as `rate_wait { limit, waitedMs, callId }`; it charges no
  * attempt, retry or invocation. Resolves undefined when `signal` aborted the
- * wait (the attempt's fuse or the run's cancellation).
+ * wait (the attempt's fuse or the run's cancellation). The room's `gate` goes
+ * to the host, which asks it before each later request of the turn (a retry,
+ * a later step), each charged and journaled the same way, and through which
+ * it reports a provider's `Retry-After` as soon as it is answered.
  */
 export async function waitForRate(run: RunState, request: SessionRequest, turn: { readonly inputChars: number; readonly signal: AbortSignal }): Promise<RateRoom | undefined> {
   const limiter = run.rateLimiter
-  if (limiter === undefined) return { settle: () => undefined }
+  if (limiter === undefined) return { gate: undefined, settle: () => undefined }
   // A host that resolves a request's model says best (the AI SDK host's resolveModelId); else the role's.
   const resolve = (run.host as { resolveModelId?: (request: SessionRequest) => unknown } | undefined)?.resolveModelId
   const resolved = resolve === undefined ? undefined : resolve(request)
   const model = typeof resolved === 'string' && resolved.length > 0 ? resolved : modelOfRole(run.workflow, run.host, request.agent)
   const target = { provider: providerOf(run, model), model }
-  let ticket
-  try {
-    ticket = await limiter.acquire({ ...target, tokens: turn.inputChars + (request.budgets.maxOutputTokens ?? 0), signal: turn.signal })
-  } catch (error) {
-    if (turn.signal.aborted) return undefined
-    throw error
+  const tokens = turn.inputChars + (request.budgets.maxOutputTokens ?? 0)
+  /** One request's room, its wait journaled; undefined when `signal` aborted the wait. */
+  const acquire = async (signal: AbortSignal): Promise<RateTicket | undefined> => {
+    let ticket
+    try {
+      ticket = await limiter.acquire({ ...target, tokens, signal })
+    } catch (error) {
+      if (signal.aborted) return undefined
+      throw error
+    }
+    if (ticket.wait !== undefined) run.emit({ type: 'rate_wait', limit: ticket.wait.limit, waitedMs: ticket.wait.waitedMs, callId: request.callId })
+    return ticket
   }
-  if (ticket.wait !== undefined) run.emit({ type: 'rate_wait', limit: ticket.wait.limit, waitedMs: ticket.wait.waitedMs, callId: request.callId })
+  const first = await acquire(turn.signal)
+  if (first === undefined) return undefined
+  // Every later request of the turn (a retry, a later step) charges its worst case too; the turn's real usage settles on the first.
+  const later: RateTicket[] = []
+  /** Retry-After closings the host reported as they happened, by model: not closed again at settle. */
+  const reported = new Set<string>()
+  const gate: RateGate = {
+    async beforeRequest(signal) {
+      const ticket = await acquire(signal)
+      if (ticket !== undefined) later.push(ticket)
+    },
+    retryAfter(retryModel, ms) {
+      reported.add(retryModel)
+      void limiter.retryAfter({ provider: target.provider, model: retryModel }, ms)
+    },
+  }
   return {
+    gate,
     settle(result) {
-      if (result.usage !== undefined) ticket.settle(result.usage.inputTokens + result.usage.outputTokens)
+      // Settled even without usage (the worst case then stands): a settled request counts from its answer.
+      first.settle(result.usage === undefined ? tokens : result.usage.inputTokens + result.usage.outputTokens)
+      for (const ticket of later) ticket.settle(0)
       for (const attempt of result.llmAttempts ?? []) {
         // A provider's 429 with Retry-After closes the limit for every call sharing it, not only this one.
-        if (attempt.retryAfterMs !== undefined && (attempt.status === 429 || attempt.code === 'rate_limited')) {
+        if (attempt.retryAfterMs !== undefined && (attempt.status === 429 || attempt.code === 'rate_limited') && !reported.has(attempt.model)) {
           void limiter.retryAfter({ provider: target.provider, model: attempt.model }, attempt.retryAfterMs)
         }
       }
