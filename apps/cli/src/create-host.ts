@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { basename, dirname, extname, join, relative, resolve } from 'node:path'
-import { type AgentHost, RuntimeInputError, createScriptedHost, parseScriptedFixtures } from '@locus/runtime'
+import { type AgentHost, type RateLimit, RuntimeInputError, createScriptedHost, parseScriptedFixtures } from '@locus/runtime'
 import { CliError } from './cli-error.js'
 
 /** The hosts `--host` names. `none` runs without one: every agent() call then fails as `sdk-unavailable`. */
@@ -35,6 +35,8 @@ export interface HostFlags {
   readonly baseUrl?: string | undefined
   readonly model?: string | undefined
   readonly apiKey?: string | undefined
+  /** `--rate-limit` (repeatable): limits on the model host's requests, parsed. */
+  readonly rateLimit?: readonly RateLimit[] | undefined
 }
 
 /** A host ready for a run, and a line that says which it is. */
@@ -115,8 +117,11 @@ async function recordedModelHost(recorded: unknown, flags: HostFlags, env: CliEn
   }
 }
 
-/** The model host options the turn and stream flags set; empty when none was given. */
-function turnAndStreamOptions(flags: HostFlags, recordedTurnBudget?: unknown): { turnBudget?: { totalMs?: number | null; idleMs?: number | null }; streaming?: false } {
+/** The model host options the turn, stream and rate-limit flags set; empty when none was given. */
+function turnAndStreamOptions(
+  flags: HostFlags,
+  recordedTurnBudget?: unknown,
+): { turnBudget?: { totalMs?: number | null; idleMs?: number | null }; streaming?: false; rateLimits?: readonly RateLimit[] } {
   const turnBudget = {
     ...(typeof recordedTurnBudget === 'object' && recordedTurnBudget !== null ? (recordedTurnBudget as { totalMs?: number | null; idleMs?: number | null }) : {}),
     ...(flags.turnTimeout === undefined ? {} : { totalMs: flags.turnTimeout === 'off' ? null : flags.turnTimeout }),
@@ -125,6 +130,7 @@ function turnAndStreamOptions(flags: HostFlags, recordedTurnBudget?: unknown): {
   return {
     ...(flags.turnTimeout === undefined && flags.turnIdle === undefined ? {} : { turnBudget }),
     ...(flags.stream === false ? { streaming: false as const } : {}),
+    ...(flags.rateLimit === undefined ? {} : { rateLimits: flags.rateLimit }),
   }
 }
 
@@ -134,6 +140,7 @@ function turnAndStreamFlagsGiven(flags: HostFlags): string[] {
     ...(flags.turnTimeout === undefined ? [] : ['--turn-timeout']),
     ...(flags.turnIdle === undefined ? [] : ['--turn-idle']),
     ...(flags.stream === false ? ['--no-stream'] : []),
+    ...(flags.rateLimit === undefined ? [] : ['--rate-limit']),
   ]
 }
 

@@ -1,4 +1,6 @@
+import { type RateLimit, RuntimeInputError, parseRateLimit } from '@locus/runtime'
 import { type Command, Option } from 'commander'
+import { CliError } from './cli-error.js'
 import { HOST_KINDS, PROVIDER_NAMES } from './create-host.js'
 import { parseDuration } from './parse-duration.js'
 
@@ -15,6 +17,21 @@ export function parseTurnBound(text: string, flag: string): number | 'off' {
 }
 
 /**
+ * Reads one `--rate-limit` (repeatable) onto those given before it:
+ * `provider=openai,model=gpt-4o-mini,rpm=60,tpm=200000`.
+ *
+ * @throws {CliError} `CLI_USAGE` naming the text and the form it should have.
+ */
+export function collectRateLimit(text: string, previous: readonly RateLimit[] | undefined): RateLimit[] {
+  try {
+    return [...(previous ?? []), parseRateLimit(text)]
+  } catch (error) {
+    if (RuntimeInputError.isInstance(error)) throw new CliError('CLI_USAGE', `--rate-limit: ${error.message}`, { cause: error })
+    throw error
+  }
+}
+
+/**
  * Adds the model host flags every command that runs workflows shares (`run`,
  * `resume`, `serve`, `worker`, `mcp`), so each spells them alike:
  * `--model-host <kind>`, with `--host <kind>` kept as its old spelling where
@@ -22,7 +39,9 @@ export function parseTurnBound(text: string, flag: string): number | 'off' {
  * `hostAlias: false` there); `--provider <name>`, the same as `--model-host`
  * for a model provider; the scripted host's `--fixtures`; the model's
  * `--base-url`, `--model`, `--api-key`; and its turn budget and streaming,
- * `--turn-timeout`, `--turn-idle` and `--no-stream`.
+ * `--turn-timeout`, `--turn-idle` and `--no-stream`; and its shared rate
+ * limits, `--rate-limit` (shared by every worker on one database under
+ * `locus worker`).
  */
 export function addHostFlags(command: Command, { hostAlias = true }: { readonly hostAlias?: boolean } = {}): Command {
   command.addOption(new Option('--model-host <kind>', 'where agent() calls run').choices(HOST_KINDS))
@@ -36,4 +55,9 @@ export function addHostFlags(command: Command, { hostAlias = true }: { readonly 
     .option('--turn-timeout <duration>', "a model host's bound on one whole turn, such as 10m, or off (docs/models.md#turn-budgets)", (value: string) => parseTurnBound(value, '--turn-timeout'))
     .option('--turn-idle <duration>', 'how long a model request may go without a byte from the server, such as 2m, or off', (value: string) => parseTurnBound(value, '--turn-idle'))
     .option('--no-stream', 'ask the model for whole completions instead of streams, for servers whose streams are broken')
+    .option(
+      '--rate-limit <limit>',
+      'a limit on the model\'s requests, such as provider=openai,model=gpt-4o-mini,rpm=60,tpm=200000 (repeatable; under locus worker shared by every worker on the database)',
+      collectRateLimit,
+    )
 }

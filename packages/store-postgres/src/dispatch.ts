@@ -192,6 +192,7 @@ export interface RunWorkerOptions {
    * Rate limits on the LLM calls of every run this worker executes, shared
    * with every worker on the database that declares them (migration 14):
    * `[{ match: { provider?, model? }, requestsPerMinute?, tokensPerMinute? }]`.
+   * @default the host's own `rateLimits`, shared the same way
    */
   readonly rateLimits?: readonly RateLimit[] | undefined
 }
@@ -241,7 +242,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new StoreOptionsError(`startRunWorker: concurrency must be a whole number of at least 1, not ${String(concurrency)}.`)
   const schema = options.schema ?? 'public'
   // Refused before the worker connects: a limit with neither number, or a bad one, throws RUN_OPTIONS_INVALID.
-  const rateLimits = options.rateLimits === undefined ? undefined : checkRateLimits(options.rateLimits)
+  // A host's own limits are shared too: kept in process only, each worker would allow the whole limit by itself.
+  const declaredLimits = options.rateLimits ?? options.host?.rateLimits
+  const rateLimits = declaredLimits === undefined ? undefined : checkRateLimits(declaredLimits)
   const runDefaults =
     options.defaults === undefined
       ? undefined
