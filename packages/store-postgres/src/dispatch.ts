@@ -3,7 +3,7 @@ import { checkPriority, checkRateLimits, createRuntime, parseWorkflowInput, reco
 import type { JournalLineInput, OpenSignalWaitView, OpenTimerView } from '@locus/journal'
 import { type CreateExecutionOptions, type ExecutionWriter, LeaseLostError, StoreOptionsError } from '@locus/store'
 import { EventEmitter } from 'node:events'
-import { Logger, type Runner, type Task, type WorkerEvents, run as runGraphileWorker, runMigrations } from 'graphile-worker'
+import { Logger, type Runner, type Task, type WorkerEvents, type WorkerPool, run as runGraphileWorker, runMigrations } from 'graphile-worker'
 import pg from 'pg'
 import { type PostgresRunStore, type RunLease, createPostgresRunStore } from './postgres-run-store.js'
 import { REQUEUE_SQL, RUN_TASK, TIMER_JOB_SQL } from './run-task.js'
@@ -620,6 +620,38 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     workerBeatAt = at
   }
 
+  /** Jobs this worker will nudge itself for when they come due, by job id: one timer each. */
+  const dueNudges = new Map<string, NodeJS.Timeout>()
+  /**
+   * graphile-worker finds a job that comes due later (a `sleep()` timer's, a
+   * run queued behind a lapsing lease) only at its next poll, a quarter lease
+   * away, because its insert notified the workers when it was not due yet.
+   * Each sweep looks one sweep ahead and nudges this worker's own pool at the
+   * moment each such job comes due, so a parked run wakes on time on every
+   * worker that is up, after a takeover too.
+   */
+  async function nudgeWhenDue(aheadMs: number): Promise<void> {
+    if (workerPool === undefined || stopping) return
+    const { rows } = await pool.query<{ id: string; ms: string }>(
+      `select id::text, (extract(epoch from (run_at - now())) * 1000)::text as ms from graphile_worker.jobs
+       where locked_at is null and run_at > now() and run_at <= now() + $1 * interval '1 millisecond' order by run_at limit 256`,
+      [aheadMs],
+    )
+    for (const { id, ms } of rows) {
+      if (dueNudges.has(id)) continue
+      const timer = setTimeout(
+        () => {
+          dueNudges.delete(id)
+          if (!stopping) workerPool?.nudge(1)
+        },
+        // A hair past the due time, so the job is due by the database's clock when the worker asks.
+        Math.max(0, Math.ceil(Number(ms))) + 2,
+      )
+      timer.unref()
+      dueNudges.set(id, timer)
+    }
+  }
+
   async function sweep(): Promise<void> {
     if (performance.now() - workerBeatAt >= workerBeatMs) await beatWorker()
     // Slots freed by a worker that died (its leases lapsed) or missed by a wake: the waiting runs are woken here.
@@ -633,6 +665,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
         [leaseMs],
       ),
       store.expiredLeases(),
+      nudgeWhenDue(sweepMs * 2),
     ])
     const owners = [...new Set([...dead.map((row) => row.locked_by), ...expired.map((lease) => lease.owner).filter((owner): owner is string => owner !== undefined)])]
     if (owners.length === 0) return
@@ -652,9 +685,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
   }
 
   let poolId: string | undefined
+  /** graphile-worker's pool of this worker, to nudge when a job comes due (see nudgeWhenDue). */
+  let workerPool: WorkerPool | undefined
+  const sweepMs = Math.max(25, Math.min(SWEEP_MS, Math.floor(leaseMs / 4)))
   const events: WorkerEvents = new EventEmitter()
-  events.on('pool:create', ({ workerPool }) => {
-    poolId = workerPool.id
+  events.on('pool:create', ({ workerPool: created }) => {
+    workerPool = created
+    poolId = created.id
     beatWorker().catch(() => undefined)
   })
   const runner: Runner = await withReconnect(
@@ -697,7 +734,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
           sweeping = undefined
         })
     },
-    Math.max(25, Math.min(SWEEP_MS, Math.floor(leaseMs / 4))),
+    sweepMs,
   )
   // A session connection for cancel requests, connected again with backoff when it drops; meanwhile heartbeats see the flag.
   let listener: pg.Client | undefined
@@ -736,6 +773,8 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     async stop() {
       stopping = true
       clearInterval(sweeper)
+      for (const timer of dueNudges.values()) clearTimeout(timer)
+      dueNudges.clear()
       await sweeping
       await waking
       clearTimeout(listenTimer)

@@ -175,5 +175,20 @@ if (url !== undefined) {
       expect(lines.filter((line) => line.type === 'timer_fired' && line.replayed !== true)).toHaveLength(1)
       expect(lines.find((line) => line.type === 'run_end')).toMatchObject({ result: { ok: true, by: 'bo' } })
     })
+    it("wakes parked runs on time with the default lease, where graphile-worker's own poll would come seconds late", async () => {
+      // With a 10 s lease graphile-worker polls every 2.5 s: a timer job found by that poll would be up to 2.5 s late.
+      await worker?.stop()
+      worker = await startRunWorker({ connectionString: dbUrl, workflows: [napper, both], concurrency: 4, leaseMs: 10_000, parkAfterMs: PARK_AFTER_MS })
+      const runIds = Array.from({ length: 4 }, (_, index) => `on-time-${String(index)}`)
+      for (const [index, runId] of runIds.entries()) await enqueueRun(client, { runId, workflow: 'napper', input: { ms: 1_500 + index * 317 } })
+      for (const runId of runIds) expect(await ended(runId)).toBe('completed')
+      for (const runId of runIds) {
+        const lines = await linesOf(runId)
+        // Each was parked and woken by its timer's job, not kept in memory.
+        expect(lines.filter((line) => line.type === 'run_start')).toHaveLength(2)
+        const fired = lines.find((line) => line.type === 'timer_fired')
+        expect(fired?.type === 'timer_fired' ? fired.lateMs : -1, runId).toBeLessThan(400)
+      }
+    })
   })
 }
