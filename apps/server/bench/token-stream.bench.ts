@@ -162,10 +162,17 @@ try {
   console.log(`   added by store + route: p50 ${ms(clients.p50 - floorP50)}, p99 ${ms(clients.p99 - floorP99)} (${(clients.p50 / Math.max(floorP50, 0.001)).toFixed(1)}x the floor at p50)`)
   console.log(`   every client received every delta: ${clients.minReceived === CHUNKS && clients.maxReceived === CHUNKS ? 'yes' : `NO (between ${clients.minReceived} and ${clients.maxReceived} of ${CHUNKS})`}`)
   const writesPerSecond = appendTimes.length / (streamMs / 1000)
-  console.log(`\n2. store writes for the stream: ${appendTimes.length} in ${ms(streamMs)}, ${writesPerSecond.toFixed(1)} per second (${CHUNKS} chunks, ${(CHUNKS / Math.max(appendTimes.length, 1)).toFixed(1)} records per write)`)
+  // The bound is one write per 50 ms while the model streams, and one more at the end: the busiest second of the
+  // writes before the last (the end's) is what may not pass 20.
+  const beforeEnd = [...appendTimes].sort((left, right) => left - right).slice(0, -1)
+  let busiestSecond = 0
+  for (const [index, at] of beforeEnd.entries()) busiestSecond = Math.max(busiestSecond, beforeEnd.slice(index).filter((other) => other < at + 1000).length)
+  console.log(
+    `\n2. store writes for the stream: ${appendTimes.length} in ${ms(streamMs)}, ${writesPerSecond.toFixed(1)} per second on average; ${busiestSecond} in its busiest second before the end's write (${CHUNKS} chunks, ${(CHUNKS / Math.max(appendTimes.length, 1)).toFixed(1)} records per write)`,
+  )
   console.log(`\n3. heap with ${SUBSCRIBERS} open streams waiting on the run: ${((heapOpen - heapBase) / 1024 / 1024).toFixed(2)} MiB above the run alone, ${((heapOpen - heapBase) / SUBSCRIBERS / 1024).toFixed(1)} KiB per subscriber (${((heapOpen - heapBase) / SUBSCRIBERS / 1024 * 1000 / 1024).toFixed(1)} MiB per 1,000)`)
   reportTarget('added latency, chunk to client event, p50', clients.p50 - floorP50, 25, ' ms')
-  reportTarget('store writes per second per stream', writesPerSecond, 20, '/s')
+  reportTarget('store writes per stream in its busiest second (one per 50 ms, the end aside)', busiestSecond, 20, '/s')
 } finally {
   await server.close()
   model.close()

@@ -3,7 +3,9 @@ import type { Context } from 'hono'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { z } from 'zod'
 import { ApiError } from './errors.js'
-import { type SseSink, writeSse } from './sse-writer.js'
+import type { PushSink } from './event-stream.js'
+import { type SseSink, openSse, writeSse } from './sse-writer.js'
+import { type TokenHub, type TokenSubscriber, createTokenHub } from './token-hub.js'
 import { REQUEST_ID_HEADER } from './request-log.js'
 import type { RouteContext } from './route-context.js'
 import { RunIdSchema, TokenStreamQuerySchema, type TokenStreamRecordSchema } from './schemas.js'
@@ -66,6 +68,8 @@ export interface TokenStreamFrames {
   readonly contentHeaders: Readonly<Record<string, string>>
   start(): string
   record(record: StreamRecord): string
+  /** The frames of a whole batch, when they do not depend on the connection: made once for every connection handed the same batch. */
+  batch?(records: readonly StreamRecord[]): string
   finish(): string
 }
 
@@ -84,12 +88,25 @@ function rawFrameOf(record: StreamRecord): string {
   return frame
 }
 
+/** A batch's raw frames, made once per batch array: a feed hands the same array to every connection caught up with it. */
+const rawBatchesOf = new WeakMap<readonly StreamRecord[], string>()
+function rawBatchOf(records: readonly StreamRecord[]): string {
+  let text = rawBatchesOf.get(records)
+  if (text === undefined) {
+    text = ''
+    for (const record of records) text += rawFrameOf(record)
+    rawBatchesOf.set(records, text)
+  }
+  return text
+}
+
 /** `?format=raw`: each record one event (`id:` its offset, `data:` the record); `event: done` once the run ended and everything was sent. */
 export function rawFrames(): TokenStreamFrames {
   return {
     contentHeaders: {},
     start: () => '',
     record: rawFrameOf,
+    batch: rawBatchOf,
     finish: () => 'event: done\ndata: {}\n\n',
   }
 }
@@ -299,6 +316,114 @@ export function tokenStreamBody(options: TokenStreamWriteOptions): ReadableStrea
   )
 }
 
+/** What {@link pushTokenStream} needs. */
+export interface PushedTokenStreamOptions {
+  readonly hub: TokenHub
+  readonly runId: string
+  /** Records after this offset. */
+  readonly after: number
+  /** An offset the store is known to have reached (a read's `next - 1`). */
+  readonly knownEnd: number
+  readonly frames: TokenStreamFrames
+  readonly heartbeatMs: number
+  readonly retryMs: number
+  /** How long the socket may hold frames it did not take before the client is dropped. */
+  readonly drainTimeoutMs: number
+  /** Ends the stream (the server shuts down). */
+  readonly signal: AbortSignal
+  /** Called once when the stream ends, for any reason. */
+  readonly onClose: () => void
+  /** Told about a client dropped for falling behind. */
+  readonly onDrop?: (() => void) | undefined
+  readonly onError: (error: unknown) => void
+}
+
+/**
+ * A token stream pushed to a Node response: the run's feed in `hub` hands
+ * each batch in, and its frames (for the raw format, one string shared by
+ * every connection handed the same batch) go to the socket in one `write`,
+ * with no iterator or promise per connection in between. A client whose
+ * socket has held frames it did not take for `drainTimeoutMs` is dropped and
+ * resumes from the last `id:` it read. No chunked framing: the body runs to
+ * the connection's close, as an event stream does anyway.
+ */
+export function pushTokenStream(sink: PushSink, headers: Record<string, string>, options: PushedTokenStreamOptions): void {
+  const { frames } = options
+  // Read through an object, so that a check after the subscription sees a close made inside it.
+  const state: { closed: boolean; leave: (() => void) | undefined; drainTimer: ReturnType<typeof setTimeout> | undefined } = { closed: false, leave: undefined, drainTimer: undefined }
+  const close = (): void => {
+    if (state.closed) return
+    state.closed = true
+    clearInterval(heartbeat)
+    clearTimeout(state.drainTimer)
+    options.signal.removeEventListener('abort', end)
+    sink.off('close', close)
+    sink.off('drain', drained)
+    state.leave?.()
+    options.onClose()
+  }
+  function end(): void {
+    if (state.closed) return
+    close()
+    sink.end()
+  }
+  const drop = (): void => {
+    if (state.closed) return
+    options.onDrop?.()
+    close()
+    sink.destroy()
+  }
+  function drained(): void {
+    clearTimeout(state.drainTimer)
+    state.drainTimer = undefined
+  }
+  const write = (text: string): void => {
+    if (state.closed || text.length === 0) return
+    if (sink.destroyed) {
+      close()
+      return
+    }
+    if (!sink.write(text) && state.drainTimer === undefined) {
+      state.drainTimer = setTimeout(drop, options.drainTimeoutMs)
+      sink.once('drain', drained)
+    }
+  }
+  sink.removeHeader?.('transfer-encoding')
+  sink.removeHeader?.('content-length')
+  const heartbeat = openSse(sink, { ...headers, Connection: 'close' }, options, () => state.closed)
+  sink.once('close', close)
+  if (options.signal.aborted) {
+    end()
+    return
+  }
+  options.signal.addEventListener('abort', end, { once: true })
+  write(frames.start())
+  const subscriber: TokenSubscriber & { after: number } = {
+    after: options.after,
+    deliver(records) {
+      subscriber.after = records.at(-1)?.offset ?? subscriber.after
+      if (frames.batch !== undefined) {
+        write(frames.batch(records))
+        return
+      }
+      let text = ''
+      for (const record of records) text += frames.record(record)
+      write(text)
+    },
+    finish(outcome) {
+      if (outcome === 'ended') write(frames.finish())
+      end()
+    },
+    fail(error) {
+      if (state.closed) return
+      options.onError(error)
+      end()
+    },
+  }
+  state.leave = options.hub.follow(options.runId, subscriber, options.knownEnd)
+  if (state.closed) state.leave()
+}
+
 /**
  * The store reads of every token stream this server serves, shared: a read,
  * a wait or a row read that another connection already asked for with the
@@ -418,6 +543,8 @@ export function mountTokenStream(routes: RouteContext): void {
   }
 
   const shared = sharedStreamReads(runtime.store.streams ?? NO_STREAMS, (runId) => runtime.store.readRunRow(runId))
+  // Connections on Node are pushed to from one feed per run; the rest (app.request, other runtimes) pull their own.
+  const hub = createTokenHub({ streams: runtime.store.streams ?? NO_STREAMS, readRow: (runId) => runtime.store.readRunRow(runId) })
 
   app.get('/v1/runs/:id/stream', streamGuard, async (c) => {
     const runId = parse(RunIdSchema, c.req.param('id'), 'id')
@@ -444,6 +571,33 @@ export function mountTokenStream(routes: RouteContext): void {
     }
 
     const frames = query.format === 'raw' ? rawFrames() : uiFrames(runId)
+    const headers = {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      ...frames.contentHeaders,
+      [REQUEST_ID_HEADER]: c.get('requestId'),
+    }
+    const outgoing = (c.env as { outgoing?: PushSink } | undefined)?.outgoing
+    if (outgoing !== undefined) {
+      state.openStreams += 1
+      pushTokenStream(outgoing, headers, {
+        hub,
+        runId,
+        after,
+        knownEnd: first.next - 1,
+        frames,
+        heartbeatMs,
+        retryMs,
+        drainTimeoutMs,
+        signal: state.shutdown.signal,
+        onClose: () => {
+          state.openStreams -= 1
+        },
+        onError: routes.report,
+      })
+      return RESPONSE_ALREADY_SENT
+    }
     const stop = new AbortController()
     const records = followTokenStream({ streams, runId, after, row, signal: AbortSignal.any([stop.signal, state.shutdown.signal]) })
     state.openStreams += 1
@@ -458,18 +612,6 @@ export function mountTokenStream(routes: RouteContext): void {
         stop.abort()
       },
       onError: routes.report,
-    }
-    const headers = {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Accel-Buffering': 'no',
-      ...frames.contentHeaders,
-      [REQUEST_ID_HEADER]: c.get('requestId'),
-    }
-    const outgoing = (c.env as { outgoing?: TokenStreamSink } | undefined)?.outgoing
-    if (outgoing !== undefined) {
-      writeTokenStream(outgoing, headers, writeOptions)
-      return RESPONSE_ALREADY_SENT
     }
     return c.body(tokenStreamBody(writeOptions), 200, headers)
   })
