@@ -8,8 +8,9 @@ export interface TimerParkingOptions {
   /**
    * How long before its due time a parked run is resumed, so that reading it
    * back from the store and claiming it happen before the timer is due, not
-   * after (the resumed sleep waits for what is left). A run due sooner than
-   * this is not parked. @default 250
+   * after (the resumed sleep waits for what is left); runs due together are
+   * resumed earlier still, by what their resumes take one after another. A
+   * run due sooner than this is not parked. @default 250
    */
   readonly wakeLeadMs?: number | undefined
   /** The wall clock that decides when a parked run is due. @default Date.now */
@@ -65,27 +66,62 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
   const wakeUps = new Map<string, { at: number; timer: NodeJS.Timeout }>()
   const unwatch = new Set<() => void>()
   let closed = false
+  /**
+   * What one wake-up's resume takes (a moving average, measured): runs due
+   * together are resumed one after another's work, so the n-th of a burst
+   * must start n resumes before its due time, not just `wakeLeadMs` before.
+   */
+  let resumeMs = 10
+  /** Runs this parking woke for a timer not yet fired, by due time: they stay live until it fires, never parked again for it. */
+  const wokenFor = new Map<string, number>()
+
+  /** The wake lead of a run due at `at`: the fixed lead, plus the resumes of the parked runs due in the second before it. */
+  function leadFor(at: number): number {
+    let ahead = 0
+    for (const wakeUp of wakeUps.values()) if (wakeUp.at <= at && wakeUp.at > at - 1000) ahead += 1
+    return wakeLeadMs + ahead * resumeMs
+  }
 
   function schedule(runId: string, at: number): void {
     if (closed) return
     clearTimeout(wakeUps.get(runId)?.timer)
-    const delay = Math.min(MAX_DELAY_MS, Math.max(0, at - wakeLeadMs - now()))
+    const delay = Math.min(MAX_DELAY_MS, Math.max(0, at - leadFor(at) - now()))
     const timer = setTimeout(() => {
-      if (at - wakeLeadMs > now()) {
+      if (at - leadFor(at) > now()) {
         schedule(runId, at)
         return
       }
-      wakeUps.delete(runId)
-      void wake(runId)
+      wakeDue()
     }, delay)
     timer.unref()
     wakeUps.set(runId, { at, timer })
   }
 
+  /**
+   * Wakes every parked run that would be late if it waited longer: taken in
+   * due order, the i-th is resumed now when its due time is within the lead
+   * plus i resumes. Each wake-up timer that fires asks, so a burst of runs
+   * due together is resumed spread over the time its resumes take.
+   */
+  function wakeDue(): void {
+    if (closed) return
+    const current = now()
+    const due = [...wakeUps].sort((left, right) => left[1].at - right[1].at)
+    for (const [index, [runId, wakeUp]] of due.entries()) {
+      if (wakeUp.at - current > wakeLeadMs + (index + 1) * resumeMs) continue
+      clearTimeout(wakeUp.timer)
+      wakeUps.delete(runId)
+      wokenFor.set(runId, wakeUp.at)
+      void wake(runId)
+    }
+  }
+
   async function wake(runId: string): Promise<void> {
     if (closed || runtime.live(runId) !== undefined) return
     try {
+      const startedAt = performance.now()
       const handle = await runtime.resume(runId)
+      resumeMs = Math.min(50, resumeMs * 0.8 + (performance.now() - startedAt) * 0.2)
       options.onResumed?.(handle)
       watch(handle)
     } catch (error) {
@@ -103,8 +139,8 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
       const at = row === undefined ? undefined : wakeAtOf(row)
       // Only a run still waiting on timers alone, and only for long enough to be worth a suspend.
       if (closed || row === undefined || at === undefined || !sleepsOnly(row) || !handle.waitingOnly()) return
-      // A run due within the wake lead would be resumed as soon as it was parked.
-      if (at - now() <= Math.max(parkAfterMs, wakeLeadMs)) return
+      // A run due within the wake lead would be resumed as soon as it was parked; one woken early for this timer stays.
+      if (at - now() <= Math.max(parkAfterMs, wakeLeadMs) || wokenFor.get(handle.runId) === at) return
       parking = true
       handle.suspend(`parked while it sleeps until ${new Date(at).toISOString()}; this process wakes it then`)
       const result = await handle.done.catch(() => undefined)
@@ -124,6 +160,7 @@ export function startTimerParking(runtime: Runtime, options: TimerParkingOptions
       stop()
       clearTimeout(parkTimer)
       unwatch.delete(forget)
+      wokenFor.delete(handle.runId)
     }
     unwatch.add(forget)
     void handle.done.finally(forget).catch(() => undefined)
