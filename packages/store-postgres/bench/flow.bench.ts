@@ -26,7 +26,7 @@ if (base === undefined) {
 }
 
 const smoke = process.env.LOCUS_BENCH_SMOKE === '1'
-const SIZE = smoke ? { ioRuns: 64, costRuns: 20, bigRuns: 200 } : { ioRuns: 96, costRuns: 100, bigRuns: 2000 }
+const SIZE = smoke ? { ioRuns: 64, costRuns: 20, bigRuns: 200 } : { ioRuns: 384, costRuns: 100, bigRuns: 2000 }
 const SMALL_TENANTS = 9
 const SMALL_RUNS = 10
 const LEASE_MS = 5000

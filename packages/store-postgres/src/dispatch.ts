@@ -133,6 +133,11 @@ export interface CancelRequest {
   readonly by?: string | undefined
 }
 
+/** `text` for a LIKE pattern, its `%`, `_` and `\` taken literally. */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (found) => `\\${found}`)
+}
+
 /**
  * Queues the run's job again (`$1` the task, `$2` the run id) for when its
  * lease lapses (at once when it is free): the job being run gets a fresh one
@@ -396,7 +401,7 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       clearTimeout(parkTimer)
       handle.suspend(
         why === 'park'
-          ? `worker ${lease.owner} parked the run after it waited only on deferrals for ${String(parkAfterMs)} ms, and released its lease (epoch ${String(lease.epoch)}); an answer queues it again`
+          ? `worker ${lease.owner} parked the run after it had only waited for ${String(parkAfterMs)} ms (on deferrals, timers, signals or updates), and released its lease (epoch ${String(lease.epoch)}); what it waits for queues it again: an answer, a signal or update, or a timer's job when it is due`
           : `worker ${lease.owner} is stopping: it released the run's lease (epoch ${String(lease.epoch)}) and queued the run for another worker`,
       )
     }
@@ -467,6 +472,13 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       }
       if (result !== undefined && result.suspended !== true && !state.lost && options.metrics !== undefined) {
         await recordOutcome(options.metrics, result).catch((error: unknown) => options.onMetricsError?.(payload.runId, error))
+      }
+      if (result !== undefined && result.suspended !== true && !state.lost) {
+        // The run ended: its timers' jobs still to come (a sleep cut short by a cancel, say) would only wake an ended
+        // run, which does nothing, on their due date, maybe weeks away. They go now; a failure leaves them harmless.
+        await pool
+          .query(`select graphile_worker.remove_job(key) from graphile_worker.jobs where key like $1 and locked_at is null`, [`${likeEscaped(payload.runId)}:timer:%`])
+          .catch(() => undefined)
       }
       if (result?.suspended === true && !state.lost && state.leaving !== undefined) {
         clearInterval(beat)

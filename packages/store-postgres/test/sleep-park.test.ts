@@ -3,7 +3,7 @@ import { defineDeferredTool, defineTool, defineWorkflow } from '@locus/runtime'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { type RunWorker, createPostgresRunStore, enqueueRun, migrateDispatch, startRunWorker } from '../src/index.js'
+import { type RunWorker, createPostgresRunStore, enqueueRun, migrateDispatch, requestCancel, startRunWorker } from '../src/index.js'
 import { admin, databaseUrl, until } from './pg-test-database.js'
 import { postgresFor } from './postgres-for.js'
 
@@ -175,6 +175,16 @@ if (url !== undefined) {
       expect(lines.filter((line) => line.type === 'timer_fired' && line.replayed !== true)).toHaveLength(1)
       expect(lines.find((line) => line.type === 'run_end')).toMatchObject({ result: { ok: true, by: 'bo' } })
     })
+    it('a parked sleeping run that is cancelled ends cancelled, and its timer job goes with it rather than waiting for its due time', async () => {
+      const runId = 'napper-cancelled'
+      await enqueueRun(client, { runId, workflow: 'napper', input: { ms: 3_600_000 } })
+      await parked(runId)
+      expect((await jobsOf(runId)).map((job) => job.key)).toEqual([`${runId}:timer:timer-2`])
+      expect(await requestCancel(client, runId, 'public', { reason: 'not needed', by: 'test' })).toBe(true)
+      expect(await ended(runId)).toBe('cancelled')
+      await until('its timer job to go', async () => ((await jobsOf(runId)).length === 0 ? true : undefined), 5_000)
+    })
+
     it("wakes parked runs on time with the default lease, where graphile-worker's own poll would come seconds late", async () => {
       // With a 10 s lease graphile-worker polls every 2.5 s: a timer job found by that poll would be up to 2.5 s late.
       await worker?.stop()
