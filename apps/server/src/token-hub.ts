@@ -67,12 +67,20 @@ export function createTokenHub(options: TokenHubOptions): TokenHub {
   const now = options.now ?? Date.now
   const feeds = new Map<string, RunFeed>()
 
-  const handTo = (subscriber: TokenSubscriber, records: readonly StreamRecord[]): void => {
+  /** Hands a connection the records after its offset; false when it failed to take them (it is told, and goes). */
+  const handTo = (subscriber: TokenSubscriber, records: readonly StreamRecord[]): boolean => {
     const after = subscriber.after
     const first = records[0]
     const last = records.at(-1)
-    if (first === undefined || last === undefined || last.offset <= after) return
-    subscriber.deliver(first.offset > after ? records : records.filter((record) => record.offset > after))
+    if (first === undefined || last === undefined || last.offset <= after) return true
+    try {
+      subscriber.deliver(first.offset > after ? records : records.filter((record) => record.offset > after))
+      return true
+    } catch (error) {
+      // One connection's failure is its own: the feed goes on for the others.
+      subscriber.fail(error)
+      return false
+    }
   }
 
   async function runFeed(runId: string, feed: RunFeed): Promise<void> {
@@ -97,7 +105,7 @@ export function createTokenHub(options: TokenHubOptions): TokenHub {
         if (read.records.length > 0) {
           endSeen = false
           feed.after = read.records.at(-1)?.offset ?? feed.after
-          for (const subscriber of [...feed.subscribers]) handTo(subscriber, read.records)
+          for (const subscriber of [...feed.subscribers]) if (!handTo(subscriber, read.records)) feed.subscribers.delete(subscriber)
           continue
         }
         if (streamComplete(row, read, now())) {
@@ -170,7 +178,10 @@ export function createTokenHub(options: TokenHubOptions): TokenHub {
               subscriber.finish('pruned')
               return
             }
-            handTo(subscriber, read.records)
+            if (!handTo(subscriber, read.records)) {
+              state.left = true
+              return
+            }
             // The feed is never past the store's end, so once this read is the end the feed is not ahead: it joins.
             if (!left() && join(runId, subscriber, read.next - 1)) return
           }

@@ -128,6 +128,26 @@ describe('createTokenHub', () => {
     expect(stream.calls.wait).toBeLessThanOrEqual(15)
   })
 
+  it("a connection that fails to take a batch goes alone: the others keep getting theirs", async () => {
+    const stream = memoryStream()
+    const hub = createTokenHub({ streams: stream.streams, readRow: stream.row })
+    const good = connection(-1)
+    const bad = connection(-1)
+    bad.subscriber.deliver = () => {
+      throw new Error('socket gone')
+    }
+    hub.follow('run', bad.subscriber, -1)
+    hub.follow('run', good.subscriber, -1)
+    stream.append(3)
+    for (let round = 0; round < 5; round += 1) await settle()
+    stream.append(2)
+    stream.end()
+    for (let round = 0; round < 10; round += 1) await settle()
+    expect(bad.outcome.value).toBe('failed')
+    expect(good.got).toEqual([0, 1, 2, 3, 4])
+    expect(good.outcome.value).toBe('ended')
+  })
+
   it('stops reading once the last connection leaves', async () => {
     const stream = memoryStream()
     const hub = createTokenHub({ streams: stream.streams, readRow: stream.row })
