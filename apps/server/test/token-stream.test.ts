@@ -4,7 +4,8 @@ import { type RunStore, type StreamRecord, createFileRunStore } from '@locus/sto
 import { DefaultChatTransport, type UIMessage, type UIMessageChunk, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from 'ai'
 import { EventSource, type FetchLike } from 'eventsource'
 import { describe, expect, it } from 'vitest'
-import { type TokenStreamSink, writeTokenStream } from '../src/token-stream.js'
+import { createTokenHub } from '../src/token-hub.js'
+import { type TokenStreamSink, pushTokenStream, rawFrames, writeTokenStream } from '../src/token-stream.js'
 import { sleep, tempRunsDir, testServer } from './helpers.js'
 
 const ANSWER = Array.from({ length: 60 }, (_, index) => `word${String(index)}`).join(' ')
@@ -347,5 +348,78 @@ describe('GET /v1/runs/{id}/stream', () => {
     // The retry line and two frames were taken; the third was not, and nothing more was read for the stalled client.
     expect(written).toEqual(['retry: 1000\n\n', 'id: 1\ndata: {}\n\n', 'id: 2\ndata: {}\n\n'])
     expect(pulled).toBe(2)
+  })
+
+  it('drops a pushed subscriber whose socket holds frames for the drain timeout, while the run goes on for the others', async () => {
+    const records: StreamRecord[] = []
+    const waiters = new Set<() => void>()
+    const streams = {
+      read: (_runId: string, options?: { readonly after?: number }) =>
+        Promise.resolve({ records: records.filter((record) => record.offset > (options?.after ?? -1)), firstKept: 0, next: records.length, endedAt: undefined }),
+      wait: (_runId: string, after: number, options?: { readonly signal?: AbortSignal | undefined }) =>
+        records.length - 1 > after
+          ? Promise.resolve(true)
+          : new Promise<boolean>((resolve) => {
+              const wake = (): void => {
+                waiters.delete(wake)
+                resolve(true)
+              }
+              waiters.add(wake)
+              options?.signal?.addEventListener('abort', wake)
+            }),
+    }
+    const append = (): void => {
+      records.push({ offset: records.length, executionId: 'e', callId: 'c', attempt: 1, llmAttempt: 1, kind: 'delta', text: 'x' })
+      for (const wake of [...waiters]) wake()
+    }
+    const hub = createTokenHub({ streams, readRow: () => Promise.resolve(undefined) })
+    const sinks = [false, true].map((stalls) => {
+      const written: string[] = []
+      const state = { destroyed: false, dropped: 0, closed: 0 }
+      const sink = {
+        writableLength: 0,
+        writeHead: () => undefined,
+        // The stalled one takes the stream's opening and nothing after it: its socket never drains.
+        write: (chunk: Uint8Array | string) => {
+          written.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk))
+          return !stalls || written.length < 2
+        },
+        end: () => undefined,
+        destroy: () => {
+          state.destroyed = true
+        },
+        once: () => undefined,
+        off: () => undefined,
+        get destroyed() {
+          return state.destroyed
+        },
+      }
+      pushTokenStream(sink, {}, {
+        hub,
+        runId: 'run',
+        after: -1,
+        knownEnd: -1,
+        frames: rawFrames(),
+        heartbeatMs: 60_000,
+        retryMs: 1000,
+        drainTimeoutMs: 50,
+        signal: new AbortController().signal,
+        onClose: () => (state.closed += 1),
+        onDrop: () => (state.dropped += 1),
+        onError: (error) => {
+          throw error
+        },
+      })
+      return { written, state }
+    })
+    const [keeping, stalled] = sinks as [(typeof sinks)[number], (typeof sinks)[number]]
+    append()
+    await sleep(150)
+    append()
+    await sleep(20)
+    expect([stalled.state.destroyed, stalled.state.dropped, stalled.state.closed]).toEqual([true, 1, 1])
+    expect(keeping.state.destroyed).toBe(false)
+    expect(keeping.written.filter((text) => text.startsWith('id: '))).toEqual([expect.stringContaining('"offset":0'), expect.stringContaining('"offset":1')])
+    expect(hub.feeds()).toBe(1)
   })
 })
