@@ -1,7 +1,7 @@
 import type { JournalLine } from '@locus/journal'
 import type { FeedCursor, FeedHooks } from '@locus/runtime'
 import { servedOnce } from './redact.js'
-import { type SseSink, openSse, writeSse } from './sse-writer.js'
+import { type PushSink, type SseSink, openPushedSse, writeSse } from './sse-writer.js'
 
 /** What {@link journalEventStream} needs. */
 export interface JournalEventStreamOptions {
@@ -220,11 +220,8 @@ export interface LineSubscription {
   subscribe(listener: (line: JournalLine) => void, cursor: FeedCursor, hooks: FeedHooks): () => void
 }
 
-/** The part of Node's `ServerResponse` {@link pushJournalEvents} uses: {@link SseSink} and how much it holds unsent. */
-export interface PushSink extends SseSink {
-  readonly writableLength: number
-  removeHeader?(name: string): void
-}
+/** The part of Node's `ServerResponse` {@link pushJournalEvents} uses. */
+export type { PushSink } from './sse-writer.js'
 
 /** What {@link pushJournalEvents} needs. */
 export interface PushedEventStreamOptions {
@@ -262,52 +259,15 @@ export interface PushedEventStreamOptions {
  * not a wait: the writer never waits for a reader (see `maxBufferedBytes`).
  */
 export function pushJournalEvents(sink: PushSink, headers: Record<string, string>, options: PushedEventStreamOptions): void {
-  // Read through an object, so that a check after the subscription sees a close made inside it.
-  const state: { closed: boolean; unsubscribe: (() => void) | undefined } = { closed: false, unsubscribe: undefined }
   let live = false
   let limit = options.maxBufferedBytes
-  const close = (): void => {
-    if (state.closed) return
-    state.closed = true
-    clearInterval(heartbeat)
-    options.signal.removeEventListener('abort', end)
-    sink.off('close', close)
-    state.unsubscribe?.()
-    options.onClose()
-  }
-  function end(): void {
-    if (state.closed) return
-    close()
-    sink.end()
-  }
-  const drop = (): void => {
-    if (state.closed) return
-    options.onDrop?.()
-    close()
-    sink.destroy()
-  }
-  // Without Content-Length or chunked framing the body runs to the connection's close, as an event stream does anyway:
-  // each frame is then one plain socket write, with no chunk header and trailer around it and no cork (about a tenth
-  // of the server's CPU per delivery at a thousand subscribers, as the server bench measured it).
-  sink.removeHeader?.('transfer-encoding')
-  sink.removeHeader?.('content-length')
-  const heartbeat = openSse(sink, { ...headers, Connection: 'close' }, options, () => state.closed)
-  sink.once('close', close)
-  if (options.signal.aborted) {
-    end()
-    return
-  }
-  options.signal.addEventListener('abort', end, { once: true })
-  state.unsubscribe = options.source.subscribe(
+  const stream = openPushedSse(sink, headers, options)
+  if (stream.closed) return
+  const unsubscribe = options.source.subscribe(
     (line) => {
-      if (state.closed) return
-      if (sink.destroyed) {
-        close()
-        return
-      }
-      sink.write(encodedFrame(servedOnce(line)))
-      if (line.type === 'run_end') end()
-      else if (live && sink.writableLength > limit) drop()
+      if (!stream.write(encodedFrame(servedOnce(line))) && stream.closed) return
+      if (line.type === 'run_end') stream.end()
+      else if (live && sink.writableLength > limit) stream.drop()
     },
     options.cursor,
     {
@@ -317,14 +277,16 @@ export function pushJournalEvents(sink: PushSink, headers: Record<string, string
         limit = Math.max(options.maxBufferedBytes, sink.writableLength)
         live = true
       },
-      onEnd: end,
+      onEnd: () => {
+        stream.end()
+      },
       onError: (error) => {
-        if (state.closed) return
+        if (stream.closed) return
         options.onError(error)
-        end()
+        stream.end()
       },
     },
   )
-  // The subscription may have ended the stream at once (a signal, a history that was all there was).
-  if (state.closed) state.unsubscribe()
+  // Unsubscribes when the stream closes, or at once when the subscription already ended it (a history that was all there was).
+  stream.onClosing(unsubscribe)
 }

@@ -3,8 +3,7 @@ import type { Context } from 'hono'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { z } from 'zod'
 import { ApiError } from './errors.js'
-import type { PushSink } from './event-stream.js'
-import { type SseSink, openSse, writeSse } from './sse-writer.js'
+import { type PushSink, type SseSink, openPushedSse, writeSse } from './sse-writer.js'
 import { type TokenHub, type TokenSubscriber, createTokenHub } from './token-hub.js'
 import { REQUEST_ID_HEADER } from './request-log.js'
 import type { RouteContext } from './route-context.js'
@@ -316,8 +315,8 @@ export function tokenStreamBody(options: TokenStreamWriteOptions): ReadableStrea
   )
 }
 
-/** What {@link pushTokenStream} needs. */
-export interface PushedTokenStreamOptions {
+/** What {@link pushTokenStream} needs: the pulled stream's options but its pieces, and the run's feed instead. */
+export interface PushedTokenStreamOptions extends Omit<TokenStreamWriteOptions, 'pieces'> {
   readonly hub: TokenHub
   readonly runId: string
   /** Records after this offset. */
@@ -325,78 +324,32 @@ export interface PushedTokenStreamOptions {
   /** An offset the store is known to have reached (a read's `next - 1`). */
   readonly knownEnd: number
   readonly frames: TokenStreamFrames
-  readonly heartbeatMs: number
-  readonly retryMs: number
-  /** How long the socket may hold frames it did not take before the client is dropped. */
-  readonly drainTimeoutMs: number
-  /** Ends the stream (the server shuts down). */
-  readonly signal: AbortSignal
-  /** Called once when the stream ends, for any reason. */
-  readonly onClose: () => void
-  /** Told about a client dropped for falling behind. */
-  readonly onDrop?: (() => void) | undefined
-  readonly onError: (error: unknown) => void
 }
 
 /**
- * A token stream pushed to a Node response: the run's feed in `hub` hands
- * each batch in, and its frames (for the raw format, one string shared by
- * every connection handed the same batch) go to the socket in one `write`,
- * with no iterator or promise per connection in between. A client whose
- * socket has held frames it did not take for `drainTimeoutMs` is dropped and
- * resumes from the last `id:` it read. No chunked framing: the body runs to
- * the connection's close, as an event stream does anyway.
+ * A token stream pushed to a Node response ({@link openPushedSse}): the
+ * run's feed in `hub` hands each batch in, and its frames (for the raw
+ * format, one string shared by every connection handed the same batch) go
+ * to the socket in one `write`. A client whose socket has held frames it did
+ * not take for `drainTimeoutMs` is dropped and resumes from the last `id:`
+ * it read.
  */
 export function pushTokenStream(sink: PushSink, headers: Record<string, string>, options: PushedTokenStreamOptions): void {
   const { frames } = options
-  // Read through an object, so that a check after the subscription sees a close made inside it.
-  const state: { closed: boolean; leave: (() => void) | undefined; drainTimer: ReturnType<typeof setTimeout> | undefined } = { closed: false, leave: undefined, drainTimer: undefined }
-  const close = (): void => {
-    if (state.closed) return
-    state.closed = true
-    clearInterval(heartbeat)
-    clearTimeout(state.drainTimer)
-    options.signal.removeEventListener('abort', end)
-    sink.off('close', close)
-    sink.off('drain', drained)
-    state.leave?.()
-    options.onClose()
-  }
-  function end(): void {
-    if (state.closed) return
-    close()
-    sink.end()
-  }
-  const drop = (): void => {
-    if (state.closed) return
-    options.onDrop?.()
-    close()
-    sink.destroy()
-  }
-  function drained(): void {
-    clearTimeout(state.drainTimer)
-    state.drainTimer = undefined
+  const stream = openPushedSse(sink, headers, options)
+  if (stream.closed) return
+  let drainTimer: ReturnType<typeof setTimeout> | undefined
+  const drained = (): void => {
+    clearTimeout(drainTimer)
+    drainTimer = undefined
   }
   const write = (text: string): void => {
-    if (state.closed || text.length === 0) return
-    if (sink.destroyed) {
-      close()
-      return
-    }
-    if (!sink.write(text) && state.drainTimer === undefined) {
-      state.drainTimer = setTimeout(drop, options.drainTimeoutMs)
-      sink.once('drain', drained)
-    }
+    if (stream.write(text) || stream.closed || drainTimer !== undefined) return
+    drainTimer = setTimeout(() => {
+      stream.drop()
+    }, options.drainTimeoutMs)
+    sink.once('drain', drained)
   }
-  sink.removeHeader?.('transfer-encoding')
-  sink.removeHeader?.('content-length')
-  const heartbeat = openSse(sink, { ...headers, Connection: 'close' }, options, () => state.closed)
-  sink.once('close', close)
-  if (options.signal.aborted) {
-    end()
-    return
-  }
-  options.signal.addEventListener('abort', end, { once: true })
   write(frames.start())
   const subscriber: TokenSubscriber & { after: number } = {
     after: options.after,
@@ -412,16 +365,20 @@ export function pushTokenStream(sink: PushSink, headers: Record<string, string>,
     },
     finish(outcome) {
       if (outcome === 'ended') write(frames.finish())
-      end()
+      stream.end()
     },
     fail(error) {
-      if (state.closed) return
+      if (stream.closed) return
       options.onError(error)
-      end()
+      stream.end()
     },
   }
-  state.leave = options.hub.follow(options.runId, subscriber, options.knownEnd)
-  if (state.closed) state.leave()
+  const leave = options.hub.follow(options.runId, subscriber, options.knownEnd)
+  stream.onClosing(() => {
+    drained()
+    sink.off('drain', drained)
+    leave()
+  })
 }
 
 /**
