@@ -1,5 +1,5 @@
 import type { RunRow, RunStreams, StreamRecord } from '@locus/store'
-import { STREAM_END_CHECK_MS, streamComplete } from './token-stream.js'
+import { STREAM_END_CHECK_MS, streamComplete } from './stream-ending.js'
 
 /** How many records one read of the store takes at most. */
 const READ_LIMIT = 256

@@ -1,10 +1,13 @@
-import type { RunRow, RunStreams, StreamRead, StreamRecord } from '@locus/store'
+import type { RunRow, RunStreams, StreamRecord } from '@locus/store'
 import type { Context } from 'hono'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { z } from 'zod'
 import { ApiError } from './errors.js'
 import { type PushSink, type SseSink, openPushedSse, writeSse } from './sse-writer.js'
+import { STREAM_END_CHECK_MS, streamComplete } from './stream-ending.js'
 import { type TokenHub, type TokenSubscriber, createTokenHub } from './token-hub.js'
+
+export { STREAM_END_CHECK_MS, STREAM_SETTLE_MS, streamComplete } from './stream-ending.js'
 import { REQUEST_ID_HEADER } from './request-log.js'
 import type { RouteContext } from './route-context.js'
 import { RunIdSchema, TokenStreamQuerySchema, type TokenStreamRecordSchema } from './schemas.js'
@@ -15,19 +18,8 @@ export type RawStreamRecord = z.infer<typeof TokenStreamRecordSchema>
 
 /** How many records one read of the store takes at most. */
 const READ_LIMIT = 256
-/** How often an idle stream asks whether the run ended. */
-export const STREAM_END_CHECK_MS = 500
-/**
- * After the run's last `run_end`, how long its stream may still take to land
- * (the writer flushes its last batch then); past it a run that ended has
- * nothing more to stream even when its stream's own end mark is older (the
- * first execution's, when a resume ran after it).
- */
-export const STREAM_SETTLE_MS = 2_000
 /** @see CreateServerOptions.streamDrainTimeoutMs */
 export const DEFAULT_STREAM_DRAIN_TIMEOUT_MS = 10_000
-
-const TERMINAL_ROW_STATUSES: ReadonlySet<RunRow['status']> = new Set(['completed', 'failed', 'cancelled'])
 
 /** A store without token streams: every run's stream is empty. */
 const NO_STREAMS: Pick<RunStreams, 'read' | 'wait'> = {
@@ -162,15 +154,6 @@ export function uiFrames(messageId: string): TokenStreamFrames {
   }
 }
 
-/** Whether a run has ended and its stream has everything it will get, from its row and a read of its stream. */
-export function streamComplete(row: RunRow | undefined, read: StreamRead, now: number): boolean {
-  if (row === undefined || !TERMINAL_ROW_STATUSES.has(row.status)) return false
-  const endedAt = row.endedAt === undefined ? undefined : Date.parse(row.endedAt)
-  if (endedAt === undefined || Number.isNaN(endedAt)) return true
-  // The stream's end mark is written after its last batch landed.
-  if (read.endedAt !== undefined && read.endedAt >= endedAt) return true
-  return now - endedAt >= STREAM_SETTLE_MS
-}
 
 /** How a run's token stream is followed. */
 export interface FollowOptions {
