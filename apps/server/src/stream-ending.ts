@@ -8,7 +8,7 @@ export const STREAM_END_CHECK_MS = 500
  * nothing more to stream even when its stream's own end mark is older (the
  * first execution's, when a resume ran after it).
  */
-export const STREAM_SETTLE_MS = 2_000
+const STREAM_SETTLE_MS = 2_000
 
 const TERMINAL_ROW_STATUSES: ReadonlySet<RunRow['status']> = new Set(['completed', 'failed', 'cancelled'])
 

@@ -6,8 +6,6 @@ import { ApiError } from './errors.js'
 import { type PushSink, type SseSink, openPushedSse, writeSse } from './sse-writer.js'
 import { STREAM_END_CHECK_MS, streamComplete } from './stream-ending.js'
 import { type TokenHub, type TokenSubscriber, createTokenHub } from './token-hub.js'
-
-export { STREAM_END_CHECK_MS, STREAM_SETTLE_MS, streamComplete } from './stream-ending.js'
 import { REQUEST_ID_HEADER } from './request-log.js'
 import type { RouteContext } from './route-context.js'
 import { RunIdSchema, TokenStreamQuerySchema, type TokenStreamRecordSchema } from './schemas.js'
